@@ -1,0 +1,156 @@
+// npm run build: produces dist/memsvc, a standalone executable (Node SEA) that needs
+// neither node nor node_modules, plus dist/licenses/ beside it.
+//
+//   1. protobuf code and descriptor set (buf)
+//   2. the postgres 3.4.9 fixes (queue, design.md §2; type fetch) must be in node_modules before bundling
+//   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
+//   4. the web console (src/console → dist/console, esbuild), embedded as assets
+//   5. licences of everything that ends up in the executable
+//   6. SEA blob (bundle + assets), injected into a copy of the node binary
+//   7. smoke test: the executable prints its version
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { bundle } from './scripts/build/bundle.js'
+import { bundleConsole } from './scripts/build/console.js'
+import {
+  bundledPackageDirs,
+  compiledInNotices,
+  dedupe,
+  type Notice,
+  nodeNotice,
+  packageDirOf,
+  packageNotice,
+  postgresqlNotice,
+  writeLicenseDir,
+} from './scripts/build/licenses.js'
+import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSeaConfig } from './scripts/build/sea.js'
+import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
+import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
+
+const ROOT = path.dirname(fileURLToPath(import.meta.url))
+const DIST = path.join(ROOT, 'dist')
+/** Intermediate files (bundle, SEA config and blob); not shipped. */
+const WORK_DIR = path.join(DIST, 'build')
+const EXECUTABLE = path.join(DIST, 'memsvc')
+const BUF = path.join(ROOT, 'node_modules', '.bin', 'buf')
+/** The uWS addon we embed is built for this module ABI only (Node 20). */
+const REQUIRED_NODE_ABI = '115'
+const BYTES_PER_MB = 1024 * 1024
+const MS_PER_SECOND = 1000
+
+function formatBytes(bytes: number): string {
+  return bytes >= BYTES_PER_MB ? `${(bytes / BYTES_PER_MB).toFixed(1)} MB` : `${(bytes / 1024).toFixed(1)} kB`
+}
+
+/** Runs one build step and prints how long it took and, if it makes a file, its size. */
+async function step<T>(name: string, run: () => T | Promise<T>, output?: (result: T) => string | undefined): Promise<T> {
+  const started = performance.now()
+  const result = await run()
+  const seconds = ((performance.now() - started) / MS_PER_SECOND).toFixed(2)
+  const file = output?.(result)
+  const size = file && fs.existsSync(file) ? `  ${formatBytes(fs.statSync(file).size)}  ${path.relative(ROOT, file)}` : ''
+  console.log(`  ${name.padEnd(28)} ${seconds.padStart(6)} s${size}`)
+  return result
+}
+
+function readPackageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+}
+
+/** The package version plus the commit, e.g. 0.1.0+546d138, so a binary says what it was built from. */
+function readVersion(): string {
+  const version = readPackageVersion()
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    return sha ? `${version}+${sha}` : version
+  } catch {
+    return version // not a git checkout (e.g. a source tarball)
+  }
+}
+
+function checkToolchain(): void {
+  if (process.versions.modules !== REQUIRED_NODE_ABI) {
+    throw new Error(`build with Node 20 (module ABI ${REQUIRED_NODE_ABI}); this is Node ${process.version} (ABI ${process.versions.modules})`)
+  }
+  checkNodeBinary(process.execPath)
+}
+
+function generateProtobuf(): void {
+  execFileSync(BUF, ['generate'], { cwd: ROOT, stdio: 'inherit' })
+  execFileSync(BUF, ['build', '-o', path.join(DIST, 'descriptor.binpb')], { cwd: ROOT, stdio: 'inherit' })
+}
+
+/** design.md §2 and scripts/patch-postgres.mjs: never bundle postgres 3.4.9 unpatched. */
+function ensurePostgresPatched(): number {
+  const changed = patchPostgres()
+  const { files } = postgresPatchStatus()
+  const unpatched = files.filter((entry) => !entry.patched).map((entry) => entry.file)
+  if (unpatched.length > 0) throw new Error(`postgres patch is not applied to ${unpatched.join(', ')}`)
+  return changed
+}
+
+function absoluteAssets(): Record<string, string> {
+  return Object.fromEntries(Object.entries(ASSET_SOURCES).map(([name, file]) => [name, path.join(ROOT, file)]))
+}
+
+function gatherNotices(metafile: Parameters<typeof bundledPackageDirs>[0]): Notice[] {
+  const notices = bundledPackageDirs(metafile).map((dir) => packageNotice(ROOT, dir, 'bundled JavaScript'))
+  for (const [name, file] of Object.entries(ASSET_SOURCES)) {
+    const dir = packageDirOf(file)
+    if (dir) notices.push(packageNotice(ROOT, dir, `embedded file ${name}`))
+  }
+  notices.push(postgresqlNotice(ROOT, ASSET_SOURCES['pglite.wasm']))
+  notices.push(nodeNotice(process.execPath, process.versions.node))
+  notices.push(...compiledInNotices())
+  return dedupe(notices)
+}
+
+function smokeTest(expectedVersion: string): string {
+  const printed = execFileSync(EXECUTABLE, ['--version'], { cwd: WORK_DIR, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim()
+  if (printed !== expectedVersion) throw new Error(`dist/memsvc --version printed "${printed}", expected "${expectedVersion}"`)
+  return printed
+}
+
+async function main(): Promise<void> {
+  const started = performance.now()
+  const version = readVersion()
+  console.log(`building memsvc ${version} with Node ${process.version}`)
+  fs.mkdirSync(WORK_DIR, { recursive: true })
+
+  await step('check toolchain', checkToolchain)
+  await step('protobuf (buf generate/build)', generateProtobuf, () => path.join(DIST, 'descriptor.binpb'))
+  await step('postgres patches', ensurePostgresPatched)
+  const bundled = await step(
+    'bundle (esbuild)',
+    () => bundle({ entry: path.join(ROOT, 'src', 'main.ts'), outfile: path.join(WORK_DIR, 'memsvc.cjs'), version }),
+    (result) => result.outfile,
+  )
+  await step(
+    'console (esbuild)',
+    () => bundleConsole({ sourceDir: path.join(ROOT, 'src', 'console'), outDir: path.join(DIST, 'console') }),
+    (result) => result.script,
+  )
+  const notices = await step('licences', () => {
+    const gathered = gatherNotices(bundled.metafile)
+    for (const target of [path.join(ROOT, 'licenses'), path.join(DIST, 'licenses')]) {
+      // Without the commit, so the committed licenses/ folder only changes when its content does.
+      writeLicenseDir(target, path.join(ROOT, 'LICENSE'), `memsvc ${readPackageVersion()}`, gathered)
+    }
+    return gathered
+  }, () => path.join(DIST, 'licenses', 'THIRD_PARTY_NOTICES.md'))
+  const sea: SeaOptions = { bundle: bundled.outfile, assets: absoluteAssets(), workDir: WORK_DIR, output: EXECUTABLE, nodeBinary: process.execPath }
+  const { configFile, blob } = await step('SEA config', () => writeSeaConfig(sea), (result) => result.configFile)
+  await step('SEA blob', () => buildSeaBlob(process.execPath, configFile), () => blob)
+  await step('inject (postject)', () => injectSeaBlob(sea, blob), () => EXECUTABLE)
+  await step('smoke test (--version)', () => smokeTest(version))
+
+  const seconds = ((performance.now() - started) / MS_PER_SECOND).toFixed(1)
+  console.log(`done in ${seconds} s: ${path.relative(ROOT, EXECUTABLE)} (${formatBytes(fs.statSync(EXECUTABLE).size)}), ${notices.length} third-party notices`)
+}
+
+main().catch((error: unknown) => {
+  console.error(`build failed: ${(error as Error).stack ?? String(error)}`)
+  process.exit(1)
+})

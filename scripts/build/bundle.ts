@@ -1,0 +1,150 @@
+// Bundles the server into one CommonJS file for the standalone executable (SEA).
+//
+// Inside a SEA, the main script's require() reaches only Node's builtins, so the
+// bundle must contain every package and must not leave behind any require() or
+// import() of anything else. checkBundle() enforces that.
+import fs from 'node:fs'
+import { isBuiltin } from 'node:module'
+import * as esbuild from 'esbuild'
+
+export interface BundleOptions {
+  entry: string
+  outfile: string
+  version: string
+}
+
+export interface BundleResult {
+  outfile: string
+  bytes: number
+  metafile: esbuild.Metafile
+}
+
+/**
+ * yargs 18 and PGlite read import.meta.url, which a CJS bundle does not have. The
+ * banner computes it once from __filename (the executable itself inside a SEA), and
+ * `define` points every import.meta.url at it.
+ */
+const IMPORT_META_URL_VARIABLE = '__import_meta_url'
+const BANNER = `var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;`
+
+interface SourcePatch {
+  /** Files (absolute paths) the patch applies to. */
+  files: RegExp
+  find: string
+  replace: string
+  why: string
+}
+
+/**
+ * Source rewrites for code paths that would reach outside the bundle. Each one is a
+ * path memsvc never takes; the stub fails loudly instead of trying to load a package
+ * that is not there.
+ */
+const SOURCE_PATCHES: SourcePatch[] = [
+  {
+    files: /[\\/]@electric-sql[\\/]pglite[\\/]dist[\\/].*\.js$/,
+    find: 'require("ws")',
+    replace: '(()=>{throw new Error("memsvc: PGlite WebSocket sockets are not available in the standalone executable")})()',
+    why:
+      "Emscripten's SOCKFS loads the ws package through a createRequire()-made require that esbuild cannot see; " +
+      'PGlite only uses it for socket emulation, which memsvc does not use (pglite-socket serves a Unix socket instead).',
+  },
+]
+
+function sourcePatchPlugin(patches: SourcePatch[]): esbuild.Plugin {
+  return {
+    name: 'memsvc-source-patches',
+    setup(build) {
+      for (const patch of patches) {
+        build.onLoad({ filter: patch.files }, async (args) => {
+          const text = await fs.promises.readFile(args.path, 'utf8')
+          if (!text.includes(patch.find)) return undefined
+          return { contents: text.split(patch.find).join(patch.replace), loader: 'js' }
+        })
+      }
+    },
+  }
+}
+
+export async function bundle(options: BundleOptions): Promise<BundleResult> {
+  const result = await esbuild.build({
+    entryPoints: [options.entry],
+    outfile: options.outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    // The SEA main script must be CommonJS on Node 20.
+    format: 'cjs',
+    // Nothing external: inside the SEA there is no node_modules to fall back on.
+    external: [],
+    // Identifiers are kept so that checkBundle() can still recognise require() and
+    // stack traces stay readable; whitespace and syntax minification do the rest.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: false,
+    legalComments: 'none',
+    sourcemap: false,
+    metafile: true,
+    logLevel: 'warning',
+    banner: { js: BANNER },
+    define: {
+      'import.meta.url': IMPORT_META_URL_VARIABLE,
+      __MEMSVC_VERSION__: JSON.stringify(options.version),
+    },
+    plugins: [sourcePatchPlugin(SOURCE_PATCHES)],
+  })
+  checkExternals(result.metafile)
+  checkBundle(fs.readFileSync(options.outfile, 'utf8'))
+  return { outfile: options.outfile, bytes: fs.statSync(options.outfile).size, metafile: result.metafile }
+}
+
+/** Everything esbuild itself left external must be a builtin. */
+function checkExternals(metafile: esbuild.Metafile): void {
+  const offenders = new Set<string>()
+  for (const output of Object.values(metafile.outputs)) {
+    for (const imported of output.imports) {
+      if (imported.external && !isBuiltin(imported.path)) offenders.add(`${imported.path} (${imported.kind})`)
+    }
+  }
+  if (offenders.size > 0) throw new Error(`the bundle leaves non-builtin modules external: ${[...offenders].join(', ')}`)
+}
+
+/** `require("x")` / `import("x")` not preceded by a dot or identifier character (so not a method call). */
+const LITERAL_LOAD = /(?<![\w$.])(require|import)\s*\(\s*(["'`])([^"'`]+)\2\s*\)/g
+/** A bare require(...) whose argument is not a string literal: nothing could satisfy it in a SEA. */
+const COMPUTED_REQUIRE = /(?<![\w$.])require\s*\(\s*(?!["'`)])/g
+const CONTEXT_CHARS = 60
+
+/**
+ * Scans the bundle text for loads esbuild could not see (for example a require made
+ * by createRequire). Inside a SEA these would fail at run time, so they fail the build.
+ */
+export function checkBundle(code: string): void {
+  const problems: string[] = []
+  for (const match of code.matchAll(LITERAL_LOAD)) {
+    const [, kind, , specifier] = match
+    if (!isBuiltin(specifier!)) problems.push(`${kind}("${specifier}") near: ${excerpt(code, match.index)}`)
+  }
+  for (const match of code.matchAll(COMPUTED_REQUIRE)) {
+    if (isMethodDefinition(code, match.index + match[0].length - 1)) continue
+    problems.push(`computed require() near: ${excerpt(code, match.index)}`)
+  }
+  if (problems.length > 0) {
+    throw new Error(`the bundle loads modules that a standalone executable cannot reach:\n  ${problems.join('\n  ')}`)
+  }
+}
+
+/** `require(a, b) {` is a method named require (yargs has one), not a call. */
+function isMethodDefinition(code: string, openParen: number): boolean {
+  let depth = 0
+  for (let index = openParen; index < code.length; index++) {
+    const char = code[index]
+    if (char === '(') depth++
+    else if (char === ')' && --depth === 0) return /^\s*\{/.test(code.slice(index + 1, index + 16))
+  }
+  return false
+}
+
+function excerpt(code: string, index: number): string {
+  return JSON.stringify(code.slice(Math.max(0, index - CONTEXT_CHARS), index + CONTEXT_CHARS))
+}
