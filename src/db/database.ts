@@ -1,0 +1,249 @@
+import crypto from 'node:crypto'
+import postgres from 'postgres'
+import type { PoolSettings, ServerConfig } from '../config/server-config.js'
+import { describeDatabaseTarget, type DatabaseTarget } from '../config/database-url.js'
+import type { Logger } from '../observability/logger.js'
+import type { PoolStats } from '../observability/metrics.js'
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
+
+export type Sql = postgres.Sql<Record<string, never>>
+/** A transaction handle; multi-statement writes take one. */
+export type Tx = postgres.TransactionSql<Record<string, never>>
+export type Queryable = Sql | Tx
+
+const IDLE_TIMEOUT_SEC = 300
+const CONNECT_TIMEOUT_SEC = 5
+/** Shorter than IDLE_TIMEOUT_SEC, so the connections it touches never reach the idle timeout. */
+const MIN_IDLE_REFRESH_MS = 60_000
+/** PGlite runs one backend on one thread: more connections only queue inside it. */
+const EMBEDDED_PRIMARY_MAX = 8
+const EMBEDDED_BACKGROUND_MAX = 4
+
+/** A LISTEN subscription that knows whether it is currently receiving. */
+export interface ChangeFeed {
+  /** False while the listening connection is down: notifications may be missed. */
+  readonly live: boolean
+  close(): Promise<void>
+}
+
+export interface ChangeFeedHandlers {
+  onMessage(channel: string, payload: string): void
+  /** Called when the feed goes down or comes back. */
+  onLiveChange(live: boolean): void
+}
+
+export interface Database {
+  primary: Sql
+  background: Sql
+  engine: 'postgresql' | 'embedded'
+  /**
+   * Notifications from every process sharing the database. Embedded mode has one
+   * process only, so its feed is always live and never needs to deliver anything.
+   */
+  subscribe(channels: string[], handlers: ChangeFeedHandlers): ChangeFeed
+  /**
+   * The application_name of this process's listening connection, unique per process
+   * (pid plus a random suffix, since replicas on different hosts may share a pid).
+   */
+  readonly listenerName: string
+  /** For the start-up log; never contains a password. */
+  description: string
+  poolStats(): Promise<PoolStats[]>
+  /**
+   * Whether the database answers, on a connection of its own: a health check queued
+   * behind a saturated request pool would report an outage that is only load.
+   */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+interface ClientTarget {
+  hosts: string[]
+  ports: number[]
+  database: string
+  user: string
+  password?: string
+  ssl: DatabaseTarget['ssl']
+  path?: string
+}
+
+function sslOption(ssl: DatabaseTarget['ssl']): boolean | 'require' | 'prefer' | { rejectUnauthorized: boolean } {
+  return ssl === 'verify-full' ? { rejectUnauthorized: true } : ssl
+}
+
+/** Where and as whom to connect, shared by the pools and the LISTEN connection. */
+function connectionOptions(target: ClientTarget, applicationName: string): Record<string, unknown> {
+  return {
+    host: target.path ?? target.hosts,
+    port: target.path ? undefined : target.ports,
+    path: target.path,
+    database: target.database,
+    username: target.user,
+    password: target.password,
+    ssl: sslOption(target.ssl),
+    connect_timeout: CONNECT_TIMEOUT_SEC,
+    connection: { application_name: applicationName },
+    onnotice: () => {},
+  }
+}
+
+function createPool(target: ClientTarget, pool: PoolSettings, applicationName: string): Sql {
+  const options = {
+    ...connectionOptions(target, applicationName),
+    max: pool.max,
+    idle_timeout: IDLE_TIMEOUT_SEC,
+    // Identifiers stay as written; the SQL modules map rows to API objects explicitly.
+    transform: { undefined: null },
+  } as unknown as postgres.Options<Record<string, never>>
+  return postgres(options) as unknown as Sql
+}
+
+/**
+ * postgres.js opens connections lazily and has no minimum; this holds `minIdle`
+ * connections open by touching them more often than the idle timeout closes them.
+ */
+function keepMinIdle(sql: Sql, minIdle: number): () => void {
+  if (minIdle === 0) return () => {}
+  const touch = async () => {
+    const reserved = await Promise.allSettled(Array.from({ length: minIdle }, () => sql.reserve()))
+    await Promise.allSettled(
+      reserved.map(async (entry) => {
+        if (entry.status !== 'fulfilled') return
+        try {
+          await entry.value`select 1`
+        } finally {
+          entry.value.release()
+        }
+      }),
+    )
+  }
+  void touch().catch(() => {})
+  const timer = setInterval(() => void touch().catch(() => {}), MIN_IDLE_REFRESH_MS)
+  timer.unref()
+  return () => clearInterval(timer)
+}
+
+const LISTEN_RETRY_MS = 1_000
+
+/** A dedicated connection running LISTEN, re-established after every disconnect. */
+function subscribeOnPostgres(target: ClientTarget, listenerName: string, channels: string[], handlers: ChangeFeedHandlers): ChangeFeed {
+  let live = false
+  let closed = false
+  const setLive = (next: boolean) => {
+    if (live === next) return
+    live = next
+    handlers.onLiveChange(next)
+  }
+  const client = postgres({
+    ...connectionOptions(target, listenerName),
+    max: 1,
+    idle_timeout: undefined,
+    max_lifetime: null,
+    onnotify: (notifiedChannel: string, payload: string) => {
+      if (channels.includes(notifiedChannel)) handlers.onMessage(notifiedChannel, payload)
+    },
+    onclose: () => {
+      setLive(false)
+      if (!closed) setTimeout(() => void startListening(), LISTEN_RETRY_MS).unref()
+    },
+  } as unknown as postgres.Options<Record<string, never>>)
+  const startListening = async () => {
+    if (closed) return
+    try {
+      for (const channel of channels) await client.unsafe(`listen "${channel.replace(/"/g, '""')}"`)
+      setLive(true)
+    } catch {
+      setLive(false)
+      if (!closed) setTimeout(() => void startListening(), LISTEN_RETRY_MS).unref()
+    }
+  }
+  void startListening()
+  return {
+    get live() {
+      return live
+    },
+    async close() {
+      closed = true
+      setLive(false)
+      await client.end({ timeout: 1 })
+    },
+  }
+}
+
+const ALWAYS_LIVE_FEED: ChangeFeed = { live: true, close: async () => {} }
+
+async function postgresPoolStats(sql: Sql, pools: Array<{ name: string; applicationName: string; max: number }>): Promise<PoolStats[]> {
+  const rows = await sql<Array<{ application_name: string; open: number; active: number }>>`
+    select application_name, count(*)::int as open, count(*) filter (where state = 'active')::int as active
+    from pg_stat_activity
+    where pid <> pg_backend_pid() and application_name in ${sql(pools.map((pool) => pool.applicationName))}
+    group by application_name`
+  return pools.map((pool) => {
+    const row = rows.find((entry) => entry.application_name === pool.applicationName)
+    return { pool: pool.name, max: pool.max, open: row?.open ?? 0, active: row?.active ?? 0 }
+  })
+}
+
+export async function openDatabase(config: ServerConfig, log: Logger): Promise<Database> {
+  const stopKeepers: Array<() => void> = []
+  if (config.database) {
+    const target = config.database
+    const clientTarget: ClientTarget = { ...target, user: target.user! }
+    const suffix = process.pid
+    const listenerName = `memsvc-listen-${process.pid}-${crypto.randomBytes(3).toString('hex')}`
+    const pools = [
+      { name: 'primary', applicationName: `memsvc-primary-${suffix}`, settings: config.primaryPool },
+      { name: 'background', applicationName: `memsvc-background-${suffix}`, settings: config.backgroundPool },
+    ]
+    const primary = createPool(clientTarget, config.primaryPool, pools[0]!.applicationName)
+    const background = createPool(clientTarget, config.backgroundPool, pools[1]!.applicationName)
+    stopKeepers.push(keepMinIdle(primary, config.primaryPool.minIdle), keepMinIdle(background, config.backgroundPool.minIdle))
+    const healthCheck = createPool(clientTarget, { minIdle: 0, max: 1 }, `memsvc-health-${suffix}`)
+    return {
+      primary,
+      background,
+      ping: async () => void (await healthCheck`select 1`),
+      engine: 'postgresql',
+      description: describeDatabaseTarget(target),
+      listenerName,
+      subscribe: (channels, handlers) => subscribeOnPostgres(clientTarget, listenerName, channels, handlers),
+      poolStats: () => postgresPoolStats(primary, pools.map((pool) => ({ name: pool.name, applicationName: pool.applicationName, max: pool.settings.max }))),
+      async close() {
+        for (const stop of stopKeepers) stop()
+        await Promise.all([primary.end({ timeout: 5 }), background.end({ timeout: 5 }), healthCheck.end({ timeout: 1 })])
+      },
+    }
+  }
+
+  const primaryPool = { ...config.primaryPool, max: Math.min(config.primaryPool.max, EMBEDDED_PRIMARY_MAX) }
+  const backgroundPool = { ...config.backgroundPool, max: Math.min(config.backgroundPool.max, EMBEDDED_BACKGROUND_MAX) }
+  primaryPool.minIdle = Math.min(primaryPool.minIdle, primaryPool.max)
+  backgroundPool.minIdle = Math.min(backgroundPool.minIdle, backgroundPool.max)
+  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, primaryPool.max + backgroundPool.max, log)
+  const clientTarget: ClientTarget = { hosts: [], ports: [], database: 'postgres', user: 'postgres', ssl: false, path: embedded.socketPath }
+  const primary = createPool(clientTarget, primaryPool, 'memsvc-primary')
+  const background = createPool(clientTarget, backgroundPool, 'memsvc-background')
+  stopKeepers.push(keepMinIdle(primary, primaryPool.minIdle), keepMinIdle(background, backgroundPool.minIdle))
+  log.info('embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas', {
+    dataDir: config.dataDir,
+    primaryMax: primaryPool.max,
+    backgroundMax: backgroundPool.max,
+  })
+  return {
+    primary,
+    background,
+    engine: 'embedded',
+    // In-process: an unanswered query here means PGlite itself is stuck, not the network.
+    ping: async () => void (await primary`select 1`),
+    subscribe: () => ALWAYS_LIVE_FEED,
+    listenerName: 'memsvc-embedded',
+    description: `embedded PGlite in ${embedded.dataDir}`,
+    // The in-process socket server sees connections, not which pool opened them.
+    poolStats: async () => [{ pool: 'embedded', max: primaryPool.max + backgroundPool.max, open: embedded.activeConnections() }],
+    async close() {
+      for (const stop of stopKeepers) stop()
+      await Promise.all([primary.end({ timeout: 5 }), background.end({ timeout: 5 })])
+      await embedded.stop()
+    },
+  }
+}

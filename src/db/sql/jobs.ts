@@ -1,0 +1,70 @@
+import type { Queryable } from '../database.js'
+
+export interface JobRow {
+  id: string
+  kind: string
+  payload: Record<string, unknown>
+  status: 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'FAILED'
+  attempts: number
+  max_attempts: number
+  run_after: Date
+  last_error: string | null
+}
+
+export async function insertJob(sql: Queryable, job: { id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date }): Promise<void> {
+  await sql`
+    insert into jobs (id, kind, payload, status, max_attempts, run_after, created_at, updated_at)
+    values (${job.id}, ${job.kind}, ${sql.json(job.payload as never)}, 'PENDING', ${job.maxAttempts}, ${job.runAfter}, now(), now())`
+}
+
+/**
+ * Takes up to `limit` runnable jobs for `worker`: pending ones whose time has come and
+ * running ones whose lease expired (their worker died). SKIP LOCKED lets every process
+ * claim at once without waiting on or double-taking each other's rows.
+ */
+export async function claimJobs(sql: Queryable, worker: string, limit: number, leaseSeconds: number): Promise<JobRow[]> {
+  return sql<JobRow[]>`
+    update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
+      locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+    where id in (
+      select id from jobs
+      where (status = 'PENDING' and run_after <= now()) or (status = 'RUNNING' and locked_until < now())
+      order by run_after
+      limit ${limit}
+      for update skip locked
+    )
+    returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`
+}
+
+export async function completeJob(sql: Queryable, id: string, worker: string): Promise<void> {
+  await sql`
+    update jobs set status = 'SUCCEEDED', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null
+    where id = ${id} and locked_by = ${worker}`
+}
+
+/** Back to PENDING after `retryInMs`, or FAILED with its last error once it has no attempts left. */
+export async function failJob(sql: Queryable, id: string, worker: string, error: string, retryInMs: number | undefined): Promise<void> {
+  await sql`
+    update jobs set
+      status = ${retryInMs === undefined ? 'FAILED' : 'PENDING'},
+      last_error = ${error},
+      run_after = now() + make_interval(secs => ${(retryInMs ?? 0) / 1000}),
+      finished_at = ${retryInMs === undefined ? new Date() : null},
+      locked_by = null, locked_until = null, updated_at = now()
+    where id = ${id} and locked_by = ${worker}`
+}
+
+export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status: string; count: number }>> {
+  return sql<Array<{ status: string; count: number }>>`select status, count(*)::int as count from jobs group by status`
+}
+
+export async function findJob(sql: Queryable, id: string): Promise<JobRow | undefined> {
+  const rows = await sql<JobRow[]>`select id, kind, payload, status, attempts, max_attempts, run_after, last_error from jobs where id = ${id}`
+  return rows[0]
+}
+
+/** Finished jobs are kept for a while for inspection, then removed. */
+export async function deleteFinishedJobs(sql: Queryable, olderThanSeconds: number): Promise<number> {
+  const rows = await sql`delete from jobs where status in ('SUCCEEDED', 'FAILED') and finished_at < now() - make_interval(secs => ${olderThanSeconds}) returning id`
+  return rows.length
+}

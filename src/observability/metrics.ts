@@ -1,0 +1,122 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { LIFECYCLE_STATES, type Lifecycle } from '../lifecycle/lifecycle.js'
+
+/** Buckets in seconds, from sub-millisecond cache hits to multi-second slow queries. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+export interface PoolStats {
+  pool: string
+  max: number
+  open: number
+  /** Absent where the engine cannot tell busy from idle connections. */
+  active?: number
+}
+
+export interface ServerMetrics {
+  registry: Registry
+  httpDuration: Histogram<'method' | 'route' | 'status_code'>
+  grpcHandled: Counter<'grpc_service' | 'grpc_method' | 'grpc_code'>
+  grpcDuration: Histogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
+}
+
+/**
+ * A registry per server instance (tests run several in one process), with
+ * Prometheus/OpenTelemetry-style names and the process defaults.
+ */
+export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<PoolStats[]>): ServerMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  // prom-client also exports these three as gauges ending in _total, which
+  // `promtool check metrics` rejects; nodejs_active_{handles,requests,resources}
+  // carry the same counts by type.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name)
+  }
+
+  // One pool query per scrape, shared by the gauges that need it: the registry collects
+  // them concurrently, so a value set by another gauge's collect would show a scrape late.
+  let pendingStats: Promise<PoolStats[]> | undefined
+  const scrapePoolStats = () => {
+    pendingStats ??= poolStats()
+      // The database may be down; the gauges then stay empty rather than failing the scrape.
+      .catch(() => [] as PoolStats[])
+      .finally(() => {
+        pendingStats = undefined
+      })
+    return pendingStats
+  }
+
+  const httpDuration = new Histogram({
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  const grpcHandled = new Counter({
+    name: 'grpc_server_handled_total',
+    help: 'Total number of RPCs completed on the server, regardless of success or failure.',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    registers: [registry],
+  })
+  const grpcDuration = new Histogram({
+    name: 'grpc_server_handling_seconds',
+    help: 'Histogram of response latency of RPCs handled by the server.',
+    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'memsvc_lifecycle_state',
+    help: 'Current lifecycle state of the server (1 for the current state, 0 otherwise).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      for (const state of LIFECYCLE_STATES) this.set({ state }, lifecycle.state === state ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'memsvc_ready',
+    help: 'Whether the server is ready to serve traffic (1) or not (0).',
+    registers: [registry],
+    collect() {
+      this.set(lifecycle.ready ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'memsvc_requests_in_flight',
+    help: 'Requests being handled right now, over both transports.',
+    registers: [registry],
+    collect() {
+      this.set(lifecycle.inFlight)
+    },
+  })
+  new Gauge({
+    name: 'memsvc_db_pool_max_connections',
+    help: 'Configured maximum connections of a database pool.',
+    labelNames: ['pool'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const entry of await scrapePoolStats()) this.set({ pool: entry.pool }, entry.max)
+    },
+  })
+  new Gauge({
+    name: 'memsvc_db_pool_connections',
+    help: 'Open database connections of a pool, by state (used/idle; open where the engine cannot tell).',
+    labelNames: ['pool', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset()
+      for (const entry of await scrapePoolStats()) {
+        if (entry.active === undefined) {
+          this.set({ pool: entry.pool, state: 'open' }, entry.open)
+        } else {
+          this.set({ pool: entry.pool, state: 'used' }, entry.active)
+          this.set({ pool: entry.pool, state: 'idle' }, Math.max(0, entry.open - entry.active))
+        }
+      }
+    },
+  })
+  return { registry, httpDuration, grpcHandled, grpcDuration }
+}

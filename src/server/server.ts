@@ -1,0 +1,178 @@
+import type { ServerConfig } from '../config/server-config.js'
+import { type Database, openDatabase } from '../db/database.js'
+import { migrate } from '../db/migrations.js'
+import { DomainContext } from '../domain/context.js'
+import { readLicenseSummary } from '../domain/licenses.js'
+import { isDatabaseUnreachable } from '../errors/app-error.js'
+import { DrainController } from '../lifecycle/drain.js'
+import { registerJobHandlers } from '../jobs/handlers/index.js'
+import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
+import { Lifecycle } from '../lifecycle/lifecycle.js'
+import type { Logger } from '../observability/logger.js'
+import { createMetrics } from '../observability/metrics.js'
+import { readAsset } from '../runtime/assets.js'
+import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
+import { VERSION } from '../runtime/environment.js'
+import { loadUws } from '../runtime/uws.js'
+import { resolveTlsMaterial, type TlsMaterial } from '../tls/certificates.js'
+import { GrpcServer } from '../transport/grpc/grpc-server.js'
+import { registerGrpcServices } from '../transport/grpc/services/index.js'
+import { HttpServer } from '../transport/rest/http-server.js'
+import { registerRestRoutes } from '../transport/rest/routes/index.js'
+
+const FIRST_RETRY_DELAY_MS = 500
+const MAX_RETRY_DELAY_MS = 15_000
+const DATABASE_CHECK_INTERVAL_MS = 2_000
+const DATABASE_CHECK_TIMEOUT_MS = 3_000
+/** After the drain only long-lived streams (health Watch) remain; they need no long grace. */
+const GRPC_CLOSE_GRACE_MS = 1_000
+
+export interface RunningServer {
+  restPort: number
+  grpcPort: number
+  lifecycle: Lifecycle
+  context: DomainContext
+  tls: TlsMaterial | undefined
+  /** Resolves once the server first reaches READY. */
+  ready: Promise<void>
+  /** Stops intake, lets in-flight work finish (up to the shutdown timeout), closes everything. */
+  shutdown(reason: string): Promise<void>
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(Object.assign(new Error('database check timed out'), { code: 'ETIMEDOUT' })), ms)
+    promise.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error) => (clearTimeout(timer), reject(error)),
+    )
+  })
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())
+
+/**
+ * Starts both listeners at once (probes answer while STARTING), then reaches the
+ * database with backoff, applies migrations and becomes READY. A database lost later
+ * only flips readiness until it is back.
+ */
+export interface StartOptions {
+  /** Job processor tuning; tests shorten the retry delays. */
+  jobs?: Partial<JobProcessorOptions>
+  /** How long a connectivity probe waits for the provider. */
+  probeTimeoutMs?: number
+}
+
+export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  const lifecycle = new Lifecycle()
+  const licenses = readLicenseSummary(config.licenseDir)
+  if (!licenses.present) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
+  if (config.metrics.authDisabled) log.warn('GET /metrics is served without a secret (--metrics-auth-disabled)')
+  else if (config.metrics.usingDefaultSecret) {
+    log.warn('GET /metrics uses the built-in default secret; set --metrics-scrape-secret or SERVICE_METRICS_SECRET')
+  }
+
+  const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
+  // Logged at every start so that operators can compare it with what a client pinned.
+  if (tls) log.info('TLS certificate', { certFile: tls.certFile, selfSigned: tls.selfSigned, sha256Fingerprint: tls.fingerprint })
+  const context = new DomainContext(lifecycle, log, VERSION, licenses, tls !== undefined)
+  const drainController = new DrainController(lifecycle, log)
+  context.drainController = drainController
+  let database: Database | undefined
+  const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
+
+  const http = new HttpServer({ uws: loadUws(), tls, maxBodyBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  registerRestRoutes(http, context, metrics, config)
+  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  registerGrpcServices(grpc, context)
+  grpc.addStandardServices(readAsset('descriptor.binpb'))
+
+  let restPort: number
+  let grpcPort: number
+  try {
+    restPort = await http.listen(config.bindAddress, config.restPort)
+    grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
+  } catch (error) {
+    http.close()
+    grpc.server.forceShutdown()
+    throw error
+  }
+  const scheme = tls ? 'https' : 'http'
+  log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+
+  let stopping = false
+  let healthTimer: NodeJS.Timeout | undefined
+
+  const connect = async () => {
+    // Encryption key (issue 4): a bad key file fails start-up before the database is touched.
+    const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
+    database = await openDatabase(config, log)
+    context.attachDatabase(database)
+    log.info('database', { target: database.description })
+    let delay = FIRST_RETRY_DELAY_MS
+    for (let attempt = 1; !stopping; attempt++) {
+      try {
+        await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
+        const applied = await migrate(database.primary)
+        if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
+        // Encryption key (issue 4): the database's recorded key must be this one.
+        await verifyEncryptionKey(database.primary, encryptionKey)
+        break
+      } catch (error) {
+        if (error instanceof EncryptionKeyError) throw error
+        // Unreachable (including our own check timing out, ETIMEDOUT) is expected while the database comes up.
+        if (!isDatabaseUnreachable(error) && attempt > 1) {
+          log.error('database start-up failed', { error: error as Error, attempt })
+        } else {
+          log.warn('database not reachable yet; retrying', { error: error as Error, attempt, retryInMs: delay })
+        }
+        await sleep(delay)
+        delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)
+      }
+    }
+    if (stopping) return
+    context.attachSecrets(encryptionKey.box)
+    const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
+    registerJobHandlers(jobs, context, options)
+    context.attachJobs(jobs)
+    drainController.addIntake(jobs)
+    lifecycle.setDatabaseReachable(true)
+    lifecycle.transition('READY')
+    jobs.start()
+    log.info('ready', { state: lifecycle.state })
+    healthTimer = setInterval(async () => {
+      try {
+        await withTimeout(database!.ping(), DATABASE_CHECK_TIMEOUT_MS)
+        if (!lifecycle.databaseReachable) log.info('database reachable again')
+        lifecycle.setDatabaseReachable(true)
+      } catch (error) {
+        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off until it is back', { error: error as Error })
+        lifecycle.setDatabaseReachable(false)
+      }
+    }, DATABASE_CHECK_INTERVAL_MS)
+    healthTimer.unref()
+  }
+  const ready = connect()
+  ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
+
+  let shutdownPromise: Promise<void> | undefined
+  const shutdown = (reason: string) => {
+    shutdownPromise ??= (async () => {
+      stopping = true
+      log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
+      // Probes keep answering (not ready) while the drain runs, so load balancers see it.
+      const outcome = await drainController.drain(reason, config.shutdownTimeoutMs)
+      if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
+      http.close()
+      await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
+      if (healthTimer) clearInterval(healthTimer)
+      await ready.catch(() => {})
+      await context.detachDatabase().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
+      await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
+      log.info('stopped', { state: lifecycle.state })
+    })()
+    return shutdownPromise
+  }
+
+  return { restPort, grpcPort, lifecycle, context, tls, ready, shutdown }
+}

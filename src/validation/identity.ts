@@ -1,0 +1,52 @@
+import * as v from 'valibot'
+import {
+  labelUpdateFields,
+  oneLabelUpdateOnly,
+  boundedText,
+  epochMillisSchema,
+  labelsSchema,
+  pageSizeSchema,
+  pageTokenSchema,
+  uuidSchema,
+} from './common.js'
+
+const apiKeyStatus = v.picklist(['ACTIVE', 'INACTIVE'], 'must be ACTIVE or INACTIVE')
+
+export const createApiKeySchema = v.strictObject({
+  labels: v.optional(labelsSchema),
+  expiresAt: v.optional(epochMillisSchema),
+  ownerId: v.optional(uuidSchema),
+  apiKeyId: v.optional(uuidSchema),
+})
+
+export const updateApiKeySchema = v.pipe(
+  v.strictObject({
+    status: v.optional(apiKeyStatus),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
+
+export const listApiKeysSchema = v.strictObject({
+  maxResults: v.optional(pageSizeSchema),
+  nextToken: v.optional(pageTokenSchema),
+  ownerId: v.optional(uuidSchema),
+  status: v.optional(apiKeyStatus),
+  labelFilter: v.optional(labelsSchema),
+})
+
+const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/
+
+export const createUserSchema = v.strictObject({
+  userId: v.optional(uuidSchema),
+  username: v.pipe(v.string('must be a string'), v.regex(USERNAME_PATTERN, 'must be 1-64 characters of letters, digits, ".", "_", "@" or "-"')),
+  displayName: v.optional(boundedText(200)),
+  role: v.optional(v.picklist(['ADMIN', 'USER'], 'must be ADMIN or USER'), 'USER'),
+})
+
+export const listUsersSchema = v.strictObject({
+  maxResults: v.optional(pageSizeSchema),
+  nextToken: v.optional(pageTokenSchema),
+})
+
+export const idSchema = uuidSchema

@@ -1,0 +1,27 @@
+import * as v from 'valibot'
+import { AppError, type FieldViolation } from '../errors/app-error.js'
+
+function fieldName(issue: v.BaseIssue<unknown>, prefix: string): string {
+  const path = (issue.path ?? []).map((item) => String(item.key)).join('.')
+  return [prefix, path].filter(Boolean).join('.') || prefix || 'body'
+}
+
+function describeIssue(issue: v.BaseIssue<unknown>): string {
+  // A strict object reports a missing key with received "undefined" and an extra key with its name.
+  if (issue.kind === 'schema' && issue.received === 'undefined') return 'is required'
+  if (issue.type === 'strict_object') return 'unknown field'
+  return issue.message
+}
+
+/**
+ * Validates input against a schema and returns the typed output, or throws one
+ * INVALID_ARGUMENT naming every field at fault. Both transports go through here.
+ */
+export function parseInput<const Schema extends v.GenericSchema>(schema: Schema, input: unknown, prefix = ''): v.InferOutput<Schema> {
+  const result = v.safeParse(schema, input, { abortPipeEarly: true })
+  if (result.success) return result.output
+  const details: FieldViolation[] = result.issues.map((issue) => ({ field: fieldName(issue, prefix), description: describeIssue(issue) }))
+  const first = details[0]!
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
+  throw new AppError('INVALID_ARGUMENT', `${first.field}: ${first.description}${more}`, details)
+}

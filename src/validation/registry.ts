@@ -1,0 +1,282 @@
+import * as v from 'valibot'
+import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
+
+/** Spec part 2, exactly. */
+export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
+export const LLM_PROVIDER_TYPES = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
+export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
+export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
+export const CREDENTIAL_KINDS = ['API_KEY', 'CLOUD_ADC', 'NONE'] as const
+
+export type EmbedderProviderType = (typeof EMBEDDER_PROVIDER_TYPES)[number]
+export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number]
+export type Modality = (typeof MODALITIES)[number]
+export type DistributionType = (typeof DISTRIBUTION_TYPES)[number]
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
+
+export const INT32_MAX = 2_147_483_647
+export const MAX_URL_LENGTH = 2048
+export const MAX_API_PATH_LENGTH = 512
+export const MAX_MODEL_IDENTIFIER_LENGTH = 256
+export const MAX_DISPLAY_NAME_LENGTH = 200
+export const MAX_DESCRIPTION_LENGTH = 2000
+export const MAX_VERSION_LENGTH = 128
+export const MAX_CLIENT_CONFIG_LENGTH = 65_536
+export const MAX_SECRET_LENGTH = 8192
+export const MAX_SCOPES = 50
+export const MAX_STOP_SEQUENCES = 16
+export const MAX_STOP_SEQUENCE_LENGTH = 256
+
+const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)
+
+const requiredText = (maxLength: number) =>
+  v.pipe(
+    v.string('must be a string'),
+    v.check((text) => text.trim().length > 0, 'must not be empty'),
+    v.maxLength(maxLength, `at most ${maxLength} characters`),
+  )
+
+const positiveInt32 = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be positive'),
+  v.maxValue(INT32_MAX, `must be at most ${INT32_MAX}`),
+)
+
+const numberFrom = (min: number, max: number) =>
+  v.pipe(v.number('must be a number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
+
+function isHttpUrl(text: string): boolean {
+  if (/\s/.test(text)) return false
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
+  } catch {
+    return false
+  }
+}
+
+/** A user name or password in a URL would be stored and returned in the clear: credentials go in `credentials`. */
+function hasNoUserInfo(text: string): boolean {
+  const url = new URL(text)
+  return url.username === '' && url.password === ''
+}
+
+const httpUrlSchema = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(MAX_URL_LENGTH, `at most ${MAX_URL_LENGTH} characters`),
+  v.check(isHttpUrl, 'must be an http or https URL'),
+  v.check(hasNoUserInfo, 'must not carry a user name or password; use credentials'),
+)
+
+const apiPathSchema = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(MAX_API_PATH_LENGTH, `at most ${MAX_API_PATH_LENGTH} characters`),
+  v.regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with "/", without spaces'),
+)
+
+const modalitiesSchema = v.pipe(
+  v.array(oneOf(MODALITIES), 'must be a list'),
+  v.minLength(1, 'must name at least one modality'),
+  v.transform((items) => [...new Set(items)]),
+)
+
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/
+
+/** Messages here never quote the input: it is a secret. */
+const inlineSecretSchema = v.pipe(
+  v.string('must be a string'),
+  v.check((secret) => secret.length > 0, 'must not be empty'),
+  v.check((secret) => secret.length <= MAX_SECRET_LENGTH, `at most ${MAX_SECRET_LENGTH} characters`),
+  v.check((secret) => !CONTROL_CHARACTERS.test(secret), 'must not contain control characters or line breaks (it is sent in an HTTP header)'),
+)
+
+const headerNameSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'must be an HTTP header name (1-128 token characters)'),
+)
+
+const prefixSchema = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(64, 'at most 64 characters'),
+  v.check((prefix) => !CONTROL_CHARACTERS.test(prefix), 'must not contain control characters'),
+)
+
+const scopeSchema = v.pipe(v.string('must be a string'), v.regex(/^[\x21-\x7e]{1,512}$/, 'must be 1-512 characters without spaces'))
+
+const apiKeyCredentialSchema = (secretRequired: boolean) =>
+  v.strictObject({
+    inlineSecret: secretRequired ? inlineSecretSchema : v.optional(inlineSecretSchema),
+    headerName: v.optional(headerNameSchema),
+    prefix: v.optional(prefixSchema),
+  })
+
+const cloudAdcCredentialSchema = v.strictObject({
+  scopes: v.optional(v.pipe(v.array(scopeSchema, 'must be a list'), v.maxLength(MAX_SCOPES, `at most ${MAX_SCOPES} scopes`))),
+  quotaProjectId: v.optional(v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"'))),
+})
+
+/**
+ * `{kind, apiKey?, cloudAdc?}`: apiKey goes with API_KEY (and is required there), cloudAdc
+ * only with CLOUD_ADC. On update the inline secret may be left out to keep the stored one.
+ */
+const credentialsSchema = (secretRequired: boolean) =>
+  v.pipe(
+    v.strictObject({
+      kind: oneOf(CREDENTIAL_KINDS),
+      apiKey: v.optional(apiKeyCredentialSchema(secretRequired)),
+      cloudAdc: v.optional(cloudAdcCredentialSchema),
+    }),
+    v.forward(v.check((credentials) => credentials.kind !== 'API_KEY' || credentials.apiKey !== undefined, 'is required with kind API_KEY'), ['apiKey']),
+    v.forward(v.check((credentials) => credentials.kind === 'API_KEY' || credentials.apiKey === undefined, 'is allowed only with kind API_KEY'), ['apiKey']),
+    v.forward(v.check((credentials) => credentials.kind === 'CLOUD_ADC' || credentials.cloudAdc === undefined, 'is allowed only with kind CLOUD_ADC'), ['cloudAdc']),
+  )
+
+export const createCredentialsSchema = credentialsSchema(true)
+export const updateCredentialsSchema = credentialsSchema(false)
+export type CredentialsInput = v.InferOutput<typeof updateCredentialsSchema>
+
+function isJsonObjectText(text: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+  } catch {
+    return false
+  }
+}
+
+const clientConfigSchema = v.pipe(
+  v.string('must be a string holding JSON text'),
+  v.maxLength(MAX_CLIENT_CONFIG_LENGTH, `at most ${MAX_CLIENT_CONFIG_LENGTH} characters`),
+  v.check(isJsonObjectText, 'must be valid JSON text of an object'),
+)
+
+/** On update, "" clears an optional field. */
+const clearable = <const Schema extends v.GenericSchema<string, string>>(schema: Schema, what: string) =>
+  v.union([v.literal(''), schema], `must be ${what}, or "" to clear it`)
+
+export const capabilitiesSchema = v.strictObject({
+  supportsChat: v.optional(v.boolean('must be true or false')),
+  supportsCompletion: v.optional(v.boolean('must be true or false')),
+  supportsFunctionCalling: v.optional(v.boolean('must be true or false')),
+  supportsSamplingParameters: v.optional(v.boolean('must be true or false')),
+  supportsStreaming: v.optional(v.boolean('must be true or false')),
+  supportsSystemMessages: v.optional(v.boolean('must be true or false')),
+})
+
+export const samplingParamsSchema = v.strictObject({
+  maxTokens: v.optional(positiveInt32),
+  temperature: v.optional(numberFrom(0, 2)),
+  topP: v.optional(numberFrom(0, 1)),
+  topK: v.optional(positiveInt32),
+  frequencyPenalty: v.optional(numberFrom(-2, 2)),
+  presencePenalty: v.optional(numberFrom(-2, 2)),
+  stopSequences: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`)),
+        'must be a list',
+      ),
+      v.maxLength(MAX_STOP_SEQUENCES, `at most ${MAX_STOP_SEQUENCES} stop sequences`),
+    ),
+  ),
+})
+
+export type SamplingParams = v.InferOutput<typeof samplingParamsSchema>
+export type CapabilitiesInput = v.InferOutput<typeof capabilitiesSchema>
+
+
+export const createEmbedderSchema = v.strictObject({
+  embedderId: v.optional(uuidSchema),
+  ownerId: v.optional(uuidSchema),
+  displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
+  description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
+  providerType: oneOf(EMBEDDER_PROVIDER_TYPES),
+  endpointUrl: httpUrlSchema,
+  apiPath: v.optional(apiPathSchema),
+  modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
+  dimensionality: positiveInt32,
+  distributionType: v.optional(oneOf(DISTRIBUTION_TYPES), 'DENSE'),
+  maxSequenceLength: v.optional(positiveInt32),
+  supportedModalities: v.optional(modalitiesSchema),
+  labels: v.optional(labelsSchema),
+  version: v.optional(boundedText(MAX_VERSION_LENGTH)),
+  monitoringEndpoint: v.optional(httpUrlSchema),
+  credentials: v.optional(createCredentialsSchema),
+})
+
+/** Paging, label filter, provider filter and (admins) owner: the same for every registry. */
+function listRegistrationsSchema<const T extends readonly string[]>(providerTypes: T) {
+  return v.strictObject({
+    maxResults: v.optional(pageSizeSchema),
+    nextToken: v.optional(pageTokenSchema),
+    ownerId: v.optional(uuidSchema),
+    providerType: v.optional(oneOf(providerTypes)),
+    labelFilter: v.optional(labelsSchema),
+  })
+}
+
+export const updateEmbedderSchema = v.pipe(
+  v.strictObject({
+    displayName: v.optional(requiredText(MAX_DISPLAY_NAME_LENGTH)),
+    description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
+    providerType: v.optional(oneOf(EMBEDDER_PROVIDER_TYPES)),
+    endpointUrl: v.optional(httpUrlSchema),
+    apiPath: v.optional(apiPathSchema),
+    modelIdentifier: v.optional(requiredText(MAX_MODEL_IDENTIFIER_LENGTH)),
+    dimensionality: v.optional(positiveInt32),
+    distributionType: v.optional(oneOf(DISTRIBUTION_TYPES)),
+    maxSequenceLength: v.optional(positiveInt32),
+    supportedModalities: v.optional(modalitiesSchema),
+    version: v.optional(boundedText(MAX_VERSION_LENGTH)),
+    monitoringEndpoint: v.optional(clearable(httpUrlSchema, 'an http or https URL')),
+    credentials: v.optional(updateCredentialsSchema),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
+
+export const listEmbeddersSchema = listRegistrationsSchema(EMBEDDER_PROVIDER_TYPES)
+
+export const createLlmSchema = v.strictObject({
+  llmId: v.optional(uuidSchema),
+  ownerId: v.optional(uuidSchema),
+  displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
+  description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
+  providerType: oneOf(LLM_PROVIDER_TYPES),
+  endpointUrl: httpUrlSchema,
+  apiPath: v.optional(apiPathSchema),
+  modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
+  supportedModalities: v.optional(modalitiesSchema),
+  labels: v.optional(labelsSchema),
+  version: v.optional(boundedText(MAX_VERSION_LENGTH)),
+  monitoringEndpoint: v.optional(httpUrlSchema),
+  clientConfig: v.optional(clientConfigSchema),
+  maxContextLength: v.optional(positiveInt32),
+  capabilities: v.optional(capabilitiesSchema),
+  defaultSamplingParams: v.optional(samplingParamsSchema),
+  credentials: v.optional(createCredentialsSchema),
+})
+
+export const updateLlmSchema = v.pipe(
+  v.strictObject({
+    displayName: v.optional(requiredText(MAX_DISPLAY_NAME_LENGTH)),
+    description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
+    providerType: v.optional(oneOf(LLM_PROVIDER_TYPES)),
+    endpointUrl: v.optional(httpUrlSchema),
+    apiPath: v.optional(apiPathSchema),
+    modelIdentifier: v.optional(requiredText(MAX_MODEL_IDENTIFIER_LENGTH)),
+    supportedModalities: v.optional(modalitiesSchema),
+    version: v.optional(boundedText(MAX_VERSION_LENGTH)),
+    monitoringEndpoint: v.optional(clearable(httpUrlSchema, 'an http or https URL')),
+    clientConfig: v.optional(clearable(clientConfigSchema, 'valid JSON text of an object')),
+    maxContextLength: v.optional(positiveInt32),
+    capabilities: v.optional(capabilitiesSchema),
+    defaultSamplingParams: v.optional(samplingParamsSchema),
+    credentials: v.optional(updateCredentialsSchema),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
+
+export const listLlmsSchema = listRegistrationsSchema(LLM_PROVIDER_TYPES)
