@@ -1,0 +1,162 @@
+import crypto from 'node:crypto'
+import * as apiKeysSql from '../db/sql/api-keys.js'
+import type { ApiKeyRow } from '../db/sql/api-keys.js'
+import * as usersSql from '../db/sql/users.js'
+import type { Queryable } from '../db/database.js'
+import { alreadyExists, invalidArgument, notFound } from '../errors/app-error.js'
+import { createApiKeySchema, idSchema, listApiKeysSchema, updateApiKeySchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
+import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
+import { type Principal, requireOwnership } from './permissions.js'
+
+/** Key metadata as every response carries it: never the raw key, never the hash. */
+export interface ApiKey {
+  apiKeyId: string
+  userId: string
+  keyPrefix: string
+  status: 'ACTIVE' | 'INACTIVE'
+  labels: Record<string, string>
+  expiresAt?: number
+  lastUsedAt?: number
+  createdAt: number
+  updatedAt: number
+  createdById: string
+  updatedById: string
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    apiKeyId: row.id,
+    userId: row.user_id,
+    keyPrefix: row.key_prefix,
+    status: row.status,
+    labels: row.labels,
+    expiresAt: row.expires_at?.getTime(),
+    lastUsedAt: row.last_used_at?.getTime(),
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+    createdById: row.created_by,
+    updatedById: row.updated_by,
+  }
+}
+
+const UNIQUE_VIOLATION = '23505'
+
+/** Creates a key for `ownerId` (already authorised) and returns its row and the one-time raw key. */
+export async function issueApiKey(
+  sql: Queryable,
+  options: { ownerId: string; creatorId: string; labels?: Record<string, string>; expiresAt?: Date; apiKeyId?: string },
+): Promise<{ row: ApiKeyRow; rawApiKey: string }> {
+  const rawApiKey = generateApiKey()
+  const now = nowMillis()
+  const row: ApiKeyRow = {
+    id: options.apiKeyId ?? crypto.randomUUID(),
+    user_id: options.ownerId,
+    key_prefix: displayPrefix(rawApiKey),
+    status: 'ACTIVE',
+    labels: options.labels ?? {},
+    expires_at: options.expiresAt ?? null,
+    last_used_at: null,
+    created_at: now,
+    updated_at: now,
+    created_by: options.creatorId,
+    updated_by: options.creatorId,
+  }
+  try {
+    await apiKeysSql.insertApiKey(sql, row, hashApiKey(rawApiKey))
+  } catch (error) {
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw alreadyExists(`an API key with id ${row.id} already exists`)
+    throw error
+  }
+  return { row, rawApiKey }
+}
+
+export async function createApiKey(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ apiKeyMetadata: ApiKey; rawApiKey: string }> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(createApiKeySchema, input)
+  const ownerId = request.ownerId ?? principal.userId
+  requireOwnership(principal, 'APIKEY', 'CREATE', ownerId)
+  if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
+    throw invalidArgument('expiresAt', 'must be in the future')
+  }
+  if (ownerId !== principal.userId && !(await usersSql.findUserById(context.sql, ownerId))) throw notFound(`user ${ownerId}`)
+  const { row, rawApiKey } = await issueApiKey(context.sql, {
+    ownerId,
+    creatorId: principal.userId,
+    labels: request.labels,
+    expiresAt: request.expiresAt === undefined ? undefined : new Date(request.expiresAt),
+    apiKeyId: request.apiKeyId,
+  })
+  return { apiKeyMetadata: toApiKey(row), rawApiKey }
+}
+
+export async function listApiKeys(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ keys: ApiKey[]; nextToken?: string }> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(listApiKeysSchema, input)
+  const ownerId = request.ownerId ?? principal.userId
+  requireOwnership(principal, 'APIKEY', 'LIST', ownerId)
+  const pageSize = pageSizeOrDefault(request.maxResults)
+  const rows = await apiKeysSql.listApiKeys(context.sql, {
+    ownerId,
+    status: request.status,
+    labels: request.labelFilter,
+    after: decodePageToken(request.nextToken),
+    limit: pageSize + 1,
+  })
+  const page = pageOf(rows, pageSize, toApiKey)
+  return { keys: page.items, nextToken: page.nextToken }
+}
+
+/** 404 before 403 only for keys that do not exist at all; another user's key is a 403. */
+async function findAuthorisedKey(sql: Queryable, principal: Principal, action: 'UPDATE' | 'DELETE', id: string, forUpdate = false): Promise<ApiKeyRow> {
+  const row = await apiKeysSql.findApiKey(sql, id, { forUpdate })
+  if (!row) throw notFound(`API key ${id}`)
+  requireOwnership(principal, 'APIKEY', action, row.user_id)
+  return row
+}
+
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const aKeys = Object.keys(a)
+  return aKeys.length === Object.keys(b).length && aKeys.every((key) => b[key] === a[key])
+}
+
+export async function updateApiKey(context: DomainContext, call: CallContext, apiKeyId: unknown, input: unknown): Promise<ApiKey> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, apiKeyId, 'apiKeyId')
+  const request = parseInput(updateApiKeySchema, input)
+  const updated = await context.sql.begin(async (tx) => {
+    const current = await findAuthorisedKey(tx, principal, 'UPDATE', id, true)
+    const status = request.status ?? current.status
+    const labels = request.replaceLabels ?? (request.mergeLabels ? { ...current.labels, ...request.mergeLabels } : current.labels)
+    if (Object.keys(labels).length > 20) throw invalidArgument('mergeLabels', 'the merged label set would have more than 20 labels')
+    // An update that changes nothing leaves the audit fields as they were.
+    if (status === current.status && sameLabels(labels, current.labels)) return { row: current, revoked: false }
+    const row = await apiKeysSql.updateApiKey(tx, id, { status, labels, updatedAt: nowMillis(), updatedBy: principal.userId })
+    return { row, revoked: current.status === 'ACTIVE' && status === 'INACTIVE' }
+  })
+  context.authenticator.forgetKey(id)
+  if (updated.revoked) await context.authenticator.propagateRevocation()
+  return toApiKey(updated.row)
+}
+
+export async function deleteApiKey(context: DomainContext, call: CallContext, apiKeyId: unknown): Promise<void> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, apiKeyId, 'apiKeyId')
+  await context.sql.begin(async (tx) => {
+    await findAuthorisedKey(tx, principal, 'DELETE', id, true)
+    await apiKeysSql.deleteApiKey(tx, id)
+  })
+  context.authenticator.forgetKey(id)
+  await context.authenticator.propagateRevocation()
+}

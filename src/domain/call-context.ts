@@ -1,0 +1,16 @@
+import crypto from 'node:crypto'
+
+/** What a transport hands the domain about a call, before authentication. */
+export interface CallContext {
+  requestId: string
+  transport: 'rest' | 'grpc'
+  /** The raw Authorization header / metadata value, if any. */
+  authorization?: string
+}
+
+/** A caller's X-Request-Id is kept when it is a plain token; otherwise (or when absent) a new one is made. */
+const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/
+
+export function requestIdFrom(incoming: unknown): string {
+  return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID()
+}

@@ -1,0 +1,127 @@
+import crypto from 'node:crypto'
+import { embeddersTable, type EmbedderRow } from '../db/sql/embedders.js'
+import { idSchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
+import type { ProbeStatus } from './probes.js'
+import {
+  createEmbedderSchema,
+  type DistributionType,
+  type EmbedderProviderType,
+  listEmbeddersSchema,
+  type Modality,
+  updateEmbedderSchema,
+} from '../validation/registry.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import { authoriseOwner, credentialsView, type CredentialsView } from './registry.js'
+import * as registrations from './registration-use-cases.js'
+
+/** An embedder as every response carries it: credentials without the secret. */
+export interface Embedder {
+  embedderId: string
+  ownerId: string
+  displayName: string
+  description?: string
+  providerType: EmbedderProviderType
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+  dimensionality: number
+  distributionType: DistributionType
+  maxSequenceLength?: number
+  supportedModalities: Modality[]
+  labels: Record<string, string>
+  version?: string
+  monitoringEndpoint?: string
+  credentials: CredentialsView
+  /** The last connectivity probe, once one has run. */
+  lastProbe?: ProbeStatus
+  createdAt: number
+  updatedAt: number
+  createdById: string
+  updatedById: string
+}
+
+/** Spec part 2: VENDORD /v2/embed, TEI /embed, all others /embeddings. */
+export function defaultEmbedderApiPath(providerType: EmbedderProviderType): string {
+  if (providerType === 'VENDORD') return '/v2/embed'
+  if (providerType === 'TEI') return '/embed'
+  return '/embeddings'
+}
+
+/** How the shared registration steps name and store embedders. */
+const EMBEDDER: registrations.RegistrationKind<EmbedderRow, (typeof embeddersTable.mutableColumns)[number]> = { resource: 'EMBEDDER', noun: 'embedder', table: embeddersTable }
+
+export function toEmbedder(row: EmbedderRow): Embedder {
+  return {
+    embedderId: row.id,
+    ownerId: row.owner_id,
+    displayName: row.display_name,
+    description: row.description ?? undefined,
+    providerType: row.provider_type as EmbedderProviderType,
+    endpointUrl: row.endpoint_url,
+    apiPath: row.api_path,
+    modelIdentifier: row.model_identifier,
+    dimensionality: row.dimensionality,
+    distributionType: row.distribution_type as DistributionType,
+    maxSequenceLength: row.max_sequence_length ?? undefined,
+    supportedModalities: row.supported_modalities as Modality[],
+    labels: row.labels,
+    version: row.version ?? undefined,
+    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
+    credentials: credentialsView(row),
+    lastProbe: row.probe ?? undefined,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+    createdById: row.created_by,
+    updatedById: row.updated_by,
+  }
+}
+
+export async function createEmbedder(context: DomainContext, call: CallContext, input: unknown): Promise<Embedder> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(createEmbedderSchema, input)
+  const ownerId = await authoriseOwner(context.sql, principal, 'EMBEDDER', request.ownerId)
+  const id = request.embedderId ?? crypto.randomUUID()
+  const row: EmbedderRow = {
+    ...registrations.newRegistrationColumns(context, principal, EMBEDDER, id, ownerId, request, defaultEmbedderApiPath(request.providerType)),
+    dimensionality: request.dimensionality,
+    distribution_type: request.distributionType,
+    max_sequence_length: request.maxSequenceLength ?? null,
+  }
+  await registrations.insertRegistration(context, EMBEDDER, row)
+  return toEmbedder(row)
+}
+
+export async function listEmbedders(context: DomainContext, call: CallContext, input: unknown): Promise<{ embedders: Embedder[]; nextToken?: string }> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(listEmbeddersSchema, input)
+  const page = await registrations.listRegistrations(context, principal, EMBEDDER, request, toEmbedder)
+  return { embedders: page.items, nextToken: page.nextToken }
+}
+
+export async function getEmbedder(context: DomainContext, call: CallContext, embedderId: unknown): Promise<Embedder> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, embedderId, 'embedderId')
+  return toEmbedder(await registrations.findVisibleRegistration(context.sql, principal, EMBEDDER, 'GET', id))
+}
+
+/** A field given replaces the stored value; labels replace or merge; providerType cannot change. */
+export async function updateEmbedder(context: DomainContext, call: CallContext, embedderId: unknown, input: unknown): Promise<Embedder> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, embedderId, 'embedderId')
+  const request = parseInput(updateEmbedderSchema, input)
+  const row = await registrations.updateRegistration(context, principal, EMBEDDER, id, request, (current) => ({
+    ...registrations.nextSharedColumns(current, request),
+    dimensionality: request.dimensionality ?? current.dimensionality,
+    distribution_type: request.distributionType ?? current.distribution_type,
+    max_sequence_length: request.maxSequenceLength ?? current.max_sequence_length,
+  }))
+  return toEmbedder(row)
+}
+
+export async function deleteEmbedder(context: DomainContext, call: CallContext, embedderId: unknown): Promise<void> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, embedderId, 'embedderId')
+  await registrations.deleteRegistration(context, principal, EMBEDDER, id)
+}

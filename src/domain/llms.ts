@@ -1,0 +1,157 @@
+import crypto from 'node:crypto'
+import { llmsTable, type LlmRow } from '../db/sql/llms.js'
+import { idSchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
+import type { ProbeStatus } from './probes.js'
+import {
+  type CapabilitiesInput,
+  createLlmSchema,
+  listLlmsSchema,
+  type LlmProviderType,
+  type Modality,
+  type SamplingParams,
+  updateLlmSchema,
+} from '../validation/registry.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import { authoriseOwner, credentialsView, type CredentialsView } from './registry.js'
+import * as registrations from './registration-use-cases.js'
+
+export interface LlmCapabilities {
+  supportsChat: boolean
+  supportsCompletion: boolean
+  supportsFunctionCalling: boolean
+  supportsSamplingParameters: boolean
+  supportsStreaming: boolean
+  supportsSystemMessages: boolean
+}
+
+/** An LLM as every response carries it: credentials without the secret. */
+export interface Llm {
+  llmId: string
+  ownerId: string
+  displayName: string
+  description?: string
+  providerType: LlmProviderType
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+  supportedModalities: Modality[]
+  labels: Record<string, string>
+  version?: string
+  monitoringEndpoint?: string
+  clientConfig?: string
+  maxContextLength?: number
+  capabilities: LlmCapabilities
+  defaultSamplingParams?: SamplingParams & { stopSequences: string[] }
+  credentials: CredentialsView
+  /** The last connectivity probe, once one has run. */
+  lastProbe?: ProbeStatus
+  createdAt: number
+  updatedAt: number
+  createdById: string
+  updatedById: string
+}
+
+/** Spec part 2. */
+export const DEFAULT_LLM_API_PATH = '/v1/chat/completions'
+
+/**
+ * The spec gives no defaults. The default API path is a chat-completions endpoint, so
+ * what every such endpoint does is on; what it may or may not do must be claimed.
+ */
+export const DEFAULT_CAPABILITIES: LlmCapabilities = {
+  supportsChat: true,
+  supportsCompletion: false,
+  supportsFunctionCalling: false,
+  supportsSamplingParameters: true,
+  supportsStreaming: false,
+  supportsSystemMessages: true,
+}
+
+/** How the shared registration steps name and store LLMs. */
+const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColumns)[number]> = { resource: 'LLM', noun: 'LLM', table: llmsTable }
+
+/** Flags not given take their defaults; a capabilities object always carries all six. */
+const capabilitiesFrom = (input: CapabilitiesInput | undefined): LlmCapabilities => ({ ...DEFAULT_CAPABILITIES, ...input })
+
+export function toLlm(row: LlmRow): Llm {
+  const sampling = row.default_sampling_params as SamplingParams | null
+  return {
+    llmId: row.id,
+    ownerId: row.owner_id,
+    displayName: row.display_name,
+    description: row.description ?? undefined,
+    providerType: row.provider_type as LlmProviderType,
+    endpointUrl: row.endpoint_url,
+    apiPath: row.api_path,
+    modelIdentifier: row.model_identifier,
+    supportedModalities: row.supported_modalities as Modality[],
+    labels: row.labels,
+    version: row.version ?? undefined,
+    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
+    clientConfig: row.client_config ?? undefined,
+    maxContextLength: row.max_context_length ?? undefined,
+    capabilities: capabilitiesFrom(row.capabilities as CapabilitiesInput),
+    defaultSamplingParams: sampling ? { ...sampling, stopSequences: sampling.stopSequences ?? [] } : undefined,
+    credentials: credentialsView(row),
+    lastProbe: row.probe ?? undefined,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+    createdById: row.created_by,
+    updatedById: row.updated_by,
+  }
+}
+
+export async function createLlm(context: DomainContext, call: CallContext, input: unknown): Promise<Llm> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(createLlmSchema, input)
+  const ownerId = await authoriseOwner(context.sql, principal, 'LLM', request.ownerId)
+  const id = request.llmId ?? crypto.randomUUID()
+  const row: LlmRow = {
+    ...registrations.newRegistrationColumns(context, principal, LLM, id, ownerId, request, DEFAULT_LLM_API_PATH),
+    client_config: request.clientConfig ?? null,
+    max_context_length: request.maxContextLength ?? null,
+    capabilities: { ...capabilitiesFrom(request.capabilities) },
+    default_sampling_params: request.defaultSamplingParams ?? null,
+  }
+  await registrations.insertRegistration(context, LLM, row)
+  return toLlm(row)
+}
+
+export async function listLlms(context: DomainContext, call: CallContext, input: unknown): Promise<{ llms: Llm[]; nextToken?: string }> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(listLlmsSchema, input)
+  const page = await registrations.listRegistrations(context, principal, LLM, request, toLlm)
+  return { llms: page.items, nextToken: page.nextToken }
+}
+
+export async function getLlm(context: DomainContext, call: CallContext, llmId: unknown): Promise<Llm> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, llmId, 'llmId')
+  return toLlm(await registrations.findVisibleRegistration(context.sql, principal, LLM, 'GET', id))
+}
+
+/**
+ * A field given replaces the stored value (capabilities and defaultSamplingParams as a
+ * whole); labels replace or merge; providerType cannot change.
+ */
+export async function updateLlm(context: DomainContext, call: CallContext, llmId: unknown, input: unknown): Promise<Llm> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, llmId, 'llmId')
+  const request = parseInput(updateLlmSchema, input)
+  const row = await registrations.updateRegistration(context, principal, LLM, id, request, (current) => ({
+    ...registrations.nextSharedColumns(current, request),
+    client_config: request.clientConfig === undefined ? current.client_config : request.clientConfig || null,
+    max_context_length: request.maxContextLength ?? current.max_context_length,
+    capabilities: request.capabilities ? { ...capabilitiesFrom(request.capabilities) } : current.capabilities,
+    default_sampling_params: request.defaultSamplingParams ?? current.default_sampling_params,
+  }))
+  return toLlm(row)
+}
+
+export async function deleteLlm(context: DomainContext, call: CallContext, llmId: unknown): Promise<void> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, llmId, 'llmId')
+  await registrations.deleteRegistration(context, principal, LLM, id)
+}

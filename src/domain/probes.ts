@@ -1,0 +1,42 @@
+import * as probesSql from '../db/sql/probes.js'
+import type { StoredProbe } from '../db/sql/probes.js'
+import { MODEL_PROBE_JOB, type ModelProbePayload, probeTable } from '../jobs/handlers/model-probe.js'
+import { idSchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import { requireVisible } from './registry.js'
+
+export type ProbeStatus = StoredProbe
+
+/** Queues a probe after a registration's endpoint or credentials changed; the write has already succeeded. */
+export async function enqueueProbe(context: DomainContext, resource: ModelProbePayload['resource'], id: string): Promise<void> {
+  try {
+    await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
+  } catch (error) {
+    context.log.warn('could not queue a connectivity probe; run it on demand with :probe', { resource, id, error: error as Error })
+  }
+}
+
+/** POST /v1/{embedders|llms}/{id}:probe — runs the probe again, now, as a job. */
+export async function requestProbe(
+  context: DomainContext,
+  call: CallContext,
+  resource: ModelProbePayload['resource'],
+  rawId: unknown,
+): Promise<{ jobId: string }> {
+  const principal = await context.authenticate(call)
+  const field = resource === 'EMBEDDER' ? 'embedderId' : 'llmId'
+  const id = parseInput(idSchema, rawId, field)
+  const target = await probesSql.findProbeTarget(context.sql, probeTable(resource), id)
+  requireVisible(principal, resource, 'GET', target, `${resource === 'EMBEDDER' ? 'embedder' : 'LLM'} ${id}`)
+  const jobId = await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
+  return { jobId }
+}
+
+/** The columns whose change makes the last probe stale. */
+export const PROBED_COLUMNS = ['endpoint_url', 'api_path', 'model_identifier', 'credential_fingerprint', 'credential_kind', 'dimensionality'] as const
+
+export function probeInputsChanged(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
+  return PROBED_COLUMNS.some((column) => JSON.stringify(before[column]) !== JSON.stringify(after[column]))
+}

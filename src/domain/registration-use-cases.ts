@@ -1,0 +1,210 @@
+import type { Queryable } from '../db/database.js'
+import type { RegistrationChange, RegistrationRow, RegistrationTable } from '../db/sql/registration-table.js'
+import type { CredentialsInput, Modality } from '../validation/registry.js'
+import type { DomainContext } from './context.js'
+import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
+import { type Principal, requireOwnership } from './permissions.js'
+import { enqueueProbe, probeInputsChanged } from './probes.js'
+import { invalidArgument } from '../errors/app-error.js'
+import { nextLabels, type RegistryResource, registrationConflict, requireVisible, sameColumns, secretContext, storeCredentials } from './registry.js'
+
+/**
+ * The steps of create, list, get, update and delete that embedders and LLMs share, so
+ * that both kinds keep the same visibility, conflict, audit and probe rules. Each
+ * kind's module (embedders.ts, llms.ts) parses its requests, builds its rows and maps
+ * them to responses, and calls these for the rest. Kept apart from registry.ts because
+ * probes.ts depends on registry.ts, and these steps depend on probes.ts.
+ */
+
+/** What the shared steps need to know about one kind of registration. */
+export interface RegistrationKind<Row extends RegistrationRow, MutableColumn extends keyof Row & string> {
+  resource: RegistryResource
+  /** As messages name it: "embedder", "LLM". */
+  noun: string
+  table: RegistrationTable<Row, MutableColumn>
+}
+
+const DEFAULT_MODALITIES: Modality[] = ['TEXT']
+
+/** The fields of a create request that both kinds have. */
+export interface SharedCreateFields {
+  displayName: string
+  description?: string
+  providerType: string
+  endpointUrl: string
+  apiPath?: string
+  modelIdentifier: string
+  supportedModalities?: Modality[]
+  labels?: Record<string, string>
+  version?: string
+  monitoringEndpoint?: string
+  credentials?: CredentialsInput
+}
+
+/** The columns both kinds have, for a new registration: `id` is the row's, `ownerId` already authorised. */
+export function newRegistrationColumns(
+  context: DomainContext,
+  principal: Principal,
+  kind: { table: { name: string } },
+  id: string,
+  ownerId: string,
+  request: SharedCreateFields,
+  defaultApiPath: string,
+): RegistrationRow {
+  const now = nowMillis()
+  return {
+    id,
+    owner_id: ownerId,
+    display_name: request.displayName,
+    description: request.description ?? null,
+    provider_type: request.providerType,
+    endpoint_url: request.endpointUrl,
+    api_path: request.apiPath ?? defaultApiPath,
+    model_identifier: request.modelIdentifier,
+    supported_modalities: request.supportedModalities ?? DEFAULT_MODALITIES,
+    labels: request.labels ?? {},
+    version: request.version ?? null,
+    monitoring_endpoint: request.monitoringEndpoint ?? null,
+    ...storeCredentials(context.secrets, request.credentials, secretContext(kind.table.name, id)),
+    created_at: now,
+    updated_at: now,
+    created_by: principal.userId,
+    updated_by: principal.userId,
+  }
+}
+
+/** Stores a new registration (a duplicate is ALREADY_EXISTS) and queues its first probe. */
+export async function insertRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(context: DomainContext, kind: RegistrationKind<Row, MutableColumn>, row: Row): Promise<void> {
+  try {
+    await kind.table.insert(context.sql, row)
+  } catch (error) {
+    throw registrationConflict(error, kind.noun, row.id, row.owner_id)
+  }
+  await enqueueProbe(context, kind.resource, row.id)
+}
+
+export interface ListRequest {
+  ownerId?: string
+  providerType?: string
+  labelFilter?: Record<string, string>
+  maxResults?: number
+  nextToken?: string
+}
+
+/** One page of an owner's registrations; listing another owner's needs LIST_…_ANY. */
+export async function listRegistrations<Row extends RegistrationRow, MutableColumn extends keyof Row & string, Item>(
+  context: DomainContext,
+  principal: Principal,
+  kind: RegistrationKind<Row, MutableColumn>,
+  request: ListRequest,
+  toItem: (row: Row) => Item,
+): Promise<{ items: Item[]; nextToken?: string }> {
+  const ownerId = request.ownerId ?? principal.userId
+  requireOwnership(principal, kind.resource, 'LIST', ownerId)
+  const pageSize = pageSizeOrDefault(request.maxResults)
+  const rows = await kind.table.list(context.sql, {
+    ownerId,
+    providerType: request.providerType,
+    labels: request.labelFilter,
+    after: decodePageToken(request.nextToken),
+    limit: pageSize + 1,
+  })
+  return pageOf(rows, pageSize, toItem)
+}
+
+/** The row, if the principal may act on it; NOT_FOUND otherwise (see requireVisible). */
+export async function findVisibleRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(
+  sql: Queryable,
+  principal: Principal,
+  kind: RegistrationKind<Row, MutableColumn>,
+  action: 'GET' | 'UPDATE' | 'DELETE',
+  id: string,
+): Promise<Row> {
+  // Rows read to be changed are locked, so that concurrent updates apply one after the other.
+  const row = await kind.table.find(sql, id, { forUpdate: action !== 'GET' })
+  return requireVisible(principal, kind.resource, action, row, `${kind.noun} ${id}`)
+}
+
+/** The fields of an update request that both kinds have. */
+export interface SharedUpdateFields {
+  displayName?: string
+  description?: string
+  providerType?: string
+  endpointUrl?: string
+  apiPath?: string
+  modelIdentifier?: string
+  supportedModalities?: Modality[]
+  replaceLabels?: Record<string, string>
+  mergeLabels?: Record<string, string>
+  version?: string
+  monitoringEndpoint?: string
+  credentials?: CredentialsInput
+}
+
+/**
+ * The columns both kinds have, after an update: a field given replaces the stored value,
+ * "" clears an optional text field, labels replace or merge. Credentials are applied by
+ * updateRegistration, which knows the row they are sealed for.
+ */
+export function nextSharedColumns<Row extends RegistrationRow>(current: Row, request: SharedUpdateFields): Row {
+  return {
+    ...current,
+    display_name: request.displayName ?? current.display_name,
+    description: request.description === undefined ? current.description : request.description || null,
+    endpoint_url: request.endpointUrl ?? current.endpoint_url,
+    api_path: request.apiPath ?? current.api_path,
+    model_identifier: request.modelIdentifier ?? current.model_identifier,
+    supported_modalities: request.supportedModalities ?? current.supported_modalities,
+    labels: nextLabels(current.labels, request),
+    version: request.version === undefined ? current.version : request.version || null,
+    monitoring_endpoint: request.monitoringEndpoint === undefined ? current.monitoring_endpoint : request.monitoringEndpoint || null,
+  }
+}
+
+/**
+ * Updates one registration in a transaction: the row is locked, `nextRow` computes the
+ * kind's new row from it, and `request.credentials` (when given) are sealed for it on top.
+ * providerType cannot change. An update that changes nothing leaves the audit fields as
+ * they were; one that changes what a probe depends on queues a new probe.
+ */
+export async function updateRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(
+  context: DomainContext,
+  principal: Principal,
+  kind: RegistrationKind<Row, MutableColumn>,
+  id: string,
+  request: { providerType?: string; credentials?: CredentialsInput },
+  nextRow: (current: Row) => Row,
+): Promise<Row> {
+  let ownerId = principal.userId
+  let probeNeeded = false
+  try {
+    const row = await context.sql.begin(async (tx) => {
+      const current = await findVisibleRegistration(tx, principal, kind, 'UPDATE', id)
+      ownerId = current.owner_id
+      if (request.providerType !== undefined && request.providerType !== current.provider_type) {
+        throw invalidArgument('providerType', `cannot be changed (it is ${current.provider_type}); register a new ${kind.noun} instead`)
+      }
+      const next: Row = {
+        ...nextRow(current),
+        ...(request.credentials ? storeCredentials(context.secrets, request.credentials, secretContext(kind.table.name, id), current) : {}),
+      }
+      // The sealed secret is left out of the comparison: its fingerprint stands for it.
+      const compared = kind.table.mutableColumns.filter((column) => column !== 'credential_secret')
+      if (sameColumns(current as never, next as never, compared)) return current
+      probeNeeded = probeInputsChanged(current as never, next as never)
+      const change = Object.fromEntries(kind.table.mutableColumns.map((column) => [column, next[column]])) as RegistrationChange<Row, MutableColumn>
+      return kind.table.update(tx, id, { ...change, updated_at: nowMillis(), updated_by: principal.userId } as RegistrationChange<Row, MutableColumn>)
+    })
+    if (probeNeeded) await enqueueProbe(context, kind.resource, id)
+    return row as Row
+  } catch (error) {
+    throw registrationConflict(error, kind.noun, id, ownerId)
+  }
+}
+
+export async function deleteRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(context: DomainContext, principal: Principal, kind: RegistrationKind<Row, MutableColumn>, id: string): Promise<void> {
+  await context.sql.begin(async (tx) => {
+    await findVisibleRegistration(tx, principal, kind, 'DELETE', id)
+    await kind.table.delete(tx, id)
+  })
+}

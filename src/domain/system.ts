@@ -1,0 +1,74 @@
+import crypto from 'node:crypto'
+import * as systemSql from '../db/sql/system.js'
+import * as usersSql from '../db/sql/users.js'
+import { issueApiKey } from './api-keys.js'
+import { nowMillis } from './paging.js'
+import type { DomainContext } from './context.js'
+import type { LicenseSummary } from './licenses.js'
+import type { LifecycleState } from '../lifecycle/lifecycle.js'
+
+export interface SystemInfo {
+  version: string
+  lifecycleState: LifecycleState
+  initialized: boolean
+  license: LicenseSummary
+  storage: string
+  tlsEnabled: boolean
+}
+
+/** Public (no credential): enough for an operator or the console to see what is running. */
+export async function getSystemInfo(context: DomainContext): Promise<SystemInfo> {
+  const initialized = context.database && context.lifecycle.started ? await systemSql.isInitialized(context.sql) : false
+  return {
+    version: context.version,
+    lifecycleState: context.lifecycle.state,
+    initialized,
+    license: context.licenses,
+    storage: context.storage,
+    tlsEnabled: context.tlsEnabled,
+  }
+}
+
+export interface InitializeSystemResult {
+  alreadyInitialized: boolean
+  message: string
+  rootApiKey?: string
+  userId?: string
+}
+
+export const ROOT_USERNAME = 'root'
+
+/**
+ * Public (no credential), and safe to call any number of times: only the first call
+ * creates the root admin and returns its key; concurrent callers serialise on a lock.
+ */
+export async function initializeSystem(context: DomainContext): Promise<InitializeSystemResult> {
+  return context.sql.begin(async (tx) => {
+    await systemSql.lockInitialization(tx)
+    if (await systemSql.isInitialized(tx)) {
+      return {
+        alreadyInitialized: true,
+        message: 'the system is already initialised; sign in with an existing API key (an admin can create more)',
+      }
+    }
+    const now = nowMillis()
+    const rootUserId = crypto.randomUUID()
+    await usersSql.insertUser(tx, {
+      id: rootUserId,
+      username: ROOT_USERNAME,
+      display_name: 'Root administrator',
+      role: 'ADMIN',
+      created_at: now,
+      updated_at: now,
+    })
+    const { rawApiKey } = await issueApiKey(tx, { ownerId: rootUserId, creatorId: rootUserId, labels: { purpose: 'root' } })
+    await systemSql.markInitialized(tx, rootUserId)
+    context.log.info('system initialised: root admin created', { userId: rootUserId })
+    return {
+      alreadyInitialized: false,
+      message: 'system initialised; store the root API key now: it is shown only this once',
+      rootApiKey: rawApiKey,
+      userId: rootUserId,
+    }
+  }) as Promise<InitializeSystemResult>
+}

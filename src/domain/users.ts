@@ -1,0 +1,96 @@
+import crypto from 'node:crypto'
+import * as usersSql from '../db/sql/users.js'
+import type { UserRow } from '../db/sql/users.js'
+import { alreadyExists, AppError, notFound } from '../errors/app-error.js'
+import { createUserSchema, idSchema, listUsersSchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
+import { requirePermission, type Role } from './permissions.js'
+
+export interface User {
+  userId: string
+  username: string
+  displayName: string
+  role: Role
+  createdAt: number
+  updatedAt: number
+}
+
+export function toUser(row: UserRow): User {
+  return {
+    userId: row.id,
+    username: row.username,
+    displayName: row.display_name,
+    role: row.role,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+  }
+}
+
+const UNIQUE_VIOLATION = '23505'
+
+export async function createUser(context: DomainContext, call: CallContext, input: unknown): Promise<User> {
+  const principal = await context.authenticate(call)
+  requirePermission(principal, 'CREATE_USER')
+  const request = parseInput(createUserSchema, input)
+  const now = nowMillis()
+  const row: UserRow = {
+    id: request.userId ?? crypto.randomUUID(),
+    username: request.username,
+    display_name: request.displayName ?? request.username,
+    role: request.role,
+    created_at: now,
+    updated_at: now,
+  }
+  try {
+    await usersSql.insertUser(context.sql, row)
+  } catch (error) {
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+      const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
+      throw constraint.includes('username')
+        ? alreadyExists(`a user named "${request.username}" already exists`)
+        : alreadyExists(`a user with id ${row.id} already exists`)
+    }
+    throw error
+  }
+  return toUser(row)
+}
+
+export async function listUsers(context: DomainContext, call: CallContext, input: unknown): Promise<{ users: User[]; nextToken?: string }> {
+  const principal = await context.authenticate(call)
+  requirePermission(principal, 'LIST_USERS')
+  const request = parseInput(listUsersSchema, input)
+  const pageSize = pageSizeOrDefault(request.maxResults)
+  const rows = await usersSql.listUsers(context.sql, decodePageToken(request.nextToken), pageSize + 1)
+  const page = pageOf(rows, pageSize, toUser)
+  return { users: page.items, nextToken: page.nextToken }
+}
+
+export async function getUser(context: DomainContext, call: CallContext, userId: unknown): Promise<User> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, userId, 'userId')
+  if (id !== principal.userId) requirePermission(principal, 'GET_USER')
+  const row = await usersSql.findUserById(context.sql, id)
+  if (!row) throw notFound(`user ${id}`)
+  return toUser(row)
+}
+
+/** Served from the authenticated principal: authentication already read (and caches) the user. */
+export async function getMe(context: DomainContext, call: CallContext): Promise<User> {
+  const { userId, role, user } = await context.authenticate(call)
+  return { userId, username: user.username, displayName: user.displayName, role, createdAt: user.createdAt, updatedAt: user.updatedAt }
+}
+
+/** Deletes a user and, with it, every API key the user owns. */
+export async function deleteUser(context: DomainContext, call: CallContext, userId: unknown): Promise<void> {
+  const principal = await context.authenticate(call)
+  requirePermission(principal, 'DELETE_USER')
+  const id = parseInput(idSchema, userId, 'userId')
+  if (id === principal.userId) throw new AppError('FAILED_PRECONDITION', 'you cannot delete your own user; ask another admin')
+  const deleted = await usersSql.deleteUser(context.sql, id)
+  if (!deleted) throw notFound(`user ${id}`)
+  context.authenticator.forgetUser(id)
+  await context.authenticator.propagateRevocation()
+}

@@ -1,0 +1,145 @@
+import fs from 'node:fs'
+import * as grpc from '@grpc/grpc-js'
+import { toAppError } from '../../errors/app-error.js'
+import type { Lifecycle } from '../../lifecycle/lifecycle.js'
+import type { Logger } from '../../observability/logger.js'
+import type { ServerMetrics } from '../../observability/metrics.js'
+import { type CallContext, requestIdFrom } from '../../domain/call-context.js'
+import { addHealthService } from './health-service.js'
+import { addReflectionService } from './reflection-service.js'
+
+export interface GrpcServerOptions {
+  tls?: { certFile: string; keyFile: string }
+  maxMessageBytes: number
+  lifecycle: Lifecycle
+  metrics: ServerMetrics
+  log: Logger
+}
+
+type UnaryImplementation<Request, Response> = (request: Request, context: CallContext) => Promise<Response>
+
+const NANOSECONDS_PER_SECOND = 1e9
+
+/** Splits "/pkg.Service/Method" into the metric labels. */
+function splitPath(path: string): { service: string; method: string } {
+  const [, service = 'unknown', method = 'unknown'] = path.split('/')
+  return { service, method }
+}
+
+export class GrpcServer {
+  readonly server: grpc.Server
+  readonly #options: GrpcServerOptions
+  readonly #serviceNames: string[] = []
+
+  constructor(options: GrpcServerOptions) {
+    this.#options = options
+    this.server = new grpc.Server({
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      'grpc.max_send_message_length': options.maxMessageBytes,
+    })
+  }
+
+  /**
+   * Registers a service whose every method is a unary call running `implementation`
+   * through the shared wrapper: in-flight tracking for drain, metrics, error mapping.
+   */
+  addService<Definition extends grpc.ServiceDefinition>(
+    definition: Definition,
+    implementation: {
+      [Method in keyof Definition]: Definition[Method] extends grpc.MethodDefinition<infer Request, infer Response>
+        ? UnaryImplementation<Request, Response>
+        : never
+    },
+    options: { controlMethods?: Array<keyof Definition> } = {},
+  ): void {
+    const handlers: grpc.UntypedServiceImplementation = {}
+    let serviceName = ''
+    for (const [key, method] of Object.entries(definition)) {
+      const { service } = splitPath(method.path)
+      serviceName = service
+      const isControl = options.controlMethods?.includes(key as keyof Definition) ?? false
+      handlers[key] = this.#unary(method.path, implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>, isControl)
+    }
+    this.#serviceNames.push(serviceName)
+    this.server.addService(definition, handlers)
+  }
+
+  /** Health and reflection know every service; call after addService. */
+  addStandardServices(descriptorSet: Buffer): void {
+    addHealthService(this.server, this.#options.lifecycle, this.#serviceNames)
+    addReflectionService(this.server, descriptorSet, this.#serviceNames)
+  }
+
+  /**
+   * `isControl` marks calls that steer the server itself (drain): they are answered
+   * while draining and are not counted as work the drain waits for.
+   */
+  #unary(path: string, implementation: UnaryImplementation<unknown, unknown>, isControl: boolean): grpc.handleUnaryCall<unknown, unknown> {
+    const { lifecycle, metrics, log } = this.#options
+    const { service, method } = splitPath(path)
+    return (call, callback) => {
+      const started = process.hrtime.bigint()
+      const finish = (code: grpc.status) => {
+        const labels = { grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? String(code) }
+        metrics.grpcHandled.inc(labels)
+        metrics.grpcDuration.observe(labels, Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
+      }
+      const requestId = requestIdFrom(call.metadata.get('x-request-id')[0])
+      if (!isControl && !lifecycle.acceptingWork) {
+        finish(grpc.status.UNAVAILABLE)
+        callback({ code: grpc.status.UNAVAILABLE, details: `server is ${lifecycle.state.toLowerCase()} and accepts no new requests` })
+        return
+      }
+      const endWork = isControl ? () => {} : lifecycle.beginRequest()
+      const authorization = call.metadata.get('authorization')[0]
+      const context: CallContext = {
+        requestId,
+        transport: 'grpc',
+        authorization: typeof authorization === 'string' ? authorization : undefined,
+      }
+      implementation(call.request, context).then(
+        (response) => {
+          endWork()
+          finish(grpc.status.OK)
+          callback(null, response)
+        },
+        (error: unknown) => {
+          endWork()
+          const appError = toAppError(error)
+          if (appError.code === 'INTERNAL') log.error('rpc failed', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
+          const trailer = new grpc.Metadata()
+          trailer.set('x-request-id', requestId)
+          trailer.set('x-error-status', appError.code)
+          for (const detail of appError.details) trailer.add('x-error-field', detail.field)
+          finish(appError.grpcStatus)
+          callback({ code: appError.grpcStatus, details: appError.message, metadata: trailer })
+        },
+      )
+    }
+  }
+
+  bind(host: string, port: number): Promise<number> {
+    const tls = this.#options.tls
+    const credentials = tls
+      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false)
+      : grpc.ServerCredentials.createInsecure()
+    const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
+    return new Promise((resolve, reject) => {
+      this.server.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)))
+    })
+  }
+
+  /** Stops accepting calls and waits for running ones, then cancels whatever is left after graceMs. */
+  async shutdown(graceMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown()
+        resolve()
+      }, graceMs)
+      this.server.tryShutdown(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+}

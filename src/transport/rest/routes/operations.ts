@@ -1,0 +1,44 @@
+import crypto from 'node:crypto'
+import type { ServerConfig } from '../../../config/server-config.js'
+import { AppError } from '../../../errors/app-error.js'
+import type { Lifecycle } from '../../../lifecycle/lifecycle.js'
+import type { ServerMetrics } from '../../../observability/metrics.js'
+import type { HttpServer } from '../http-server.js'
+
+function secretsEqual(given: string, expected: string): boolean {
+  const a = crypto.createHash('sha256').update(given).digest()
+  const b = crypto.createHash('sha256').update(expected).digest()
+  return crypto.timingSafeEqual(a, b)
+}
+
+/** Probes and metrics: no API key, never refused while draining. */
+export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle, metrics: ServerMetrics, config: ServerConfig): void {
+  const noStore = { 'cache-control': 'no-store' }
+  http.route('GET', '/livez', () => ({ status: 200, headers: noStore, json: { state: lifecycle.state } }))
+  http.route('GET', '/readyz', () => {
+    const ready = lifecycle.ready
+    return {
+      status: ready ? 200 : 503,
+      headers: noStore,
+      json: { ready, state: lifecycle.state, ...(lifecycle.started && !lifecycle.databaseReachable ? { reason: 'database unreachable' } : {}) },
+    }
+  })
+  http.route('GET', '/startupz', () => ({
+    status: lifecycle.started ? 200 : 503,
+    headers: noStore,
+    json: { started: lifecycle.started, state: lifecycle.state },
+  }))
+  http.route('GET', '/metrics', async (request) => {
+    if (!config.metrics.authDisabled) {
+      const given = request.headers['x-service-metrics-key']
+      if (given === undefined) throw new AppError('UNAUTHENTICATED', 'missing X-Service-Metrics-Key header')
+      if (!secretsEqual(given, config.metrics.secret)) throw new AppError('UNAUTHENTICATED', 'invalid X-Service-Metrics-Key')
+    }
+    return {
+      status: 200,
+      headers: noStore,
+      contentType: metrics.registry.contentType,
+      text: await metrics.registry.metrics(),
+    }
+  })
+}

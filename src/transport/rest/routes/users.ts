@@ -1,0 +1,20 @@
+import type { DomainContext } from '../../../domain/context.js'
+import { createUser, deleteUser, getMe, getUser, listUsers } from '../../../domain/users.js'
+import type { HttpServer } from '../http-server.js'
+import { callContext, jsonBody, listQuery } from '../request-input.js'
+
+export function registerUserRoutes(http: HttpServer, context: DomainContext): void {
+  const work = { isWork: true }
+  http.route('POST', '/v1/users', async (request) => {
+    const user = await createUser(context, callContext(request), jsonBody(request))
+    return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
+  }, work)
+  http.route('GET', '/v1/users', async (request) => ({ status: 200, json: await listUsers(context, callContext(request), listQuery(request)) }), work)
+  // Registered before /v1/users/:id so that "me" is never read as an id.
+  http.route('GET', '/v1/users/me', async (request) => ({ status: 200, json: await getMe(context, callContext(request)) }), work)
+  http.route('GET', '/v1/users/:id', async (request) => ({ status: 200, json: await getUser(context, callContext(request), request.params.id) }), work)
+  http.route('DELETE', '/v1/users/:id', async (request) => {
+    await deleteUser(context, callContext(request), request.params.id)
+    return { status: 204 }
+  }, work)
+}
