@@ -1,0 +1,125 @@
+import type { ProbeTable, StoredProbe } from '../../db/sql/probes.js'
+import * as probesSql from '../../db/sql/probes.js'
+import type { DomainContext } from '../../domain/context.js'
+import { secretContext } from '../../domain/registry.js'
+import {
+  chatProbeRequest,
+  embeddingProbeRequest,
+  firstEmbedding,
+  looksLikeChatCompletion,
+  type ProbeHttpRequest,
+  UnsupportedProbeError,
+} from '../../probes/provider-protocol.js'
+import { type JobHandler, PermanentJobError } from '../job-processor.js'
+
+export const MODEL_PROBE_JOB = 'model.probe'
+export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
+const MAX_ERROR_SNIPPET = 300
+/** A probe answer is tiny; anything much larger is not a provider we understand. */
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+
+export interface ModelProbePayload {
+  resource: 'EMBEDDER' | 'LLM'
+  id: string
+}
+
+class ProbeFailure extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+    readonly observedDimensionality?: number,
+  ) {
+    super(message)
+  }
+}
+
+export const probeTable = (resource: ModelProbePayload['resource']): ProbeTable => (resource === 'EMBEDDER' ? 'embedders' : 'llms')
+
+/**
+ * Calls the provider the way memsvc will use it (the embedding path with a short
+ * input, or the chat path asking for one token) with the stored credentials, and
+ * records status, latency and error on the registration. A failed call fails the
+ * job, so it is retried with backoff; a dimensionality mismatch is recorded and
+ * not retried, since calling again cannot change it.
+ */
+export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_TIMEOUT_MS): JobHandler<ModelProbePayload> {
+  const sql = () => context.jobs.sql
+  return {
+    kind: MODEL_PROBE_JOB,
+    maxAttempts: 3,
+    async run({ resource, id }) {
+      const table = probeTable(resource)
+      const target = await probesSql.findProbeTarget(sql(), table, id)
+      if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
+      const secret = target.credential_secret ? context.secrets.open(target.credential_secret, secretContext(table, id)) : undefined
+      const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text)
+      const started = performance.now()
+      let probe: StoredProbe
+      let failure: ProbeFailure | undefined
+      try {
+        const credential = { kind: target.credential_kind, headerName: target.credential.headerName, prefix: target.credential.prefix, secret }
+        const subject = { providerType: target.provider_type, endpointUrl: target.endpoint_url, apiPath: target.api_path, modelIdentifier: target.model_identifier }
+        const request = resource === 'EMBEDDER' ? embeddingProbeRequest(subject, credential) : chatProbeRequest(subject, credential)
+        const body = await callProvider(request, timeoutMs, redact)
+        if (resource === 'EMBEDDER') {
+          const vector = firstEmbedding(body)
+          if (!vector) throw new ProbeFailure('the response carries no embedding vector')
+          if (target.distribution_type !== 'SPARSE' && vector.length !== target.dimensionality) {
+            throw new ProbeFailure(`the provider returned ${vector.length} dimensions; the registration says ${target.dimensionality}`, true, vector.length)
+          }
+          probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started), observedDimensionality: vector.length }
+        } else {
+          if (!looksLikeChatCompletion(body)) throw new ProbeFailure('the response is not a chat completion')
+          probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started) }
+        }
+      } catch (error) {
+        failure =
+          error instanceof ProbeFailure ? error
+          : error instanceof UnsupportedProbeError ? new ProbeFailure(error.message, true)
+          : new ProbeFailure(redact((error as Error).message ?? String(error)))
+        probe = {
+          status: 'FAILED',
+          checkedAt: Date.now(),
+          latencyMs: Math.round(performance.now() - started),
+          error: failure.message,
+          ...(failure.observedDimensionality === undefined ? {} : { observedDimensionality: failure.observedDimensionality }),
+        }
+      }
+      await probesSql.recordProbe(sql(), table, id, probe)
+      if (failure) throw failure.permanent ? new PermanentJobError(failure.message) : failure
+    },
+  }
+}
+
+async function callProvider(request: ProbeHttpRequest, timeoutMs: number, redact: (text: string) => string): Promise<unknown> {
+  let response: Response
+  try {
+    response = await fetch(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: JSON.stringify(request.body),
+      signal: AbortSignal.timeout(timeoutMs),
+      // A redirect could carry the credential to another host.
+      redirect: 'error',
+    })
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause
+    if ((error as Error).name === 'TimeoutError') throw new ProbeFailure(`no answer within ${timeoutMs} ms`)
+    throw new ProbeFailure(`cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`)
+  }
+  const text = await readBounded(response)
+  if (!response.ok) throw new ProbeFailure(`HTTP ${response.status} from the provider: ${redact(text).slice(0, MAX_ERROR_SNIPPET)}`)
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ProbeFailure(`the provider answered with something that is not JSON: ${redact(text).slice(0, MAX_ERROR_SNIPPET)}`)
+  }
+}
+
+async function readBounded(response: Response): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? 0)
+  if (declared > MAX_RESPONSE_BYTES) throw new ProbeFailure(`the response is ${declared} bytes; a probe answer is small`)
+  const text = await response.text()
+  if (text.length > MAX_RESPONSE_BYTES) throw new ProbeFailure('the response is too large for a probe answer')
+  return text
+}

@@ -1,0 +1,210 @@
+import crypto from 'node:crypto'
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Queryable, Sql } from '../db/database.js'
+import * as jobsSql from '../db/sql/jobs.js'
+import type { WorkIntake } from '../lifecycle/drain.js'
+import type { Logger } from '../observability/logger.js'
+
+/** A job kind: what it does with its payload, and how often it may be tried. */
+export interface JobHandler<Payload = Record<string, unknown>> {
+  kind: string
+  maxAttempts: number
+  run(payload: Payload, attempt: number): Promise<void>
+}
+
+/** Thrown by a handler when trying again cannot help (the resource is gone, the input is wrong). */
+export class PermanentJobError extends Error {}
+
+export interface JobProcessorOptions {
+  /** Jobs run at once by this process. */
+  concurrency: number
+  pollIntervalMs: number
+  /** A claimed job not finished within this time is taken again by another worker. */
+  leaseSeconds: number
+  /** First retry delay; doubles with each attempt up to maxRetryDelayMs. */
+  retryBaseMs: number
+  maxRetryDelayMs: number
+}
+
+export const DEFAULT_JOB_OPTIONS: JobProcessorOptions = {
+  concurrency: 4,
+  pollIntervalMs: 1_000,
+  leaseSeconds: 120,
+  retryBaseMs: 2_000,
+  maxRetryDelayMs: 5 * 60_000,
+}
+
+const FINISHED_JOB_RETENTION_SEC = 7 * 24 * 3600
+const CLEANUP_INTERVAL_MS = 10 * 60_000
+const RETRY_JITTER = 0.2
+const MAX_ERROR_LENGTH = 2_000
+const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+/**
+ * Runs durable jobs from the `jobs` table on the background pool. Several server
+ * processes share one queue: claims use FOR UPDATE SKIP LOCKED, so each job runs
+ * once; failures retry with exponential backoff until the kind's attempts run out,
+ * then the job stays FAILED with its last error. Jobs survive restarts.
+ */
+export class JobProcessor implements WorkIntake {
+  readonly name = 'background jobs'
+  readonly workerId = `${process.pid}-${crypto.randomBytes(3).toString('hex')}`
+  readonly #handlers = new Map<string, JobHandler<never>>()
+  readonly #active = new Set<Promise<void>>()
+  readonly #options: JobProcessorOptions
+  #running = false
+  #loop: Promise<void> | undefined
+  #wake: (() => void) | undefined
+  #lastCleanup = 0
+  readonly #jobsTotal: Counter<'kind' | 'outcome'>
+  readonly #jobDuration: Histogram<'kind'>
+
+  constructor(
+    readonly sql: Sql,
+    readonly log: Logger,
+    registry: Registry,
+    /** Intake follows the lifecycle: nothing is claimed while the database is unreachable. */
+    readonly mayClaim: () => boolean,
+    options: Partial<JobProcessorOptions> = {},
+  ) {
+    this.#options = { ...DEFAULT_JOB_OPTIONS, ...options }
+    this.#jobsTotal = new Counter({
+      name: 'memsvc_jobs_total',
+      help: 'Background job attempts finished, by kind and outcome (succeeded, retried, failed).',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    })
+    this.#jobDuration = new Histogram({
+      name: 'memsvc_job_duration_seconds',
+      help: 'Duration of background job attempts.',
+      labelNames: ['kind'] as const,
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    })
+    new Gauge({
+      name: 'memsvc_jobs_queue_depth',
+      help: 'Jobs in the shared queue, by status.',
+      labelNames: ['status'] as const,
+      registers: [registry],
+      collect: async function (this: Gauge<'status'>) {
+        this.reset()
+        try {
+          for (const row of await jobsSql.countJobsByStatus(sql)) this.set({ status: row.status }, row.count)
+        } catch {
+          // The database may be down; the scrape still succeeds without this gauge.
+        }
+      },
+    })
+  }
+
+  register<Payload>(handler: JobHandler<Payload>): void {
+    this.#handlers.set(handler.kind, handler as JobHandler<never>)
+  }
+
+  /** Stores a job (in the caller's transaction, if it passes one) and wakes this process's loop. */
+  async enqueue(sql: Queryable, kind: string, payload: Record<string, unknown>, delayMs = 0): Promise<string> {
+    const handler = this.#handlers.get(kind)
+    if (!handler) throw new Error(`no handler for job kind ${kind}`)
+    const id = crypto.randomUUID()
+    await jobsSql.insertJob(sql, { id, kind, payload, maxAttempts: handler.maxAttempts, runAfter: new Date(Date.now() + delayMs) })
+    this.#wake?.()
+    return id
+  }
+
+  start(): void {
+    if (this.#running) return
+    this.#running = true
+    this.#loop = this.#run()
+  }
+
+  /** Drain: claims nothing more, and resolves when the jobs already claimed are done. */
+  async stopAndFinish(): Promise<void> {
+    this.#running = false
+    this.#wake?.()
+    await this.#loop
+    await Promise.allSettled([...this.#active])
+  }
+
+  get activeJobs(): number {
+    return this.#active.size
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      const free = this.#options.concurrency - this.#active.size
+      let claimed: jobsSql.JobRow[] = []
+      if (free > 0 && this.mayClaim()) {
+        try {
+          claimed = await jobsSql.claimJobs(this.sql, this.workerId, free, this.#options.leaseSeconds)
+        } catch (error) {
+          this.log.warn('could not claim jobs; will retry', { error: error as Error })
+        }
+      }
+      for (const job of claimed) {
+        const running = this.#execute(job).finally(() => {
+          this.#active.delete(running)
+          this.#wake?.()
+        })
+        this.#active.add(running)
+      }
+      await this.#cleanupNowAndThen()
+      // A full batch suggests more is waiting: look again at once.
+      if (claimed.length === 0 || claimed.length < free) await this.#sleep(this.#options.pollIntervalMs)
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      timer.unref()
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#wake = done
+    })
+  }
+
+  async #execute(job: jobsSql.JobRow): Promise<void> {
+    const handler = this.#handlers.get(job.kind)
+    const started = process.hrtime.bigint()
+    try {
+      if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind} in this server version`)
+      await handler.run(job.payload as never, job.attempts)
+      await jobsSql.completeJob(this.sql, job.id, this.workerId)
+      this.#jobsTotal.inc({ kind: job.kind, outcome: 'succeeded' })
+    } catch (error) {
+      const message = ((error as Error)?.message ?? String(error)).slice(0, MAX_ERROR_LENGTH)
+      const finalAttempt = error instanceof PermanentJobError || job.attempts >= job.max_attempts
+      const retryInMs = finalAttempt ? undefined : this.#retryDelay(job.attempts)
+      try {
+        await jobsSql.failJob(this.sql, job.id, this.workerId, message, retryInMs)
+      } catch (recordError) {
+        this.log.warn('could not record a job failure; its lease will expire and it will run again', { jobId: job.id, error: recordError as Error })
+      }
+      this.#jobsTotal.inc({ kind: job.kind, outcome: finalAttempt ? 'failed' : 'retried' })
+      const fields = { jobId: job.id, kind: job.kind, attempt: job.attempts, error: message }
+      if (finalAttempt) this.log.warn('job failed for good', fields)
+      else this.log.info('job failed; will retry', { ...fields, retryInMs })
+    } finally {
+      this.#jobDuration.observe({ kind: job.kind }, Number(process.hrtime.bigint() - started) / 1e9)
+    }
+  }
+
+  #retryDelay(attempt: number): number {
+    const exponential = Math.min(this.#options.retryBaseMs * 2 ** (attempt - 1), this.#options.maxRetryDelayMs)
+    return Math.round(exponential * (1 - RETRY_JITTER + Math.random() * 2 * RETRY_JITTER))
+  }
+
+  async #cleanupNowAndThen(): Promise<void> {
+    const now = Date.now()
+    if (now - this.#lastCleanup < CLEANUP_INTERVAL_MS) return
+    this.#lastCleanup = now
+    try {
+      const removed = await jobsSql.deleteFinishedJobs(this.sql, FINISHED_JOB_RETENTION_SEC)
+      if (removed > 0) this.log.debug('removed old finished jobs', { removed })
+    } catch (error) {
+      this.log.warn('could not remove old finished jobs', { error: error as Error })
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * What a connectivity probe sends to each kind of provider, and how it reads the
+ * answer. Pure functions: no I/O, so every provider's shape is unit-tested.
+ */
+
+export const PROBE_INPUT = 'memsvc connectivity probe'
+
+export interface ProbeHttpRequest {
+  url: string
+  headers: Record<string, string>
+  body: unknown
+}
+
+export interface StoredCredential {
+  kind: 'API_KEY' | 'CLOUD_ADC' | 'NONE'
+  headerName?: string
+  prefix?: string
+  /** Only for API_KEY, decrypted just for this request. */
+  secret?: string
+}
+
+export class UnsupportedProbeError extends Error {}
+
+/** endpointUrl and apiPath are joined as text: new URL(path, base) would drop a base path such as /v1. */
+export function joinUrl(endpointUrl: string, apiPath: string): string {
+  return `${endpointUrl.replace(/\/+$/, '')}/${apiPath.replace(/^\/+/, '')}`
+}
+
+function authHeaders(credential: StoredCredential): Record<string, string> {
+  switch (credential.kind) {
+    case 'NONE':
+      return {}
+    case 'API_KEY': {
+      const prefix = credential.prefix ? `${credential.prefix} ` : ''
+      return { [credential.headerName ?? 'Authorization']: `${prefix}${credential.secret ?? ''}` }
+    }
+    case 'CLOUD_ADC':
+      // Minting tokens needs the cloud SDK and metadata server, which this server does not embed.
+      throw new UnsupportedProbeError('probing with cloud application default credentials is not supported yet; the registration itself is stored')
+  }
+}
+
+export function embeddingProbeRequest(
+  embedder: { providerType: string; endpointUrl: string; apiPath: string; modelIdentifier: string },
+  credential: StoredCredential,
+): ProbeHttpRequest {
+  const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
+  const url = joinUrl(embedder.endpointUrl, embedder.apiPath)
+  switch (embedder.providerType) {
+    case 'TEI':
+      return { url, headers, body: { inputs: PROBE_INPUT } }
+    case 'VENDORD':
+      return { url, headers, body: { model: embedder.modelIdentifier, texts: [PROBE_INPUT], input_type: 'search_query', embedding_types: ['float'] } }
+    default:
+      // VENDORA, VLLM, LLAMA_CPP and the other OpenAI-compatible embedding APIs.
+      return { url, headers, body: { model: embedder.modelIdentifier, input: [PROBE_INPUT] } }
+  }
+}
+
+export function chatProbeRequest(llm: { endpointUrl: string; apiPath: string; modelIdentifier: string }, credential: StoredCredential): ProbeHttpRequest {
+  return {
+    url: joinUrl(llm.endpointUrl, llm.apiPath),
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) },
+    // One token: enough to prove the model answers, as cheap as a request can be.
+    body: { model: llm.modelIdentifier, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 },
+  }
+}
+
+const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
+
+/** The first vector in any of the response shapes the supported providers use, or undefined. */
+export function firstEmbedding(body: unknown): number[] | undefined {
+  const candidates: unknown[] = []
+  const record = body as Record<string, any> | null
+  if (Array.isArray(body)) candidates.push(body[0], body)
+  if (record && typeof record === 'object') {
+    candidates.push(record.data?.[0]?.embedding, record.embeddings?.float?.[0], record.embeddings?.[0], record.embedding, record.embeddings?.[0]?.values)
+  }
+  return candidates.find(isNumberArray)
+}
+
+/** A chat answer in the OpenAI shape (choices) or Ollama's native one (message). */
+export function looksLikeChatCompletion(body: unknown): boolean {
+  const record = body as Record<string, any> | null
+  return !!record && typeof record === 'object' && (Array.isArray(record.choices) || typeof record.message === 'object')
+}
