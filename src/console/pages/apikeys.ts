@@ -1,0 +1,283 @@
+// API keys: create (labels, expiry; the raw key shown once), list, activate/deactivate,
+// edit labels, delete with confirmation. Admins can pick whose keys they manage.
+import { type ApiResult, call, describeError, query } from '../api.js'
+import { h, replace } from '../dom.js'
+import { field, FormErrors, formatLabels, input, parseLabels, select, textarea } from '../forms.js'
+import { session } from '../session.js'
+import type { ApiKey, PageContext, User } from '../types.js'
+import { announce, badge, confirmDialog, copyButton, errorNotice, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
+
+const PAGE_SIZE = 50
+const LABELS_HINT = 'One key=value per line. Keys: 1-63 of a-z 0-9 . _ -; at most 20 labels.'
+
+const isSessionKey = (key: ApiKey) => session.apiKey?.slice(0, key.keyPrefix.length) === key.keyPrefix
+
+function expiryCell(key: ApiKey): HTMLElement {
+  if (key.expiresAt === undefined) return h('span', { class: 'muted' }, 'never')
+  const expired = Number(key.expiresAt) <= Date.now()
+  return h('span', null, time(key.expiresAt), expired ? [' ', badge('expired', 'bad')] : null)
+}
+
+/** A modal form for a key's labels; resolves with the updated key, or undefined if cancelled. */
+function editLabelsDialog(key: ApiKey): Promise<ApiKey | undefined> {
+  return new Promise((resolve) => {
+    const opener = document.activeElement as HTMLElement | null
+    const errors = new FormErrors({ replaceLabels: 'labels' })
+    const labels = field(errors, { name: 'labels', label: 'Labels', hint: LABELS_HINT }, textarea({ rows: 5, value: formatLabels(key.labels), spellcheck: 'false' }))
+    const save = h('button', { type: 'submit', class: 'button primary' }, 'Save labels')
+    const finish = (result: ApiKey | undefined) => {
+      dialog.close()
+      dialog.remove()
+      opener?.focus()
+      resolve(result)
+    }
+    const form = h('form', {
+      class: 'form',
+      novalidate: true,
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        const parsed = parseLabels(labels.control.value, 'labels')
+        if (parsed.violations.length) return errors.showClient(parsed.violations)
+        setBusy(save, true)
+        const result = await call<ApiKey>('Edit API key labels', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { replaceLabels: parsed.labels } })
+        setBusy(save, false)
+        if (!result.ok) return void errors.show(result.error!)
+        finish(result.data)
+      },
+    },
+      errors.summary,
+      labels.wrapper,
+      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onClick: () => finish(undefined) }, 'Cancel'), save),
+    )
+    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'labels-dialog-title' }, h('h2', { id: 'labels-dialog-title' }, `Labels of ${key.keyPrefix}…`), form)
+    dialog.addEventListener('cancel', (event) => {
+      event.preventDefault()
+      finish(undefined)
+    })
+    document.body.appendChild(dialog)
+    dialog.showModal()
+    labels.control.focus()
+  })
+}
+
+export async function apiKeysPage(context: PageContext): Promise<void> {
+  const { root, me } = context
+  const isAdmin = me.role === 'ADMIN'
+  const ownerId = (isAdmin && context.query.get('owner')) || me.userId
+  let statusFilter = context.query.get('status') ?? ''
+  let nextToken: string | undefined
+  let users: User[] = []
+
+  const ownerNote = h('p', { class: 'muted' })
+  const newKeySlot = h('div')
+  const tableSlot = h('div', null, loading('API keys'))
+  const moreSlot = h('div', { class: 'actions' })
+
+  // ---- create ----
+  const errors = new FormErrors()
+  const labels = field(errors, { name: 'labels', label: 'Labels', hint: LABELS_HINT }, textarea({ rows: 3, placeholder: 'env=dev\nteam=search', spellcheck: 'false' }))
+  const expires = field(errors, { name: 'expiresAt', label: 'Expires at (optional)', hint: 'Your local time. Leave empty for a key that does not expire.' }, input({ type: 'datetime-local' }))
+  const createButton = h('button', { type: 'submit', class: 'button primary' }, 'Create API key')
+  const createForm = h('form', {
+    class: 'form',
+    novalidate: true,
+    'aria-label': 'Create an API key',
+    onSubmit: async (event: Event) => {
+      event.preventDefault()
+      errors.clear()
+      const parsed = parseLabels(labels.control.value, 'labels')
+      if (parsed.violations.length) return errors.showClient(parsed.violations)
+      const body: Record<string, unknown> = {}
+      if (Object.keys(parsed.labels).length) body.labels = parsed.labels
+      if (expires.control.value) {
+        const at = new Date(expires.control.value).getTime()
+        if (Number.isNaN(at)) return errors.showClient([{ field: 'expiresAt', description: 'not a valid date and time' }])
+        body.expiresAt = at
+      }
+      if (ownerId !== me.userId) body.ownerId = ownerId
+      setBusy(createButton, true, 'Creating…')
+      const result = await call<{ apiKeyMetadata: ApiKey; rawApiKey: string }>('Create API key', 'POST', '/v1/apikeys', { body })
+      setBusy(createButton, false, 'Create API key')
+      if (!result.ok || !result.data) return void errors.show(result.error!)
+      labels.control.value = ''
+      expires.control.value = ''
+      showNewKey(result.data.rawApiKey, result.data.apiKeyMetadata)
+      // Shown at the top of the list without listing again, so the create stays the newest debug entry.
+      const created = result.data.apiKeyMetadata
+      if (tbody.isConnected && (!statusFilter || statusFilter === created.status)) tbody.prepend(row(created))
+      else if (!tbody.isConnected) await loadList(true)
+    },
+  }, errors.summary, h('div', { class: 'row' }, labels.wrapper, expires.wrapper), h('div', { class: 'actions' }, createButton))
+
+  function showNewKey(raw: string, key: ApiKey): void {
+    const id = 'new-key-value'
+    replace(newKeySlot, h('section', { class: 'panel one-time', 'aria-labelledby': 'new-key-title', 'data-testid': 'new-key' },
+      h('h3', { id: 'new-key-title', tabindex: '-1' }, `New API key ${key.keyPrefix}…`),
+      h('div', { class: 'notice warning', role: 'alert' }, h('strong', null, 'Copy this key now. '), 'It is shown only once; the server keeps only a hash of it.'),
+      h('label', { for: id }, 'API key'),
+      h('div', { class: 'copy-row' }, h('input', { id, type: 'text', class: 'secret mono', readonly: true, value: raw, spellcheck: 'false' }), copyButton('Copy key', () => raw)),
+      h('div', { class: 'actions' }, h('button', {
+        type: 'button',
+        class: 'button',
+        onClick: () => {
+          newKeySlot.replaceChildren()
+          createButton.focus()
+          announce('The new key is no longer shown')
+        },
+      }, 'Done: hide the key')),
+    ))
+    newKeySlot.querySelector<HTMLElement>('h3')?.focus()
+  }
+
+  // ---- list ----
+  const tbody = h('tbody')
+  function row(key: ApiKey): HTMLTableRowElement {
+    const active = key.status === 'ACTIVE'
+    const mine = isSessionKey(key)
+    const toggle = h('button', {
+      type: 'button',
+      class: 'button small',
+      'data-action': 'toggle-status',
+      onClick: async () => {
+        if (active && mine) {
+          const sure = await confirmDialog({
+            title: 'Deactivate the key you are signed in with?',
+            message: 'This console uses this key. Deactivating it signs you out at once.',
+            confirmLabel: 'Deactivate and sign out',
+            danger: true,
+          })
+          if (!sure) return
+        }
+        setBusy(toggle, true)
+        const result = await call<ApiKey>(active ? 'Deactivate API key' : 'Activate API key', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { status: active ? 'INACTIVE' : 'ACTIVE' } })
+        if (!result.ok || !result.data) {
+          setBusy(toggle, false)
+          return announceError(result)
+        }
+        replaceRow(tr, row(result.data), 'toggle-status')
+        announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
+      },
+    }, active ? 'Deactivate' : 'Activate')
+    const edit = h('button', {
+      type: 'button',
+      class: 'button small',
+      'data-action': 'edit-labels',
+      onClick: async () => {
+        const updated = await editLabelsDialog(key)
+        if (updated) {
+          replaceRow(tr, row(updated), 'edit-labels')
+          announce(`Labels of ${key.keyPrefix}… saved`)
+        }
+      },
+    }, 'Edit labels')
+    const remove = h('button', {
+      type: 'button',
+      class: 'button small danger',
+      'data-action': 'delete',
+      onClick: async () => {
+        const sure = await confirmDialog({
+          title: `Delete API key ${key.keyPrefix}…?`,
+          message: [
+            'Anything using this key stops working immediately. This cannot be undone.',
+            mine ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.')) : null,
+          ],
+          confirmLabel: 'Delete key',
+          danger: true,
+        })
+        if (!sure) return
+        const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
+        if (!result.ok) return announceError(result)
+        const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+        tr.remove()
+        announce(`API key ${key.keyPrefix}… deleted`)
+        ;(next?.querySelector<HTMLElement>('button') ?? createButton).focus()
+      },
+    }, 'Delete')
+    const tr = h('tr', { 'data-key-id': key.apiKeyId, 'data-key-prefix': key.keyPrefix },
+      h('th', { scope: 'row' }, h('code', null, `${key.keyPrefix}…`), mine ? h('span', { class: 'tag' }, 'this session') : null),
+      h('td', { 'data-col': 'status' }, badge(active ? 'Active' : 'Inactive', active ? 'ok' : 'off')),
+      h('td', null, labelChips(key.labels)),
+      h('td', null, expiryCell(key)),
+      h('td', null, time(key.lastUsedAt)),
+      h('td', { class: 'optional-col' }, time(key.createdAt)),
+      h('td', { class: 'row-actions' }, h('div', { class: 'actions' }, toggle, edit, remove)),
+    )
+    return tr
+  }
+
+  function replaceRow(old: HTMLTableRowElement, fresh: HTMLTableRowElement, focusAction: string): void {
+    old.replaceWith(fresh)
+    fresh.querySelector<HTMLElement>(`[data-action="${focusAction}"]`)?.focus()
+  }
+
+  function announceError(result: ApiResult<unknown>): void {
+    announce(`Failed: ${describeError(result.error!)}`)
+    replace(moreSlot, errorNotice(result.error!))
+  }
+
+  async function loadList(reset: boolean): Promise<void> {
+    if (reset) nextToken = undefined
+    const result = await call<{ keys: ApiKey[]; nextToken?: string }>('List API keys', 'GET',
+      `/v1/apikeys${query({ maxResults: PAGE_SIZE, status: statusFilter || undefined, ownerId: ownerId !== me.userId ? ownerId : undefined, nextToken })}`)
+    if (!context.isCurrent()) return
+    if (!result.ok || !result.data) {
+      replace(tableSlot, errorNotice(result.error!, 'Could not list the API keys'))
+      return
+    }
+    if (reset) tbody.replaceChildren()
+    for (const key of result.data.keys) tbody.appendChild(row(key))
+    nextToken = result.data.nextToken
+    if (tbody.children.length === 0) {
+      replace(tableSlot, notice('info', statusFilter ? `No ${statusFilter.toLowerCase()} keys.` : 'No API keys yet.'))
+    } else {
+      replace(tableSlot, h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'API keys' },
+        h('thead', null, h('tr', null, ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title)))),
+        tbody,
+      )))
+    }
+    replace(moreSlot, nextToken ? h('button', { type: 'button', class: 'button', onClick: () => loadList(false) }, 'Load more') : null)
+  }
+
+  const statusSelect = select([['', 'All'], ['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']], {
+    id: 'status-filter',
+    value: statusFilter,
+    onChange: () => {
+      statusFilter = statusSelect.value
+      void loadList(true)
+    },
+  })
+  statusSelect.value = statusFilter
+
+  const ownerPicker = h('div', { class: 'inline-field' })
+  if (isAdmin) {
+    const usersResult = await call<{ users: User[] }>('List users', 'GET', `/v1/users${query({ maxResults: 1000 })}`)
+    users = usersResult.data?.users ?? []
+    if (users.length > 1) {
+      const picker = select(users.map((user) => [user.userId, `${user.username}${user.userId === me.userId ? ' (you)' : ''}`]), {
+        id: 'owner-picker',
+        onChange: () => context.navigate(`#/apikeys${picker.value === me.userId ? '' : `?owner=${encodeURIComponent(picker.value)}`}`),
+      })
+      picker.value = ownerId
+      replace(ownerPicker, h('label', { for: 'owner-picker' }, 'Keys of'), picker)
+    }
+  }
+  const owner = users.find((user) => user.userId === ownerId)
+  ownerNote.textContent = ownerId === me.userId ? 'Keys you own.' : `Keys of ${owner?.username ?? ownerId}: new keys are created for this user.`
+
+  if (!context.isCurrent()) return
+  root.append(
+    pageHeading('API keys'),
+    ownerNote,
+    section('Create an API key', createForm),
+    newKeySlot,
+    h('section', { class: 'panel', 'aria-labelledby': 'keys-title' },
+      h('div', { class: 'panel-head' },
+        h('h3', { id: 'keys-title' }, 'Keys'),
+        h('div', { class: 'filters' }, ownerPicker, h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusSelect)),
+      ),
+      tableSlot,
+      moreSlot,
+    ),
+  )
+  await loadList(true)
+}

@@ -1,0 +1,87 @@
+// What differs between the embedder and the LLM registries (design.md §3, spec part 2).
+
+export interface RegistryKind {
+  kind: 'embedder' | 'llm'
+  /** Route and page names. */
+  route: string
+  path: string
+  listField: string
+  idField: string
+  singular: string
+  plural: string
+  title: string
+  providers: readonly string[]
+  defaultApiPath(provider: string): string
+}
+
+export const EMBEDDER_PROVIDERS = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
+export const LLM_PROVIDERS = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
+export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
+export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
+export const INT32_MAX = 2_147_483_647
+
+export const EMBEDDERS: RegistryKind = {
+  kind: 'embedder',
+  route: 'embedders',
+  path: '/v1/embedders',
+  listField: 'embedders',
+  idField: 'embedderId',
+  singular: 'embedder',
+  plural: 'embedders',
+  title: 'Embedders',
+  providers: EMBEDDER_PROVIDERS,
+  // Spec part 2: VENDORD /v2/embed, TEI /embed, all others /embeddings.
+  defaultApiPath: (provider) => (provider === 'VENDORD' ? '/v2/embed' : provider === 'TEI' ? '/embed' : '/embeddings'),
+}
+
+export const LLMS: RegistryKind = {
+  kind: 'llm',
+  route: 'llms',
+  path: '/v1/llms',
+  listField: 'llms',
+  idField: 'llmId',
+  singular: 'LLM',
+  plural: 'LLMs',
+  title: 'LLMs',
+  providers: LLM_PROVIDERS,
+  // Spec part 2: default /v1/chat/completions.
+  defaultApiPath: () => '/v1/chat/completions',
+}
+
+/** Usual local addresses, offered as placeholders only (never sent unless typed). */
+const LOCAL_ENDPOINTS: Record<string, string> = {
+  VLLM: 'http://localhost:8000',
+  TEI: 'http://localhost:8080',
+  LLAMA_CPP: 'http://localhost:8080',
+  OLLAMA: 'http://localhost:11434',
+}
+
+export const endpointPlaceholder = (provider: string): string => LOCAL_ENDPOINTS[provider] ?? 'https://api.example.com'
+
+export const CAPABILITIES = [
+  ['supportsChat', 'Chat', true],
+  ['supportsCompletion', 'Completion', false],
+  ['supportsFunctionCalling', 'Function calling', false],
+  ['supportsSamplingParameters', 'Sampling parameters', true],
+  ['supportsStreaming', 'Streaming', false],
+  ['supportsSystemMessages', 'System messages', true],
+] as const
+
+export interface NumberSpec {
+  name: string
+  label: string
+  min: number
+  max: number
+  step: string
+  hint: string
+}
+
+/** Sampling settings and their ranges (spec part 2). */
+export const SAMPLING: NumberSpec[] = [
+  { name: 'maxTokens', label: 'Max tokens', min: 1, max: INT32_MAX, step: '1', hint: 'A positive whole number.' },
+  { name: 'temperature', label: 'Temperature', min: 0, max: 2, step: '0.01', hint: '0.0 to 2.0' },
+  { name: 'topP', label: 'Top-p', min: 0, max: 1, step: '0.01', hint: '0.0 to 1.0' },
+  { name: 'topK', label: 'Top-k', min: 1, max: INT32_MAX, step: '1', hint: 'A positive whole number.' },
+  { name: 'frequencyPenalty', label: 'Frequency penalty', min: -2, max: 2, step: '0.01', hint: '-2.0 to 2.0' },
+  { name: 'presencePenalty', label: 'Presence penalty', min: -2, max: 2, step: '0.01', hint: '-2.0 to 2.0' },
+]
