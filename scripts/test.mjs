@@ -1,0 +1,49 @@
+// npm test: everything the tests need on a fresh machine of this kind, then the build
+// (the end-to-end tests run dist/memsvc), then every test.
+//   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
+//   - Debian packages the tests use are installed if missing (we run as root there):
+//     prometheus for promtool, chromium for the console's browser tests.
+import { execFileSync, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+
+const REQUIRED_PACKAGES = [
+  { command: 'promtool', pkg: 'prometheus' },
+  { command: 'chromium', pkg: 'chromium' },
+]
+
+function has(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
+}
+
+function run(command, args, options = {}) {
+  console.log(`$ ${command} ${args.join(' ')}`)
+  execFileSync(command, args, { stdio: 'inherit', ...options })
+}
+
+function ensurePostgres() {
+  if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status === 0) return
+  const clusters = fs.existsSync('/etc/postgresql') ? fs.readdirSync('/etc/postgresql') : []
+  if (clusters.length === 0) {
+    console.warn('PostgreSQL is not installed here: the PostgreSQL half of the suites will fail; set MEMSVC_TEST_ENGINES=embedded to run the embedded half only')
+    return
+  }
+  run('pg_ctlcluster', ['--skip-systemctl-redirect', clusters[0], 'main', 'start'])
+}
+
+function ensurePackages() {
+  const missing = REQUIRED_PACKAGES.filter((entry) => !has(entry.command)).map((entry) => entry.pkg)
+  if (missing.length === 0) return
+  if (process.getuid?.() !== 0 || !has('apt-get')) {
+    console.warn(`missing ${missing.join(', ')}; install them for the full suite (tests that need them say so and skip)`)
+    return
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  run('apt-get', ['update', '-qq'], { env })
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env })
+}
+
+ensurePostgres()
+ensurePackages()
+run('npm', ['run', 'build'])
+const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
+process.exit(vitest.status ?? 1)

@@ -1,0 +1,8 @@
+import { describe } from 'vitest'
+import { ENGINES } from '../support/databases.js'
+import { itEachCase, useIdentityFixture } from './case-table.js'
+import { ERROR_CASES } from './registry-cases.js'
+
+describe.each(ENGINES)('embedder and LLM registry, errors cases (%s)', (engine) => {
+  itEachCase(useIdentityFixture(engine), ERROR_CASES)
+})

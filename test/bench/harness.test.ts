@@ -1,0 +1,96 @@
+// Smoke test of the benchmark harness (bench/run.ts): every scenario runs for about a
+// second (--quick) and the report must have every row, with numbers. It never looks at
+// the numbers themselves: timings and ratios are what `npm run bench` is for, on a quiet
+// machine, not what a test suite running beside other suites can judge.
+import { spawn, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
+const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
+/** The harness stops itself long before this (quick mode takes about 50 s on two busy cores). */
+const RUN_TIMEOUT_MS = 150_000
+
+const COMPARISON_ROWS = ['rest-list', 'rest-me', 'grpc-list', 'rest-create', 'soak', 'soak-floor-patched', 'soak-floor-unpatched']
+const OTHER_ROWS = ['rss-idle', 'rss-load', 'rss-after', 'ready-external-fresh', 'ready-external-existing', 'ready-embedded-existing', 'ready-embedded-first']
+
+const hasCommand = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
+
+function skipReason(): string | undefined {
+  const missing = ['wrk', 'h2load'].filter((tool) => !hasCommand(tool))
+  if (missing.length > 0) return `${missing.join(' and ')} not installed (apt-get install wrk nghttp2-client)`
+  if (!fs.existsSync(EXECUTABLE)) return 'dist/memsvc is not built (npm run build)'
+  if (hasCommand('pg_isready') && spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status !== 0) {
+    return 'PostgreSQL is not answering on 127.0.0.1:5432'
+  }
+  return undefined
+}
+
+const reason = skipReason()
+if (reason) console.warn(`bench harness smoke test skipped: ${reason}`)
+
+interface Row {
+  id: string
+  measure: string
+  value: number
+  floorValue?: number
+  ratio?: number
+  target?: number
+  p50Ms?: number
+  p99Ms?: number
+}
+
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-smoke-'))
+afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
+
+function runHarness(): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    // --no-build: npm test has just built dist/memsvc; rebuilding here would race the other suites using it.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--unpatched-soak', '--no-build', '--out', outDir], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    // SIGINT makes the harness stop its children and drop its database before exiting.
+    const timer = setTimeout(() => child.kill('SIGINT'), RUN_TIMEOUT_MS)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    })
+  })
+}
+
+describe.skipIf(reason !== undefined)('bench harness (npm run bench -- --quick)', () => {
+  it(
+    'runs every scenario and reports every row with numbers',
+    async () => {
+      const { code, output } = await runHarness()
+      expect(code, output.slice(-4000)).toBe(0)
+
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'latest.json'), 'utf8')) as { complete: boolean; rows: Row[]; machine: { before: { uptime: string }; after: { uptime: string } } }
+      expect(report.complete).toBe(true)
+      expect(report.machine.before.uptime).toMatch(/load average/)
+      expect(report.machine.after.uptime).toMatch(/load average/)
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...COMPARISON_ROWS, ...OTHER_ROWS].sort())
+      const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+      for (const row of report.rows) {
+        expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
+        if (!COMPARISON_ROWS.includes(row.id)) continue
+        for (const field of ['floorValue', 'ratio', 'target', 'p50Ms', 'p99Ms'] as const) {
+          expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+        }
+      }
+
+      const markdown = fs.readFileSync(path.join(outDir, 'latest.md'), 'utf8')
+      for (const row of report.rows) expect(markdown).toContain(row.measure)
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  )
+})

@@ -1,0 +1,140 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import * as jobsSql from '../../src/db/sql/jobs.js'
+import { PermanentJobError } from '../../src/jobs/job-processor.js'
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
+import { startIdentityFixture } from '../support/identity-fixture.js'
+import { waitFor } from '../support/wait.js'
+
+const FAST_JOBS = { startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100 } } }
+const running: Array<{ stop(): Promise<void> }> = []
+const databases: TestDatabase[] = []
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((server) => server.stop()))
+  await Promise.all(databases.splice(0).map((database) => database.drop()))
+})
+
+async function start(engine: 'postgresql' | 'embedded', database?: TestDatabase): Promise<TestServer> {
+  const server = await startTestServer({ engine, database, ...FAST_JOBS })
+  running.push(server)
+  return server
+}
+
+const jobStatus = async (server: TestServer, id: string) => (await jobsSql.findJob(server.server.context.sql, id))?.status
+
+describe.each(ENGINES)('background jobs (%s)', (engine) => {
+  it('retries a failing job with backoff until it succeeds', async () => {
+    const server = await start(engine)
+    const jobs = server.server.context.jobs
+    let calls = 0
+    jobs.register({ kind: 'test.flaky', maxAttempts: 5, run: async () => {
+      calls++
+      if (calls < 3) throw new Error(`failure ${calls}`)
+    } })
+    const id = await jobs.enqueue(jobs.sql, 'test.flaky', {})
+    await waitFor('the flaky job to succeed', async () => (await jobStatus(server, id)) === 'SUCCEEDED')
+    const row = await jobsSql.findJob(server.server.context.sql, id)
+    expect(row).toMatchObject({ attempts: 3, last_error: 'failure 2' })
+  })
+
+  it('ends a job that keeps failing in FAILED with its last error; a permanent error is not retried', async () => {
+    const server = await start(engine)
+    const jobs = server.server.context.jobs
+    jobs.register({ kind: 'test.broken', maxAttempts: 3, run: async (_payload, attempt) => {
+      throw new Error(`broken on attempt ${attempt}`)
+    } })
+    jobs.register({ kind: 'test.hopeless', maxAttempts: 3, run: async () => {
+      throw new PermanentJobError('resource is gone')
+    } })
+    const broken = await jobs.enqueue(jobs.sql, 'test.broken', {})
+    const hopeless = await jobs.enqueue(jobs.sql, 'test.hopeless', {})
+    await waitFor('both jobs to fail', async () => (await jobStatus(server, broken)) === 'FAILED' && (await jobStatus(server, hopeless)) === 'FAILED')
+    expect(await jobsSql.findJob(server.server.context.sql, broken)).toMatchObject({ attempts: 3, last_error: 'broken on attempt 3' })
+    expect(await jobsSql.findJob(server.server.context.sql, hopeless)).toMatchObject({ attempts: 1, last_error: 'resource is gone' })
+    const metrics = await (await fetch(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })).text()
+    expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="retried"} 2')
+    expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="failed"} 1')
+    expect(metrics).toMatch(/memsvc_jobs_queue_depth\{status="FAILED"\} 2/)
+    expect(metrics).toMatch(/memsvc_job_duration_seconds_count\{kind="test.broken"\} 3/)
+  })
+
+  it('records lastUsedAt through a job, without writing on the request path', async () => {
+    const fixture = await startIdentityFixture(engine, {})
+    running.push(fixture)
+    const key = await fixture.newKey(fixture.alice)
+    expect((await fixture.call('rest', 'getMe', {}, key.apiKey)).status).toBe('OK')
+    const before = await fixture.call('rest', 'listApiKeys', { maxResults: 1000 }, fixture.alice.apiKey)
+    expect(before.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt).toBeUndefined()
+    await fixture.server.server.context.authenticator.flushUsage()
+    await waitFor('lastUsedAt to be written', async () => {
+      const listed = await fixture.call('rest', 'listApiKeys', { maxResults: 1000 }, fixture.alice.apiKey)
+      return listed.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt !== undefined
+    })
+  })
+})
+
+describe('background jobs shared by several processes (postgresql)', () => {
+  it('runs each of 200 jobs exactly once across two servers', async () => {
+    const database = await createTestDatabase()
+    databases.push(database)
+    const servers = [await start('postgresql', database), await start('postgresql', database)]
+    const runs: Array<{ server: number; id: string }> = []
+    servers.forEach((server, index) =>
+      server.server.context.jobs.register({ kind: 'test.count', maxAttempts: 1, run: async (payload: { n: number }) => {
+        runs.push({ server: index, id: String(payload.n) })
+        await new Promise((resolve) => setTimeout(resolve, 2))
+      } }),
+    )
+    const jobs = servers[0]!.server.context.jobs
+    await jobs.sql.begin(async (tx) => {
+      for (let n = 0; n < 200; n++) await jobs.enqueue(tx, 'test.count', { n })
+    })
+    await waitFor('all 200 jobs to succeed', async () => {
+      const counts = await jobsSql.countJobsByStatus(jobs.sql)
+      return counts.find((row) => row.status === 'SUCCEEDED')?.count === 200
+    })
+    expect(runs).toHaveLength(200)
+    expect(new Set(runs.map((run) => run.id)).size).toBe(200)
+    const perServer = [0, 1].map((index) => runs.filter((run) => run.server === index).length)
+    process.stdout.write(`jobs run per server: ${perServer.join(' / ')}\n`)
+    expect(perServer.every((count) => count > 0)).toBe(true)
+  })
+
+  it('keeps a job across a restart: queued on one server, run by the next', async () => {
+    const database = await createTestDatabase()
+    databases.push(database)
+    const first = await start('postgresql', database)
+    first.server.context.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
+    const id = await first.server.context.jobs.enqueue(first.server.context.sql, 'test.later', {}, 1_000)
+    await first.stop()
+    running.splice(running.indexOf(first), 1)
+    const second = await start('postgresql', database)
+    second.server.context.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
+    await waitFor('the job to run on the second server', async () => (await jobStatus(second, id)) === 'SUCCEEDED')
+  })
+
+  it('drain stops intake and waits for the running job; queued jobs stay for another server', async () => {
+    const database = await createTestDatabase()
+    databases.push(database)
+    const server = await start('postgresql', database)
+    const jobs = server.server.context.jobs
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let started = 0
+    jobs.register({ kind: 'test.slow', maxAttempts: 1, run: async () => {
+      started++
+      await released
+    } })
+    const slow = await jobs.enqueue(jobs.sql, 'test.slow', {})
+    await waitFor('the slow job to start', () => started === 1)
+    const drained = server.server.context.drainController!.drain('test', 30_000)
+    await waitFor('DRAINING', () => server.server.lifecycle.state === 'DRAINING')
+    const queued = await jobs.enqueue(jobs.sql, 'test.slow', {})
+    release()
+    expect((await drained).quiesced).toBe(true)
+    expect(await jobStatus(server, slow)).toBe('SUCCEEDED')
+    expect(await jobStatus(server, queued)).toBe('PENDING')
+    expect(started).toBe(1)
+  })
+})

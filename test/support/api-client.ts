@@ -1,0 +1,300 @@
+import * as grpc from '@grpc/grpc-js'
+import { AdminServiceClient } from '../../src/generated/memsvc/v1/admin.js'
+import { ApiKeyServiceClient } from '../../src/generated/memsvc/v1/apikeys.js'
+import { EmbedderServiceClient } from '../../src/generated/memsvc/v1/embedders.js'
+import { LlmServiceClient } from '../../src/generated/memsvc/v1/llms.js'
+import { SystemServiceClient } from '../../src/generated/memsvc/v1/system.js'
+import { UserServiceClient } from '../../src/generated/memsvc/v1/users.js'
+import { ERROR_CODES, type ErrorCode } from '../../src/errors/app-error.js'
+
+/**
+ * One operation table, two transports: each operation knows its REST route and its
+ * gRPC method, so a test case is written once and run over both.
+ */
+export type Transport = 'rest' | 'grpc'
+
+export interface ApiResult {
+  /** 'OK' or the google.rpc status name, the same on both transports. */
+  status: 'OK' | ErrorCode | string
+  /** REST: the HTTP status; gRPC: the numeric gRPC code. */
+  rawStatus: number
+  body: any
+  /** REST only. */
+  headers?: Headers
+  /** Fields named by the error (REST details; gRPC x-error-field trailers). */
+  fields: string[]
+  message: string
+}
+
+interface Operation {
+  rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
+  grpc: { client: 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms'; method: string; request(input: any): unknown; response?(output: any): any }
+}
+
+const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
+
+// Embedders and LLMs (issue 4): REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
+const credentialsMessage = (credentials: any) =>
+  credentials === undefined ? undefined : { ...credentials, kind: credentials.kind ?? 'KIND_UNSPECIFIED', cloudAdc: credentials.cloudAdc && { scopes: [], ...credentials.cloudAdc } }
+const samplingMessage = (sampling: any) => (sampling === undefined ? undefined : { stopSequences: [], ...sampling })
+const listRequest = (path: string) => (input: any) => {
+  const { labelFilter, ...rest } = input ?? {}
+  const query: Record<string, string> = {}
+  for (const [name, value] of Object.entries(rest)) query[name] = String(value)
+  for (const [name, value] of Object.entries(labelFilter ?? {})) query[`label.${name}`] = String(value)
+  return { method: 'GET', path, query }
+}
+const registryCreateMessage = (input: any) => ({
+  ...input,
+  providerType: input.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED',
+  supportedModalities: input.supportedModalities ?? [],
+  labels: input.labels ?? {},
+  credentials: credentialsMessage(input.credentials),
+})
+const registryUpdateMessage = (input: any) => ({
+  ...input,
+  providerType: input.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED',
+  supportedModalities: input.supportedModalities === undefined ? undefined : { items: input.supportedModalities },
+  credentials: credentialsMessage(input.credentials),
+  replaceLabels: stringMap(input.replaceLabels),
+  mergeLabels: stringMap(input.mergeLabels),
+})
+
+export const OPERATIONS = {
+  initializeSystem: {
+    rest: () => ({ method: 'POST', path: '/v1/system/init' }),
+    grpc: { client: 'system', method: 'initializeSystem', request: () => ({}) },
+  },
+  getSystemInfo: {
+    rest: () => ({ method: 'GET', path: '/v1/system/info' }),
+    grpc: { client: 'system', method: 'getSystemInfo', request: () => ({}) },
+  },
+  createUser: {
+    rest: (input) => ({ method: 'POST', path: '/v1/users', body: input }),
+    grpc: { client: 'users', method: 'createUser', request: (input) => ({ ...input, role: input.role ?? 'ROLE_UNSPECIFIED', username: input.username ?? '' }) },
+  },
+  listUsers: {
+    rest: (input) => ({ method: 'GET', path: '/v1/users', query: input }),
+    grpc: { client: 'users', method: 'listUsers', request: (input) => input },
+  },
+  getUser: {
+    rest: (input) => ({ method: 'GET', path: `/v1/users/${input.userId}` }),
+    grpc: { client: 'users', method: 'getUser', request: (input) => ({ userId: input.userId }) },
+  },
+  deleteUser: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/users/${input.userId}` }),
+    grpc: { client: 'users', method: 'deleteUser', request: (input) => ({ userId: input.userId }) },
+  },
+  getMe: {
+    rest: () => ({ method: 'GET', path: '/v1/users/me' }),
+    grpc: { client: 'users', method: 'getMe', request: () => ({}) },
+  },
+  createApiKey: {
+    rest: (input) => ({ method: 'POST', path: '/v1/apikeys', body: input }),
+    grpc: {
+      client: 'apikeys',
+      method: 'createApiKey',
+      request: (input) => ({ ...input, labels: input.labels ?? {}, expiresAt: input.expiresAt === undefined ? undefined : Number(input.expiresAt) }),
+    },
+  },
+  listApiKeys: {
+    rest: (input) => {
+      const { labelFilter, ...rest } = input ?? {}
+      const query: Record<string, string> = {}
+      for (const [name, value] of Object.entries(rest)) query[name] = String(value)
+      for (const [name, value] of Object.entries(labelFilter ?? {})) query[`label.${name}`] = String(value)
+      return { method: 'GET', path: '/v1/apikeys', query }
+    },
+    grpc: { client: 'apikeys', method: 'listApiKeys', request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }) },
+  },
+  updateApiKey: {
+    rest: (input) => {
+      const { apiKeyId, ...body } = input
+      return { method: 'PUT', path: `/v1/apikeys/${apiKeyId}`, body }
+    },
+    grpc: {
+      client: 'apikeys',
+      method: 'updateApiKey',
+      request: (input) => ({ apiKeyId: input.apiKeyId, status: input.status, replaceLabels: stringMap(input.replaceLabels), mergeLabels: stringMap(input.mergeLabels) }),
+    },
+  },
+  deleteApiKey: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/apikeys/${input.apiKeyId}` }),
+    grpc: { client: 'apikeys', method: 'deleteApiKey', request: (input) => ({ apiKeyId: input.apiKeyId }) },
+  },
+  drain: {
+    rest: (input) => ({ method: 'POST', path: '/v1/admin:drain', body: input }),
+    grpc: { client: 'admin', method: 'drain', request: (input) => input },
+  },
+  createEmbedder: {
+    rest: (input) => ({ method: 'POST', path: '/v1/embedders', body: input }),
+    grpc: {
+      client: 'embedders',
+      method: 'createEmbedder',
+      request: (input) => ({ ...registryCreateMessage(input), distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' }),
+    },
+  },
+  listEmbedders: {
+    rest: listRequest('/v1/embedders'),
+    grpc: {
+      client: 'embedders',
+      method: 'listEmbedders',
+      request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
+    },
+  },
+  getEmbedder: {
+    rest: (input) => ({ method: 'GET', path: `/v1/embedders/${input.embedderId}` }),
+    grpc: { client: 'embedders', method: 'getEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
+  },
+  updateEmbedder: {
+    rest: (input) => {
+      const { embedderId, ...body } = input
+      return { method: 'PUT', path: `/v1/embedders/${embedderId}`, body }
+    },
+    grpc: {
+      client: 'embedders',
+      method: 'updateEmbedder',
+      request: (input) => ({ ...registryUpdateMessage(input), distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' }),
+    },
+  },
+  deleteEmbedder: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/embedders/${input.embedderId}` }),
+    grpc: { client: 'embedders', method: 'deleteEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
+  },
+  createLlm: {
+    rest: (input) => ({ method: 'POST', path: '/v1/llms', body: input }),
+    grpc: {
+      client: 'llms',
+      method: 'createLlm',
+      request: (input) => ({ ...registryCreateMessage(input), defaultSamplingParams: samplingMessage(input.defaultSamplingParams) }),
+    },
+  },
+  listLlms: {
+    rest: listRequest('/v1/llms'),
+    grpc: {
+      client: 'llms',
+      method: 'listLlms',
+      request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
+    },
+  },
+  getLlm: {
+    rest: (input) => ({ method: 'GET', path: `/v1/llms/${input.llmId}` }),
+    grpc: { client: 'llms', method: 'getLlm', request: (input) => ({ llmId: input.llmId }) },
+  },
+  updateLlm: {
+    rest: (input) => {
+      const { llmId, ...body } = input
+      return { method: 'PUT', path: `/v1/llms/${llmId}`, body }
+    },
+    grpc: {
+      client: 'llms',
+      method: 'updateLlm',
+      request: (input) => ({ ...registryUpdateMessage(input), defaultSamplingParams: samplingMessage(input.defaultSamplingParams) }),
+    },
+  },
+  deleteLlm: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/llms/${input.llmId}` }),
+    grpc: { client: 'llms', method: 'deleteLlm', request: (input) => ({ llmId: input.llmId }) },
+  },
+  probeEmbedder: {
+    rest: (input) => ({ method: 'POST', path: `/v1/embedders/${input.embedderId}:probe` }),
+    grpc: { client: 'embedders', method: 'probeEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
+  },
+  probeLlm: {
+    rest: (input) => ({ method: 'POST', path: `/v1/llms/${input.llmId}:probe` }),
+    grpc: { client: 'llms', method: 'probeLlm', request: (input) => ({ llmId: input.llmId }) },
+  },
+} satisfies Record<string, Operation>
+
+export type OperationName = keyof typeof OPERATIONS
+
+const grpcCodeToName = new Map<number, string>()
+for (const [name, codes] of Object.entries(ERROR_CODES)) if (!grpcCodeToName.has(codes.grpc)) grpcCodeToName.set(codes.grpc, name)
+
+export interface ApiClientTarget {
+  restUrl: string
+  grpcAddress: string
+  grpcCredentials?: grpc.ChannelCredentials
+}
+
+export class ApiClient {
+  readonly #clients: Record<'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms', grpc.Client>
+
+  constructor(readonly target: ApiClientTarget) {
+    const credentials = target.grpcCredentials ?? grpc.credentials.createInsecure()
+    this.#clients = {
+      system: new SystemServiceClient(target.grpcAddress, credentials),
+      users: new UserServiceClient(target.grpcAddress, credentials),
+      apikeys: new ApiKeyServiceClient(target.grpcAddress, credentials),
+      admin: new AdminServiceClient(target.grpcAddress, credentials),
+      embedders: new EmbedderServiceClient(target.grpcAddress, credentials),
+      llms: new LlmServiceClient(target.grpcAddress, credentials),
+    }
+  }
+
+  close(): void {
+    for (const client of Object.values(this.#clients)) client.close()
+  }
+
+  call(transport: Transport, operation: OperationName, input: any = {}, apiKey?: string): Promise<ApiResult> {
+    return transport === 'rest' ? this.rest(operation, input, apiKey) : this.grpc(operation, input, apiKey)
+  }
+
+  /** A raw REST request, for cases only REST can express (malformed JSON, wrong types in a body). */
+  async restRaw(method: string, path: string, options: { body?: string; apiKey?: string; headers?: Record<string, string> } = {}): Promise<ApiResult> {
+    const response = await fetch(`${this.target.restUrl}${path}`, {
+      method,
+      body: options.body,
+      headers: {
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+        ...options.headers,
+      },
+    })
+    const text = await response.text()
+    const body = text ? JSON.parse(text) : undefined
+    const status = response.ok ? 'OK' : (body?.error?.status ?? String(response.status))
+    return {
+      status,
+      rawStatus: response.status,
+      body,
+      headers: response.headers,
+      fields: (body?.error?.details ?? []).map((detail: { field: string }) => detail.field),
+      message: body?.error?.message ?? '',
+    }
+  }
+
+  async rest(operation: OperationName, input: any, apiKey?: string): Promise<ApiResult> {
+    const request = (OPERATIONS[operation].rest as (input: any) => ReturnType<Operation['rest']>)(input)
+    const query = request.query && Object.keys(request.query).length > 0 ? `?${new URLSearchParams(request.query)}` : ''
+    return this.restRaw(request.method, `${request.path}${query}`, {
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      apiKey,
+    })
+  }
+
+  grpc(operation: OperationName, input: any, apiKey?: string): Promise<ApiResult> {
+    const spec = OPERATIONS[operation].grpc as Operation['grpc']
+    const client = this.#clients[spec.client] as unknown as Record<string, Function>
+    const metadata = new grpc.Metadata()
+    if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`)
+    return new Promise((resolve) => {
+      client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, response: unknown) => {
+        if (!error) {
+          resolve({ status: 'OK', rawStatus: 0, body: response, fields: [], message: '' })
+          return
+        }
+        const trailerStatus = error.metadata?.get('x-error-status')[0]
+        resolve({
+          status: typeof trailerStatus === 'string' ? trailerStatus : (grpcCodeToName.get(error.code) ?? String(error.code)),
+          rawStatus: error.code,
+          body: undefined,
+          fields: (error.metadata?.get('x-error-field') ?? []).map(String),
+          message: error.details,
+        })
+      })
+    })
+  }
+}
+
+export const TRANSPORTS: Transport[] = ['rest', 'grpc']

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest'
+import type { ChangeFeedHandlers, Database } from '../../src/db/database.js'
+import { generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key-format.js'
+import { Authenticator } from '../../src/domain/auth.js'
+import { AppError } from '../../src/errors/app-error.js'
+import { createLogger } from '../../src/observability/logger.js'
+
+/** A database whose every query is recorded and answered by `answer`. */
+function recordingDatabase(answer: () => unknown[] = () => []) {
+  const queries: string[] = []
+  let handlers: ChangeFeedHandlers | undefined
+  const sql = (strings: TemplateStringsArray) => {
+    queries.push(strings.join('?'))
+    return Promise.resolve(answer())
+  }
+  const database = {
+    primary: sql,
+    background: sql,
+    engine: 'postgresql',
+    listenerName: 'memsvc-listen-test',
+    subscribe: (_channel: string, feedHandlers: ChangeFeedHandlers) => {
+      handlers = feedHandlers
+      return { live: true, close: async () => {} }
+    },
+  } as unknown as Database
+  return { database, queries, notify: (payload: string) => handlers?.onMessage('memsvc_auth', payload) }
+}
+
+const silent = createLogger('error', () => {})
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise
+  } catch (error) {
+    return error as AppError
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('API key format', () => {
+  it('generates keys that pass their own checksum', () => {
+    for (let i = 0; i < 200; i++) expect(isWellFormedApiKey(generateApiKey())).toBe(true)
+  })
+
+  it('rejects a key with any single character changed', () => {
+    const key = generateApiKey()
+    for (let position = 4; position < key.length; position++) {
+      const replacement = key[position] === 'a' ? 'b' : 'a'
+      expect(isWellFormedApiKey(key.slice(0, position) + replacement + key.slice(position + 1))).toBe(false)
+    }
+  })
+})
+
+describe('Authenticator', () => {
+  it.each([
+    ['no header', undefined],
+    ['a wrong scheme', 'Basic dXNlcjpwYXNz'],
+    ['a short key', 'Bearer msk_abc'],
+    ['a key with a bad checksum', `Bearer ${generateApiKey().slice(0, -1)}0`],
+    ['a key with another prefix', `Bearer sk_${generateApiKey().slice(4)}`],
+  ])('rejects %s as UNAUTHENTICATED without querying the database', async (_name, header) => {
+    const { database, queries } = recordingDatabase()
+    const authenticator = new Authenticator(database, silent)
+    authenticator.start()
+    const error = await rejection(authenticator.authenticate(header))
+    expect(error.code).toBe('UNAUTHENTICATED')
+    expect(queries).toEqual([])
+    await authenticator.stop()
+  })
+
+  it('caches a valid key and forgets it when a change notification names it', async () => {
+    const created = new Date(1_700_000_000_000)
+    const row = { key_id: 'k1', user_id: 'u1', role: 'USER', status: 'ACTIVE', expires_at: null, username: 'alice', display_name: 'Alice', user_created_at: created, user_updated_at: created }
+    const { database, queries, notify } = recordingDatabase(() => [row])
+    const authenticator = new Authenticator(database, silent)
+    authenticator.start()
+    const key = generateApiKey()
+    expect(await authenticator.authenticate(`Bearer ${key}`)).toEqual({
+      userId: 'u1',
+      role: 'USER',
+      apiKeyId: 'k1',
+      user: { username: 'alice', displayName: 'Alice', createdAt: created.getTime(), updatedAt: created.getTime() },
+    })
+    await authenticator.authenticate(`Bearer ${key}`)
+    expect(queries).toHaveLength(1)
+    notify('key:k1')
+    await authenticator.authenticate(`Bearer ${key}`)
+    expect(queries).toHaveLength(2)
+    notify('user:u1')
+    await authenticator.authenticate(key)
+    expect(queries).toHaveLength(3)
+    await authenticator.stop()
+  })
+})
