@@ -1,0 +1,52 @@
+// A fresh PostgreSQL database per run, dropped at the end (also on SIGINT).
+import crypto from 'node:crypto'
+import postgres from 'postgres'
+
+/** The machine's PostgreSQL 15 (trust auth); override for another server. */
+export const ADMIN_URL = process.env.MEMSVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+export interface BenchDatabase {
+  name: string
+  /** postgres:// form, for the floors (postgres.js). */
+  url: string
+  /** What `memsvc serve --db-url` takes. */
+  jdbcUrl: string
+  user: string
+  serverVersion: string
+  drop(): Promise<void>
+}
+
+async function withAdmin<T>(run: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 })
+  try {
+    return await run(sql)
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
+}
+
+export async function createBenchDatabase(): Promise<BenchDatabase> {
+  const name = `memsvc_bench_${crypto.randomBytes(5).toString('hex')}`
+  const serverVersion = await withAdmin(async (sql) => {
+    await sql.unsafe(`create database ${name}`)
+    const [row] = await sql<Array<{ server_version: string }>>`show server_version`
+    return row!.server_version
+  })
+  const admin = new URL(ADMIN_URL)
+  const user = decodeURIComponent(admin.username) || 'postgres'
+  const url = new URL(ADMIN_URL)
+  url.pathname = `/${name}`
+  let dropped = false
+  return {
+    name,
+    url: url.toString(),
+    jdbcUrl: `jdbc:postgresql://${admin.host}/${name}`,
+    user,
+    serverVersion,
+    async drop() {
+      if (dropped) return
+      dropped = true
+      await withAdmin((sql) => sql.unsafe(`drop database if exists ${name} with (force)`))
+    },
+  }
+}

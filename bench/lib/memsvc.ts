@@ -1,0 +1,103 @@
+// Starts dist/memsvc the way a user would (clean environment, private HOME), pinned to
+// the server core, and measures spawn → READY.
+import type { ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { pinned, SERVER_CORE, sleep, spawnTracked, stopProcess } from './processes.js'
+
+/** `... INFO  listening rest=http://127.0.0.1:PORT/v1 grpc=127.0.0.1:PORT ...` */
+const LISTENING_LINE = /\blistening rest=(https?):\/\/\S*:(\d+)\/v1 grpc=\S*:(\d+)/
+/** Polling /readyz this often bounds the READY timing error. */
+const READY_POLL_MS = 5
+/** Embedded first start runs initdb (about 5 s on these machines); leave room for a loaded machine. */
+const READY_TIMEOUT_MS = 90_000
+/** The server is stopped by the harness long before this; it only bounds a stuck run. */
+const SERVER_LIFETIME_MS = 60 * 60 * 1000
+
+export interface Sandbox {
+  dir: string
+  env: NodeJS.ProcessEnv
+  remove(): void
+}
+
+/** A private HOME and XDG dirs, so the run neither reads nor writes the user's files. */
+export function createSandbox(): Sandbox {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-'))
+  const home = path.join(dir, 'home')
+  const env: NodeJS.ProcessEnv = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    LANG: 'C.UTF-8',
+  }
+  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const) fs.mkdirSync(env[variable]!, { recursive: true })
+  return { dir, env, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+export interface RunningServer {
+  child: ChildProcess
+  pid: number
+  restUrl: string
+  grpcAddress: string
+  /** Milliseconds from spawn to the first 200 from /readyz. */
+  readyMs: number
+  /** Everything the server wrote to stderr so far (its log). */
+  log(): string
+  stop(): Promise<void>
+}
+
+export interface StartOptions {
+  executable: string
+  /** Arguments before `serve`: e.g. node's own flags and the bundle, when profiling. */
+  executableArgs?: string[]
+  args: string[]
+  sandbox: Sandbox
+  env?: NodeJS.ProcessEnv
+}
+
+export async function startMemsvc(options: StartOptions): Promise<RunningServer> {
+  const { command, args } = pinned(SERVER_CORE, options.executable, [...(options.executableArgs ?? []), 'serve', ...options.args])
+  const started = performance.now()
+  const child = spawnTracked(command, args, { env: { ...options.sandbox.env, ...options.env }, cwd: options.sandbox.dir, timeoutMs: SERVER_LIFETIME_MS })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stdout!.resume()
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, signal) => reject(new Error(`memsvc exited (${code ?? signal}) before READY:\n${stderr.slice(-4000)}`))),
+  )
+  exited.catch(() => {})
+
+  const deadline = started + READY_TIMEOUT_MS
+  let listening: RegExpExecArray | null = null
+  while (!(listening = LISTENING_LINE.exec(stderr))) {
+    if (performance.now() > deadline) throw new Error(`memsvc did not log its ports within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
+    await Promise.race([sleep(READY_POLL_MS), exited])
+  }
+  const [, scheme, restPort, grpcPort] = listening
+  const restUrl = `${scheme}://127.0.0.1:${restPort}`
+  for (;;) {
+    const ready = await Promise.race([
+      fetch(`${restUrl}/readyz`).then(
+        (response) => response.status === 200,
+        () => false,
+      ),
+      exited,
+    ])
+    if (ready) break
+    if (performance.now() > deadline) throw new Error(`memsvc not READY within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
+    await sleep(READY_POLL_MS)
+  }
+  const readyMs = performance.now() - started
+  return {
+    child,
+    pid: child.pid!,
+    restUrl,
+    grpcAddress: `127.0.0.1:${grpcPort}`,
+    readyMs,
+    log: () => stderr,
+    stop: () => stopProcess(child),
+  }
+}

@@ -1,0 +1,192 @@
+// npm run bench [-- options]: builds dist/memsvc if it is stale, starts it on a fresh
+// PostgreSQL database, and measures in one run both memsvc and the floors it is divided
+// by; prints one table and writes bench/results/latest.md plus JSON. See --help.
+//
+// Loopback only, every run bounded in time; every process it starts is stopped at the
+// end, on error and on SIGINT, and the database is dropped.
+import { execFileSync } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ensureBuilt } from './lib/build.js'
+import { createBenchDatabase } from './lib/database.js'
+import { createFixtures } from './lib/fixtures.js'
+import { REPO_ROOT } from './lib/floors.js'
+import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
+import { createSandbox, type RunningServer, startMemsvc } from './lib/memsvc.js'
+import { type BenchOptions, parseOptions, type ScenarioId } from './lib/options.js'
+import { canPin, cleanUp, hasCommand, installExitHandlers, LOAD_CORE, onCleanup, SERVER_CORE, sleep, wasInterrupted } from './lib/processes.js'
+import { type BenchReport, comparisonRow, renderTable, type ReportRow, soakRow, writeReport } from './lib/report.js'
+import { RssSampler } from './lib/rss-sampler.js'
+import { grpcList } from './scenarios/grpc-list.js'
+import { restCreate } from './scenarios/rest-create.js'
+import { restList } from './scenarios/rest-list.js'
+import { restMe } from './scenarios/rest-me.js'
+import { soakFloor, soakProduct } from './scenarios/soak.js'
+import { embeddedStartup, restartTime, serverArgs } from './scenarios/startup.js'
+import type { BenchContext, Comparison, SoakResult } from './scenarios/types.js'
+
+const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
+/** The CommonJS bundle the build puts inside dist/memsvc. */
+const BUNDLE = path.join(REPO_ROOT, 'dist', 'build', 'memsvc.cjs')
+/** Before "RSS idle": let start-up garbage and the fixture requests settle (--quick: only a moment). */
+const IDLE_SETTLE_MS = 2_000
+const QUICK_IDLE_SETTLE_MS = 300
+
+/** First line of `command args`, without the command's own name or a copyright notice. */
+function toolVersion(command: string, args: string[]): string {
+  let output: string
+  try {
+    output = execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (error) {
+    // wrk -v exits 1 after printing its version; take the text either way.
+    output = String((error as { stdout?: string }).stdout ?? '')
+  }
+  const line = output.trim().split('\n')[0] ?? ''
+  return line.replace(new RegExp(`^${path.basename(command)}\\s+`), '').replace(/\s*Copyright.*$/, '') || 'unknown'
+}
+
+function requireTools(): void {
+  const missing = ['wrk', 'h2load'].filter((tool) => !hasCommand(tool))
+  if (missing.length > 0) throw new Error(`missing ${missing.join(' and ')}: apt-get install wrk nghttp2-client`)
+}
+
+function modeOf(options: BenchOptions): string {
+  const pools = `PostgreSQL pools of ${options.poolMax} connections (memsvc --db-max-pool and floors)`
+  if (options.quick) return `quick (smoke test; numbers are not measurements), ${pools}`
+  return `${options.seconds} s per run after ${options.warmupSeconds} s warm-up, ${options.rounds} rounds, ${options.soakSeconds} s soak, ${pools}`
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2), REPO_ROOT)
+  installExitHandlers()
+  requireTools()
+  const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
+  const startedAt = new Date().toISOString()
+  const before = machineLoad()
+  console.log(`memsvc benchmark: ${modeOf(options)}\nload before: ${before.uptime}`)
+
+  const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
+  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
+  const database = await createBenchDatabase()
+  onCleanup(() => database.drop())
+  const sandbox = createSandbox()
+  onCleanup(async () => sandbox.remove())
+
+  const metricsSecret = crypto.randomBytes(16).toString('hex')
+  const args = serverArgs([
+    ...['--db-url', database.jdbcUrl, '--db-user', database.user, '--db-max-pool', String(options.poolMax)],
+    ...['--metrics-scrape-secret', metricsSecret],
+  ])
+  const profileDir = path.join(options.outDir, 'profiles', startedAt.replace(/[:.]/g, '-'))
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS, so a SEA cannot be profiled: with
+  // --cpu-prof, run the executable's own bundle (the same code) under this node instead.
+  const server: RunningServer = await startMemsvc(
+    options.cpuProf
+      ? { executable: process.execPath, executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE], args, sandbox }
+      : { executable: EXECUTABLE, args, sandbox },
+  )
+  console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
+  const fixtures = await createFixtures(server.restUrl)
+  await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
+  const rssIdle = rssMiB(server.pid)
+  const rss = new RssSampler(server.pid)
+  const context: BenchContext = { options, server, metricsSecret, fixtures, database, workDir, rss }
+
+  const comparisons: Comparison[] = []
+  const soaks: SoakResult[] = []
+  const rows: ReportRow[] = []
+  let complete = false
+  const report = (): BenchReport => ({
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    complete,
+    mode: modeOf(options),
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    machine: {
+      before,
+      after: machineLoad(),
+      cpus: os.availableParallelism(),
+      cpuModel: cpuModel(),
+      pinned: canPin ? `load generator on core ${LOAD_CORE}, server on core ${SERVER_CORE} (taskset), PostgreSQL unpinned` : 'not pinned (needs 2 cores and taskset)',
+    },
+    versions: {
+      memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
+      node: process.version,
+      postgresql: database.serverVersion,
+      wrk: toolVersion('wrk', ['-v']),
+      h2load: toolVersion('h2load', ['--version']),
+    },
+    rows,
+    comparisons,
+    soaks,
+  })
+
+  try {
+    const scenarios: Array<[ScenarioId, (context: BenchContext) => Promise<Comparison>]> = [
+      ['rest-list', restList],
+      ['rest-me', restMe],
+      ['grpc-list', grpcList],
+      ['rest-create', restCreate],
+    ]
+    for (const [id, scenario] of scenarios) {
+      if (!wanted(id)) continue
+      console.log(`${id}…`)
+      const comparison = await scenario(context)
+      comparisons.push(comparison)
+      rows.push(comparisonRow(comparison))
+    }
+    if (wanted('soak')) {
+      console.log('soak…')
+      const soak = await soakProduct(context)
+      soaks.push(soak)
+      rows.push(soakRow(soak))
+      if (options.unpatchedSoak) {
+        for (const variant of ['patched', 'unpatched'] as const) {
+          console.log(`soak of the auth-lookup floor, ${variant} queue…`)
+          const floorSoak = await soakFloor(context, variant)
+          soaks.push(floorSoak)
+          rows.push(soakRow(floorSoak))
+        }
+      }
+    }
+    await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
+    const rssAfter = rssMiB(server.pid)
+    rows.push({ id: 'rss-idle', measure: 'RSS idle (after start-up and fixtures)', value: rssIdle ?? Number.NaN, unit: 'MiB' })
+    if (comparisons.length + soaks.length > 0) {
+      rows.push({ id: 'rss-load', measure: 'RSS under load (peak while memsvc was measured)', value: rss.peakMiB, unit: 'MiB' })
+      rows.push({ id: 'rss-after', measure: 'RSS idle after the load', value: rssAfter ?? Number.NaN, unit: 'MiB' })
+    }
+    await server.stop()
+    rows.push({ id: 'ready-external-fresh', measure: 'spawn → READY, external PostgreSQL, fresh database (migrations)', value: server.readyMs, unit: 'ms' })
+    if (wanted('startup')) {
+      console.log('start-up times…')
+      const existing = await restartTime(EXECUTABLE, args, sandbox)
+      rows.push({ id: 'ready-external-existing', measure: 'spawn → READY, external PostgreSQL, existing database', value: existing, unit: 'ms' })
+      const embedded = await embeddedStartup(EXECUTABLE)
+      rows.push({ id: 'ready-embedded-existing', measure: 'spawn → READY, embedded, existing data dir', value: embedded.existingMs, unit: 'ms' })
+      rows.push({ id: 'ready-embedded-first', measure: 'spawn → READY, embedded, first start (initdb; one-off)', value: embedded.firstMs, unit: 'ms' })
+    }
+    complete = true
+  } finally {
+    const final = report()
+    const written = writeReport(final, options.outDir)
+    console.log(`\n${renderTable(final.rows)}\n\nload after: ${final.machine.after.uptime}`)
+    if (options.cpuProf) console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}): ${profileDir}`)
+    console.log(`wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`)
+  }
+}
+
+main()
+  .then(async () => {
+    await cleanUp()
+    process.exit(0)
+  })
+  .catch(async (error: unknown) => {
+    // After SIGINT the scenario that was running fails because its processes were stopped: not news.
+    if (!wasInterrupted()) console.error(`bench failed: ${(error as Error).stack ?? String(error)}`)
+    await cleanUp()
+    process.exit(wasInterrupted() ? 130 : 1)
+  })

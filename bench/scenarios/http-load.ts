@@ -1,0 +1,16 @@
+// Warm-up then measurement with wrk: the warm-up lets JIT, connection pools and
+// prepared statements settle, and is thrown away.
+import { type LoadResult, withCpuPerRequest } from '../lib/load-result.js'
+import type { BenchOptions } from '../lib/options.js'
+import { type HttpLoad, runWrk } from '../lib/wrk.js'
+
+/** wrk -c64, as the floors in design.md §2 were measured. */
+export const READ_CONNECTIONS = 64
+
+/** `serverPid`: the process whose CPU time per request is reported (the server under test). */
+export async function warmAndRunWrk(options: BenchOptions, serverPid: number, load: Omit<HttpLoad, 'seconds'>): Promise<LoadResult> {
+  if (options.warmupSeconds > 0) await runWrk({ ...load, seconds: options.warmupSeconds })
+  return withCpuPerRequest(serverPid, () => runWrk({ ...load, seconds: options.seconds }))
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
