@@ -2,13 +2,16 @@
 // (the end-to-end tests run dist/memsvc), then every test.
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
-//     prometheus for promtool, chromium for the console's browser tests.
+//     prometheus for promtool, chromium for the console's browser tests, wrk and
+//     nghttp2-client (h2load) for the benchmark harness's smoke test.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 
 const REQUIRED_PACKAGES = [
   { command: 'promtool', pkg: 'prometheus' },
   { command: 'chromium', pkg: 'chromium' },
+  { command: 'wrk', pkg: 'wrk' },
+  { command: 'h2load', pkg: 'nghttp2-client' },
 ]
 
 function has(command) {
