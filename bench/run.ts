@@ -93,7 +93,7 @@ async function main(): Promise<void> {
   await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
   const rssIdle = rssMiB(server.pid)
   const rss = new RssSampler(server.pid)
-  const context: BenchContext = { options, server, metricsSecret, fixtures, database, workDir, rss }
+  const context: BenchContext = { options, server, metricsSecret, fixtures, database, workDir, rss, floorProfileDir: options.cpuProf ? path.join(profileDir, 'floors') : undefined }
 
   const comparisons: Comparison[] = []
   const soaks: SoakResult[] = []

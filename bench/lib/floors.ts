@@ -26,12 +26,14 @@ export interface FloorServer {
   stop(): Promise<void>
 }
 
-function nodeCommand(script: string, args: string[]): { command: string; args: string[] } {
-  return pinned(SERVER_CORE, process.execPath, ['--import', 'tsx', path.join(FLOORS_DIR, `${script}.ts`), ...args])
+function nodeCommand(script: string, args: string[], profileDir?: string): { command: string; args: string[] } {
+  // A directory per floor: tsx's loader thread writes a profile of its own beside the main thread's.
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, script)}`] : []
+  return pinned(SERVER_CORE, process.execPath, [...profile, '--import', 'tsx', path.join(FLOORS_DIR, `${script}.ts`), ...args])
 }
 
-export async function startFloor(name: FloorServerName, args: Record<string, string>): Promise<FloorServer> {
-  const { command, args: argv } = nodeCommand(name, Object.entries(args).flatMap(([flag, value]) => [`--${flag}`, value]))
+export async function startFloor(name: FloorServerName, args: Record<string, string>, profileDir?: string): Promise<FloorServer> {
+  const { command, args: argv } = nodeCommand(name, Object.entries(args).flatMap(([flag, value]) => [`--${flag}`, value]), profileDir)
   // No NODE_OPTIONS from the harness's own runner (vitest, a profiler) leaks into a floor.
   const env = { ...process.env, NODE_OPTIONS: '' }
   const child = spawnTracked(command, argv, { env, cwd: REPO_ROOT, timeoutMs: SERVER_LIFETIME_MS })

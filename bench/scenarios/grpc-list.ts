@@ -26,7 +26,7 @@ export async function grpcList(context: BenchContext): Promise<Comparison> {
   // h2load sees only HTTP 200: check the gRPC status of these exact bytes on both servers first.
   const listed = await preflightListApiKeys(server.grpcAddress, frame, authorization)
   if (listed.keys.length !== READER_KEYS) throw new Error(`gRPC ListApiKeys returned ${listed.keys.length} keys, expected ${READER_KEYS}`)
-  const floor = await startFloor('grpc-unary', { 'response-file': responseFile })
+  const floor = await startFloor('grpc-unary', { 'response-file': responseFile }, context.floorProfileDir)
   try {
     await preflightListApiKeys(`127.0.0.1:${floor.port}`, frame)
     const load = (address: string, seconds: number): GrpcLoad => ({

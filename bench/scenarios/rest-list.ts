@@ -9,7 +9,7 @@ export const TARGET = 0.85
 
 export async function restList(context: BenchContext): Promise<Comparison> {
   const { options, server, fixtures, database, rss } = context
-  const floor = await startFloor('uws-auth-lookup', { 'db-url': database.url, postgres: 'patched', 'pool-max': String(options.poolMax) })
+  const floor = await startFloor('uws-auth-lookup', { 'db-url': database.url, postgres: 'patched', 'pool-max': String(options.poolMax) }, context.floorProfileDir)
   try {
     const headers = bearer(fixtures.reader.key)
     return await compare({

@@ -12,7 +12,7 @@ export async function restMe(context: BenchContext): Promise<Comparison> {
   const { options, server, fixtures, workDir, rss } = context
   const bodyFile = path.join(workDir, 'users-me.json')
   fs.writeFileSync(bodyFile, fixtures.meBody)
-  const floor = await startFloor('uws-fixed-json', { 'body-file': bodyFile })
+  const floor = await startFloor('uws-fixed-json', { 'body-file': bodyFile }, context.floorProfileDir)
   try {
     const headers = bearer(fixtures.reader.key)
     return await compare({

@@ -15,6 +15,8 @@ export interface BenchContext {
   /** Scratch directory of this run (request bodies, frames). */
   workDir: string
   rss: RssSampler
+  /** With --cpu-prof: floors write their profiles here too, to compare with memsvc's. */
+  floorProfileDir?: string
 }
 
 /** One row of the table: the product divided by its floor, measured in the same run. */

@@ -175,6 +175,36 @@ export const MIGRATIONS: Migration[] = [
       alter table llms add column probe jsonb;
     `,
   },
+  {
+    version: 4,
+    name: 'API keys in their wire form',
+    sql: `
+      -- Each key's response JSON (the domain's ApiKey: toApiKey() then JSON.stringify),
+      -- kept current by a trigger on every insert and update from any writer. Listing
+      -- keys then reads one short text per row: building the JSON per request, in Node
+      -- or in SQL, cost several times the lookup itself (bench, issue 8). json, not
+      -- jsonb, keeps the field order; json_strip_nulls drops the absent optional
+      -- timestamps as JSON.stringify drops undefined, and writes it compactly.
+      alter table api_keys add column wire_json text;
+      create function memsvc_api_key_wire_json() returns trigger language plpgsql as $$
+      begin
+        new.wire_json := json_strip_nulls(json_build_object(
+          'apiKeyId', new.id, 'userId', new.user_id, 'keyPrefix', new.key_prefix, 'status', new.status,
+          'labels', new.labels,
+          'expiresAt', floor(extract(epoch from new.expires_at) * 1000)::bigint,
+          'lastUsedAt', floor(extract(epoch from new.last_used_at) * 1000)::bigint,
+          'createdAt', floor(extract(epoch from new.created_at) * 1000)::bigint,
+          'updatedAt', floor(extract(epoch from new.updated_at) * 1000)::bigint,
+          'createdById', new.created_by, 'updatedById', new.updated_by))::text;
+        return new;
+      end
+      $$;
+      create trigger api_keys_wire_json before insert or update on api_keys
+        for each row execute function memsvc_api_key_wire_json();
+      update api_keys set wire_json = null;
+      alter table api_keys alter column wire_json set not null;
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

@@ -9,7 +9,7 @@ import { parseInput } from '../validation/parse.js'
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
+import { decodePageToken, encodePageToken, nowMillis, pageSizeOrDefault } from './paging.js'
 import { type Principal, requireOwnership } from './permissions.js'
 
 /** Key metadata as every response carries it: never the raw key, never the hash. */
@@ -97,25 +97,25 @@ export async function createApiKey(
   return { apiKeyMetadata: toApiKey(row), rawApiKey }
 }
 
-export async function listApiKeys(
-  context: DomainContext,
-  call: CallContext,
-  input: unknown,
-): Promise<{ keys: ApiKey[]; nextToken?: string }> {
+/** A page of keys already serialised as a JSON array of ApiKey (see listApiKeysJson). */
+export interface ApiKeyPage {
+  keysJson: string
+  nextToken?: string
+}
+
+export async function listApiKeys(context: DomainContext, call: CallContext, input: unknown): Promise<ApiKeyPage> {
   const principal = await context.authenticate(call)
   const request = parseInput(listApiKeysSchema, input)
   const ownerId = request.ownerId ?? principal.userId
   requireOwnership(principal, 'APIKEY', 'LIST', ownerId)
-  const pageSize = pageSizeOrDefault(request.maxResults)
-  const rows = await apiKeysSql.listApiKeys(context.sql, {
+  const page = await apiKeysSql.listApiKeysJson(context.sql, {
     ownerId,
     status: request.status,
     labels: request.labelFilter,
     after: decodePageToken(request.nextToken),
-    limit: pageSize + 1,
+    pageSize: pageSizeOrDefault(request.maxResults),
   })
-  const page = pageOf(rows, pageSize, toApiKey)
-  return { keys: page.items, nextToken: page.nextToken }
+  return { keysJson: page.itemsJson, nextToken: page.next && encodePageToken(page.next) }
 }
 
 /** 404 before 403 only for keys that do not exist at all; another user's key is a 403. */

@@ -24,6 +24,7 @@ export interface RestResponse {
   headers?: Record<string, string>
   /** Serialised as JSON unless `text` is given. */
   json?: unknown
+  /** Sent as it is; JSON unless `contentType` says otherwise. */
   text?: string
   contentType?: string
 }
@@ -57,6 +58,12 @@ export function errorBody(error: AppError, requestId: string): unknown {
       requestId,
     },
   }
+}
+
+/** A list body whose items arrive as JSON text: wrapped as they are, never parsed again. */
+export function listBody(field: string, itemsJson: string, nextToken?: string): string {
+  const next = nextToken === undefined ? '' : `,"nextToken":${JSON.stringify(nextToken)}`
+  return `{"${field}":${itemsJson}${next}}`
 }
 
 export interface HttpServerOptions {

@@ -58,7 +58,7 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
         labelFilter: mapOrUndefined(request.labelFilter),
       })
       const page = await listApiKeys(context, call, input)
-      return { keys: page.keys.map(asProtoKey), nextToken: page.nextToken }
+      return { keys: JSON.parse(page.keysJson) as ApiKey[], nextToken: page.nextToken }
     },
     async updateApiKey(request, call) {
       const input = defined({

@@ -1,6 +1,6 @@
 import { createApiKey, deleteApiKey, listApiKeys, updateApiKey } from '../../../domain/api-keys.js'
 import type { DomainContext } from '../../../domain/context.js'
-import type { HttpServer } from '../http-server.js'
+import { type HttpServer, listBody } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 
 export function registerApiKeyRoutes(http: HttpServer, context: DomainContext): void {
@@ -9,10 +9,10 @@ export function registerApiKeyRoutes(http: HttpServer, context: DomainContext): 
     const created = await createApiKey(context, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/apikeys/${created.apiKeyMetadata.apiKeyId}` }, json: created }
   }, work)
-  http.route('GET', '/v1/apikeys', async (request) => ({
-    status: 200,
-    json: await listApiKeys(context, callContext(request), listQuery(request)),
-  }), work)
+  http.route('GET', '/v1/apikeys', async (request) => {
+    const page = await listApiKeys(context, callContext(request), listQuery(request))
+    return { status: 200, text: listBody('keys', page.keysJson, page.nextToken) }
+  }, work)
   http.route('PUT', '/v1/apikeys/:id', async (request) => ({
     status: 200,
     json: await updateApiKey(context, callContext(request), request.params.id, jsonBody(request)),
