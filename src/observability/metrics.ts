@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { LIFECYCLE_STATES, type Lifecycle } from '../lifecycle/lifecycle.js'
+import { SeriesHistogram } from './series-histogram.js'
 
 /** Buckets in seconds, from sub-millisecond cache hits to multi-second slow queries. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -14,9 +15,9 @@ export interface PoolStats {
 
 export interface ServerMetrics {
   registry: Registry
-  httpDuration: Histogram<'method' | 'route' | 'status_code'>
+  httpDuration: SeriesHistogram<'method' | 'route' | 'status_code'>
   grpcHandled: Counter<'grpc_service' | 'grpc_method' | 'grpc_code'>
-  grpcDuration: Histogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
+  grpcDuration: SeriesHistogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
 }
 
 /**
@@ -46,26 +47,26 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
     return pendingStats
   }
 
-  const httpDuration = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'Duration of HTTP server requests.',
-    labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  })
+  const httpDuration = new SeriesHistogram(
+    'http_server_request_duration_seconds',
+    'Duration of HTTP server requests.',
+    ['method', 'route', 'status_code'] as const,
+    LATENCY_BUCKETS,
+    registry,
+  )
   const grpcHandled = new Counter({
     name: 'grpc_server_handled_total',
     help: 'Total number of RPCs completed on the server, regardless of success or failure.',
     labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
     registers: [registry],
   })
-  const grpcDuration = new Histogram({
-    name: 'grpc_server_handling_seconds',
-    help: 'Histogram of response latency of RPCs handled by the server.',
-    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  })
+  const grpcDuration = new SeriesHistogram(
+    'grpc_server_handling_seconds',
+    'Histogram of response latency of RPCs handled by the server.',
+    ['grpc_service', 'grpc_method', 'grpc_code'] as const,
+    LATENCY_BUCKETS,
+    registry,
+  )
   new Gauge({
     name: 'memsvc_lifecycle_state',
     help: 'Current lifecycle state of the server (1 for the current state, 0 otherwise).',

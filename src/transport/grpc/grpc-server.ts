@@ -82,7 +82,7 @@ export class GrpcServer {
       const finish = (code: grpc.status) => {
         const labels = { grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? String(code) }
         metrics.grpcHandled.inc(labels)
-        metrics.grpcDuration.observe(labels, Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
+        metrics.grpcDuration.series(labels).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
       }
       const requestId = requestIdFrom(call.metadata.get('x-request-id')[0])
       if (!isControl && !lifecycle.acceptingWork) {
