@@ -97,9 +97,9 @@ export async function createApiKey(
   return { apiKeyMetadata: toApiKey(row), rawApiKey }
 }
 
-/** A page of keys already serialised as a JSON array of ApiKey (see listApiKeysJson). */
+/** A page of keys, each already serialised as the JSON of an ApiKey (see listApiKeysJson). */
 export interface ApiKeyPage {
-  keysJson: string
+  keysJson: string[]
   nextToken?: string
 }
 
@@ -115,7 +115,7 @@ export async function listApiKeys(context: DomainContext, call: CallContext, inp
     after: decodePageToken(request.nextToken),
     pageSize: pageSizeOrDefault(request.maxResults),
   })
-  return { keysJson: page.itemsJson, nextToken: page.next && encodePageToken(page.next) }
+  return { keysJson: page.items, nextToken: page.next && encodePageToken(page.next) }
 }
 
 /** 404 before 403 only for keys that do not exist at all; another user's key is a 403. */

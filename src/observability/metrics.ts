@@ -1,6 +1,6 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { LIFECYCLE_STATES, type Lifecycle } from '../lifecycle/lifecycle.js'
-import { SeriesHistogram } from './series-histogram.js'
+import { SeriesCounter, SeriesHistogram } from './series-histogram.js'
 
 /** Buckets in seconds, from sub-millisecond cache hits to multi-second slow queries. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -16,7 +16,6 @@ export interface PoolStats {
 export interface ServerMetrics {
   registry: Registry
   httpDuration: SeriesHistogram<'method' | 'route' | 'status_code'>
-  grpcHandled: Counter<'grpc_service' | 'grpc_method' | 'grpc_code'>
   grpcDuration: SeriesHistogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
 }
 
@@ -54,17 +53,17 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
     LATENCY_BUCKETS,
     registry,
   )
-  const grpcHandled = new Counter({
-    name: 'grpc_server_handled_total',
-    help: 'Total number of RPCs completed on the server, regardless of success or failure.',
-    labelNames: ['grpc_service', 'grpc_method', 'grpc_code'] as const,
-    registers: [registry],
-  })
   const grpcDuration = new SeriesHistogram(
     'grpc_server_handling_seconds',
     'Histogram of response latency of RPCs handled by the server.',
     ['grpc_service', 'grpc_method', 'grpc_code'] as const,
     LATENCY_BUCKETS,
+    registry,
+  )
+  new SeriesCounter(
+    'grpc_server_handled_total',
+    'Total number of RPCs completed on the server, regardless of success or failure.',
+    grpcDuration,
     registry,
   )
   new Gauge({
@@ -119,5 +118,5 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
       }
     },
   })
-  return { registry, httpDuration, grpcHandled, grpcDuration }
+  return { registry, httpDuration, grpcDuration }
 }

@@ -83,6 +83,11 @@ export class SeriesHistogram<Label extends string> {
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
   }
 
+  /** Each series's label values and how many observations it has. */
+  counts(): Array<{ labels: Record<string, string>; count: number }> {
+    return [...this.#series.values()].map((series) => ({ labels: series.labels, count: series.count }))
+  }
+
   /** Zeroes every series in place: callers keep holding theirs. */
   reset(): void {
     for (const series of this.#series.values()) {
@@ -91,4 +96,31 @@ export class SeriesHistogram<Label extends string> {
       series.count = 0
     }
   }
+}
+
+/**
+ * A counter read off a SeriesHistogram's counts, for metrics that count exactly what the
+ * histogram observes (grpc_server_handled_total beside grpc_server_handling_seconds): the
+ * request path then records once instead of twice.
+ */
+export class SeriesCounter {
+  readonly type = 'counter'
+  readonly aggregator = 'sum'
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly histogram: SeriesHistogram<string>,
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never)
+  }
+
+  async get() {
+    const values = this.histogram.counts().map(({ labels, count }) => ({ labels, value: count }))
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator }
+  }
+
+  /** Nothing of its own to reset: it reads the histogram. */
+  reset(): void {}
 }

@@ -49,10 +49,10 @@ describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) 
   it('a whole page equals toApiKey() of each row, in order, field for field and in field order', async () => {
     const page = await apiKeysSql.listApiKeysJson(sql, { ownerId, pageSize: 100 })
     const expected = await expectedKeys(sql, ids)
-    expect(JSON.parse(page.itemsJson)).toEqual(expected)
+    expect(page.items.map((item) => JSON.parse(item))).toEqual(expected)
     // json_agg separates elements with ", ": only whitespace may differ, not the field order.
     const fieldOrder = (items: object[]) => items.map((item) => Object.keys(item).filter((key) => item[key as keyof typeof item] !== undefined))
-    expect(fieldOrder(JSON.parse(page.itemsJson))).toEqual(fieldOrder(expected))
+    expect(fieldOrder(page.items.map((item) => JSON.parse(item)))).toEqual(fieldOrder(expected))
     expect(page.next).toBeUndefined()
   })
 
@@ -62,7 +62,7 @@ describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) 
     let pages = 0
     do {
       const page = await apiKeysSql.listApiKeysJson(sql, { ownerId, pageSize: 3, after })
-      const items = JSON.parse(page.itemsJson) as Array<{ apiKeyId: string; createdAt: number }>
+      const items = page.items.map((item) => JSON.parse(item)) as Array<{ apiKeyId: string; createdAt: number }>
       seen.push(...items)
       pages++
       if (page.next) {
@@ -77,17 +77,17 @@ describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) 
 
   it('a page exactly as long as the rest has no next position; no match is an empty array', async () => {
     const exact = await apiKeysSql.listApiKeysJson(sql, { ownerId, pageSize: KEY_COUNT })
-    expect(JSON.parse(exact.itemsJson)).toHaveLength(KEY_COUNT)
+    expect(exact.items).toHaveLength(KEY_COUNT)
     expect(exact.next).toBeUndefined()
     const none = await apiKeysSql.listApiKeysJson(sql, { ownerId: crypto.randomUUID(), pageSize: 10 })
-    expect(none).toEqual({ itemsJson: '[]' })
+    expect(none).toEqual({ items: [] })
   })
 
   it('the status and label filters select the same keys as the rows do', async () => {
     await sql`update api_keys set status = 'INACTIVE' where id = ${ids[4]!}`
     const inactive = await apiKeysSql.listApiKeysJson(sql, { ownerId, pageSize: 100, status: 'INACTIVE' })
-    expect(JSON.parse(inactive.itemsJson)).toEqual(await expectedKeys(sql, [ids[4]!]))
+    expect(inactive.items.map((item) => JSON.parse(item))).toEqual(await expectedKeys(sql, [ids[4]!]))
     const labelled = await apiKeysSql.listApiKeysJson(sql, { ownerId, pageSize: 100, labels: { app: 'search-5' } })
-    expect(JSON.parse(labelled.itemsJson)).toEqual(await expectedKeys(sql, [ids[5]!]))
+    expect(labelled.items.map((item) => JSON.parse(item))).toEqual(await expectedKeys(sql, [ids[5]!]))
   })
 })

@@ -1,6 +1,6 @@
-import { Histogram, Registry } from 'prom-client'
+import { Counter, Histogram, Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { SeriesHistogram } from '../../src/observability/series-histogram.js'
+import { SeriesCounter, SeriesHistogram } from '../../src/observability/series-histogram.js'
 
 const BUCKETS = [0.001, 0.01, 0.1, 1]
 const LABELS = ['route', 'status_code'] as const
@@ -27,6 +27,19 @@ describe('SeriesHistogram', () => {
     // Label order inside the braces differs ("le" first there, last here); the samples do not.
     const normalise = (text: string) => lines(text).map((line) => line.replace(/\{(.*)\}/, (_, inner: string) => `{${inner.split(/,(?=\w+=")/).sort().join(',')}}`)).sort()
     expect(normalise(await ours.metrics())).toEqual(normalise(await theirs.metrics()))
+  })
+
+  it('a SeriesCounter counts what its histogram observed, written as prom-client’s Counter writes it', async () => {
+    const ours = new Registry()
+    const theirs = new Registry()
+    const histogram = new SeriesHistogram('calls_seconds', 'Call time.', LABELS, BUCKETS, new Registry())
+    new SeriesCounter('calls_total', 'Calls.', histogram, ours)
+    const reference = new Counter({ name: 'calls_total', help: 'Calls.', labelNames: LABELS, registers: [theirs] })
+    for (const [route, status, value] of OBSERVATIONS) {
+      histogram.series({ route, status_code: status }).observe(value)
+      reference.inc({ route, status_code: status })
+    }
+    expect(lines(await ours.metrics())).toEqual(lines(await theirs.metrics()))
   })
 
   it('hands out one series per label set, and reset() zeroes it in place for holders', async () => {

@@ -49,9 +49,9 @@ export interface ApiKeyFilter {
   pageSize: number
 }
 
-/** A page of keys as one JSON array text, and where the next page starts if there is one. */
+/** A page of keys, each as its JSON text, and where the next page starts if there is one. */
 export interface ApiKeyJsonPage {
-  itemsJson: string
+  items: string[]
   next?: { createdAt: Date; id: string }
 }
 
@@ -78,12 +78,12 @@ export async function listApiKeysJson(sql: Queryable, filter: ApiKeyFilter): Pro
     prepare: true,
   })
   const count = Math.min(rows.length, filter.pageSize)
-  let itemsJson = '['
-  for (let index = 0; index < count; index++) itemsJson += (index === 0 ? '' : ',') + rows[index]!.wire_json
-  const page: ApiKeyJsonPage = { itemsJson: itemsJson + ']' }
+  const items = new Array<string>(count)
+  for (let index = 0; index < count; index++) items[index] = rows[index]!.wire_json
+  const page: ApiKeyJsonPage = { items }
   if (rows.length > filter.pageSize) {
     // The page token needs the last key's position; only that one item is parsed.
-    const last = JSON.parse(rows[count - 1]!.wire_json) as { apiKeyId: string; createdAt: number }
+    const last = JSON.parse(items[count - 1]!) as { apiKeyId: string; createdAt: number }
     page.next = { createdAt: new Date(last.createdAt), id: last.apiKeyId }
   }
   return page

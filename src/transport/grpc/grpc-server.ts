@@ -4,6 +4,7 @@ import { toAppError } from '../../errors/app-error.js'
 import type { Lifecycle } from '../../lifecycle/lifecycle.js'
 import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
+import type { HistogramSeries } from '../../observability/series-histogram.js'
 import { type CallContext, requestIdFrom } from '../../domain/call-context.js'
 import { addHealthService } from './health-service.js'
 import { addReflectionService } from './reflection-service.js'
@@ -77,12 +78,20 @@ export class GrpcServer {
   #unary(path: string, implementation: UnaryImplementation<unknown, unknown>, isControl: boolean): grpc.handleUnaryCall<unknown, unknown> {
     const { lifecycle, metrics, log } = this.#options
     const { service, method } = splitPath(path)
+    // Resolved once per status code; grpc_server_handled_total reads the same series' counts.
+    const durationByCode = new Map<grpc.status, HistogramSeries>()
+    const durationSeries = (code: grpc.status) => {
+      let series = durationByCode.get(code)
+      if (!series) {
+        series = metrics.grpcDuration.series({ grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? String(code) })
+        durationByCode.set(code, series)
+      }
+      return series
+    }
     return (call, callback) => {
       const started = process.hrtime.bigint()
       const finish = (code: grpc.status) => {
-        const labels = { grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? String(code) }
-        metrics.grpcHandled.inc(labels)
-        metrics.grpcDuration.series(labels).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
+        durationSeries(code).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
       }
       const requestId = requestIdFrom(call.metadata.get('x-request-id')[0])
       if (!isControl && !lifecycle.acceptingWork) {

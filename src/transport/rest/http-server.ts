@@ -72,10 +72,10 @@ export function errorBody(error: AppError, requestId: string): unknown {
   }
 }
 
-/** A list body whose items arrive as JSON text: wrapped as they are, never parsed again. */
-export function listBody(field: string, itemsJson: string, nextToken?: string): string {
+/** A list body whose items arrive as JSON texts: joined as they are, never parsed again. */
+export function listBody(field: string, itemsJson: string[], nextToken?: string): string {
   const next = nextToken === undefined ? '' : `,"nextToken":${JSON.stringify(nextToken)}`
-  return `{"${field}":${itemsJson}${next}}`
+  return `{"${field}":[${itemsJson.join(',')}]${next}}`
 }
 
 export interface HttpServerOptions {

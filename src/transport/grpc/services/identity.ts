@@ -5,6 +5,7 @@ import { createUser, deleteUser, getMe, getUser, listUsers } from '../../../doma
 import { type ApiKey, ApiKeyServiceService } from '../../../generated/memsvc/v1/apikeys.js'
 import { LifecycleState, SystemServiceService } from '../../../generated/memsvc/v1/system.js'
 import { type User, UserServiceService } from '../../../generated/memsvc/v1/users.js'
+import { listApiKeysFromJson } from '../encoded-api-keys.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, enumOrUndefined, mapOrUndefined } from '../proto-input.js'
 
@@ -38,7 +39,7 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
     getMe: async (_request, call) => asProtoUser(await getMe(context, call)),
   })
 
-  grpc.addService(ApiKeyServiceService, {
+  grpc.addService({ ...ApiKeyServiceService, listApiKeys: listApiKeysFromJson }, {
     async createApiKey(request, call) {
       const input = defined({
         labels: mapOrUndefined(request.labels),
@@ -58,7 +59,7 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
         labelFilter: mapOrUndefined(request.labelFilter),
       })
       const page = await listApiKeys(context, call, input)
-      return { keys: JSON.parse(page.keysJson) as ApiKey[], nextToken: page.nextToken }
+      return { keys: page.keysJson, nextToken: page.nextToken }
     },
     async updateApiKey(request, call) {
       const input = defined({
