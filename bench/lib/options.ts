@@ -1,4 +1,5 @@
 // Command line of `npm run bench`.
+import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -15,13 +16,17 @@ const QUICK_SECONDS = 1
 const QUICK_WARMUP_SECONDS = 0
 const QUICK_SOAK_SECONDS = 3
 /**
- * PostgreSQL connections per pool, for memsvc (--db-max-pool) and the floors alike. Not
- * memsvc's default of 50: the machine's PostgreSQL allows 100 connections in all, shared
- * with other work (test suites), and memsvc keeps its pool open while a floor runs. On
- * two cores 20 connections already keep PostgreSQL busy, and postgres.js pipelines
- * further queries onto busy connections, so its queues stay full either way.
+ * PostgreSQL connections per pool, for memsvc (--db-max-pool) and the floors alike: the
+ * usual sizing rule for a database pool, twice the cores plus one (5 on these two-core
+ * machines), rather than a number tuned to the results. Not memsvc's default of 50, which
+ * this PostgreSQL's 100 connections, shared with the test suites, could not hold beside a
+ * floor's. A sweep on this machine (rest-list, pools of 4, 6, 8, 12 and 20) put the
+ * auth-lookup floor at 16-23k req/s throughout, within its run-to-run noise, while every
+ * connection beyond the cores' worth cost memsvc throughput (22k req/s at 4, 14k at 20):
+ * more backends to wake and switch between on two cores, and fewer queries pipelined per
+ * socket write.
  */
-const FULL_POOL_MAX = 20
+const FULL_POOL_MAX = 2 * os.availableParallelism() + 1
 /** --quick is a smoke test that may run beside other suites: it takes few connections. */
 const QUICK_POOL_MAX = 4
 /** A soak shorter than this many samples says nothing about a trend. */
@@ -56,6 +61,7 @@ const USAGE = `npm run bench -- [options]
   --soak-seconds N      soak length (default ${FULL_SOAK_SECONDS}, sampled every ${SOAK_SAMPLE_SECONDS} s)
   --unpatched-soak      also soak the auth-lookup floor with and without the postgres queue patch
   --cpu-prof            profile memsvc (its bundle under node --cpu-prof) into <out>/profiles
+  --pool-max N          PostgreSQL connections per pool, memsvc and floors alike (default ${FULL_POOL_MAX})
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -72,6 +78,7 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       'unpatched-soak': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       only: { type: 'string' },
+      'pool-max': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -98,7 +105,7 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     // Every 10 s as asked; a shortened soak still gets MIN_SOAK_SAMPLES samples.
     soakSampleSeconds: Math.min(SOAK_SAMPLE_SECONDS, Math.floor(soakSeconds / MIN_SOAK_SAMPLES)),
     unpatchedSoak: values['unpatched-soak']!,
-    poolMax: quick ? QUICK_POOL_MAX : FULL_POOL_MAX,
+    poolMax: whole('pool-max', values['pool-max'], quick ? QUICK_POOL_MAX : FULL_POOL_MAX, 1),
     cpuProf: values['cpu-prof']!,
     build: !values['no-build'],
     outDir: path.resolve(values.out ?? path.join(repoRoot, 'bench', 'results')),
