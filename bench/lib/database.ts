@@ -13,6 +13,8 @@ export interface BenchDatabase {
   jdbcUrl: string
   user: string
   serverVersion: string
+  /** VACUUM ANALYZE of the whole database, waited for. */
+  vacuumAnalyze(): Promise<void>
   drop(): Promise<void>
 }
 
@@ -43,6 +45,14 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     jdbcUrl: `jdbc:postgresql://${admin.host}/${name}`,
     user,
     serverVersion,
+    async vacuumAnalyze() {
+      const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 })
+      try {
+        await sql.unsafe('vacuum analyze')
+      } finally {
+        await sql.end({ timeout: 5 })
+      }
+    },
     async drop() {
       if (dropped) return
       dropped = true
