@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { isolatedUserEnvironment } from '../../test/support/executable.js'
 import { pinned, SERVER_CORE, sleep, spawnTracked, stopProcess } from './processes.js'
 
 /** `... INFO  listening rest=http://127.0.0.1:PORT/v1 grpc=127.0.0.1:PORT ...` */
@@ -24,16 +25,7 @@ export interface Sandbox {
 /** A private HOME and XDG dirs, so the run neither reads nor writes the user's files. */
 export function createSandbox(): Sandbox {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-'))
-  const home = path.join(dir, 'home')
-  const env: NodeJS.ProcessEnv = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    LANG: 'C.UTF-8',
-  }
-  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const) fs.mkdirSync(env[variable]!, { recursive: true })
+  const env = isolatedUserEnvironment(path.join(dir, 'home'))
   return { dir, env, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
 }
 

@@ -36,6 +36,23 @@ export interface Sandbox {
   remove(): void
 }
 
+/**
+ * A clean environment whose HOME and XDG directories live under `home` (created here), so
+ * a run neither reads nor writes the user's files. The bench uses it too.
+ */
+export function isolatedUserEnvironment(home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    LANG: 'C.UTF-8',
+  }
+  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const) fs.mkdirSync(env[variable]!, { recursive: true })
+  return env
+}
+
 export function assertExecutableBuilt(): void {
   if (!fs.existsSync(BUILT_EXECUTABLE)) throw new Error(`${BUILT_EXECUTABLE} does not exist: run "npm run build" first`)
 }
@@ -49,15 +66,7 @@ export function createSandbox(): Sandbox {
   fs.chmodSync(executable, 0o755)
   if (fs.existsSync(BUILT_LICENSES)) fs.cpSync(BUILT_LICENSES, path.join(dir, 'licenses'), { recursive: true })
   const home = path.join(dir, 'home')
-  const env: NodeJS.ProcessEnv = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    LANG: 'C.UTF-8',
-  }
-  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const) fs.mkdirSync(env[variable]!, { recursive: true })
+  const env = isolatedUserEnvironment(home)
   return {
     dir,
     executable,
