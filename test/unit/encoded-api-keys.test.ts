@@ -32,6 +32,23 @@ describe('ListApiKeys answered from wire JSON', () => {
     expect(decoded.keys).toEqual([after])
   })
 
+  it('a text that does not open with the key id is still encoded, and kept apart from the same key in wire order', () => {
+    const key = KEYS[1]!
+    const reordered = JSON.stringify({ userId: key.userId, ...key })
+    const reference = Buffer.from(ListApiKeysResponse.encode({ keys: [key] }).finish())
+    expect(serializeJsonKeyPage({ keys: [reordered] }).equals(reference)).toBe(true)
+    expect(serializeJsonKeyPage({ keys: [JSON.stringify(key)] }).equals(reference)).toBe(true)
+    expect(serializeJsonKeyPage({ keys: [reordered] }).equals(reference)).toBe(true)
+  })
+
+  it('two keys are never confused, whatever order they come in', () => {
+    const [first, second] = KEYS as [ApiKey, ApiKey]
+    const decoded = (keys: ApiKey[]) => ListApiKeysResponse.decode(serializeJsonKeyPage({ keys: keys.map((key) => JSON.stringify(key)) })).keys
+    expect(decoded([first, second])).toEqual([first, second])
+    expect(decoded([second, first])).toEqual([second, first])
+    expect(decoded([second, second])).toEqual([second, second])
+  })
+
   it('decodes back to the same keys', () => {
     const page = deserializeJsonKeyPage(serializeJsonKeyPage({ keys: KEYS.map((key) => JSON.stringify(key)), nextToken: 'abc' }))
     expect(page.nextToken).toBe('abc')
