@@ -1,8 +1,8 @@
 // Instructions per gRPC ListApiKeys call, counted by callgrind, for the gRPC floor and for
 // one or more memsvc executables. On these shared machines a rate moves by ±15 % from run
-// to run, too much to see a change of a few per cent; an instruction count does not move
-// with the machine's load, so it compares two builds of memsvc (or memsvc and its floor)
-// exactly, one code change at a time.
+// to run, too much to see a change of a few per cent; an instruction count hardly moves
+// with the machine's load (runs of one build within 1.2 %), so it compares two builds of
+// memsvc (or memsvc and its floor), one code change at a time.
 //
 // Counts are not time. Under callgrind a server runs ~50× slower, so it always has many
 // calls queued and batches its socket reads and writes far more than in a real run: the
