@@ -6,6 +6,8 @@ import path from 'node:path'
 
 /** What dist/memsvc is made of; a newer file here means the executable is stale. */
 const BUILD_INPUTS = ['src', 'proto', 'scripts', 'build.ts', 'package.json', 'package-lock.json']
+/** The protobuf code the build generates; the bench's gRPC frame is encoded with it. */
+export const GENERATED_CODE = path.join('src', 'generated')
 
 function newestMtimeMs(target: string): number {
   if (!fs.existsSync(target)) return 0
@@ -18,6 +20,7 @@ function newestMtimeMs(target: string): number {
 
 export function staleReason(repoRoot: string, executable: string): string | undefined {
   if (!fs.existsSync(executable)) return `${path.relative(repoRoot, executable)} is missing`
+  if (!fs.existsSync(path.join(repoRoot, GENERATED_CODE))) return `${GENERATED_CODE} (generated protobuf code) is missing`
   const built = fs.statSync(executable).mtimeMs
   const stale = BUILD_INPUTS.filter((input) => newestMtimeMs(path.join(repoRoot, input)) > built)
   return stale.length > 0 ? `${stale.join(', ')} changed since ${path.relative(repoRoot, executable)} was built` : undefined
@@ -27,7 +30,7 @@ export function ensureBuilt(repoRoot: string, executable: string, allowBuild: bo
   const reason = staleReason(repoRoot, executable)
   if (!reason) return 'up to date'
   if (!allowBuild) {
-    if (!fs.existsSync(executable)) throw new Error(`${reason}; run "npm run build" (or drop --no-build)`)
+    if (!fs.existsSync(executable) || !fs.existsSync(path.join(repoRoot, GENERATED_CODE))) throw new Error(`${reason}; run "npm run build" (or drop --no-build)`)
     return 'stale (--no-build)'
   }
   console.log(`building: ${reason}`)

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util'
 import { createBenchDatabase } from '../lib/database.js'
 import { createFixtures, READER_KEYS } from '../lib/fixtures.js'
 import { REPO_ROOT } from '../lib/floors.js'
-import { LIST_API_KEYS_PATH, preflightListApiKeys, writeListApiKeysFrame } from '../lib/grpc-frame.js'
+import { GENERATED_CODE } from '../lib/build.js'
 import { createSandbox, startMemsvc } from '../lib/memsvc.js'
 import { cleanUp, hasCommand, installExitHandlers, onCleanup, runToCompletion, sleep, spawnTracked, stopProcess } from '../lib/processes.js'
 import { serverArgs } from '../scenarios/startup.js'
@@ -91,6 +91,9 @@ async function main(): Promise<void> {
   const { calls, warmup, floor, executables } = options()
   const missing = ['valgrind', 'callgrind_control', 'h2load'].filter((tool) => !hasCommand(tool))
   if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}: apt-get install valgrind nghttp2-client`)
+  if (!fs.existsSync(path.join(REPO_ROOT, GENERATED_CODE))) throw new Error(`${GENERATED_CODE} is missing: run "npm run build" first`)
+  // Imported only now: it encodes the request with the generated code checked for above.
+  const { LIST_API_KEYS_PATH, preflightListApiKeys, writeListApiKeysFrame } = await import('../lib/grpc-frame.js')
   installExitHandlers()
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-instructions-'))
   onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
