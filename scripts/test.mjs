@@ -1,5 +1,6 @@
 // npm test: everything the tests need on a fresh machine of this kind, then the build
-// (the end-to-end tests run dist/memsvc), then every test.
+// (the end-to-end tests run dist/memsvc), the type check (vitest strips types without
+// checking them; it needs the code the build generates), then every test.
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
@@ -48,5 +49,6 @@ function ensurePackages() {
 ensurePostgres()
 ensurePackages()
 run('npm', ['run', 'build'])
+run('npm', ['run', 'typecheck'])
 const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
 process.exit(vitest.status ?? 1)
