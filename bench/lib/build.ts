@@ -18,9 +18,16 @@ function newestMtimeMs(target: string): number {
   return newest
 }
 
-export function staleReason(repoRoot: string, executable: string): string | undefined {
+/** What the bench cannot run without, when the build has not written it. */
+function missingOutput(repoRoot: string, executable: string): string | undefined {
   if (!fs.existsSync(executable)) return `${path.relative(repoRoot, executable)} is missing`
   if (!fs.existsSync(path.join(repoRoot, GENERATED_CODE))) return `${GENERATED_CODE} (generated protobuf code) is missing`
+  return undefined
+}
+
+export function staleReason(repoRoot: string, executable: string): string | undefined {
+  const missing = missingOutput(repoRoot, executable)
+  if (missing) return missing
   const built = fs.statSync(executable).mtimeMs
   const stale = BUILD_INPUTS.filter((input) => newestMtimeMs(path.join(repoRoot, input)) > built)
   return stale.length > 0 ? `${stale.join(', ')} changed since ${path.relative(repoRoot, executable)} was built` : undefined
@@ -30,7 +37,7 @@ export function ensureBuilt(repoRoot: string, executable: string, allowBuild: bo
   const reason = staleReason(repoRoot, executable)
   if (!reason) return 'up to date'
   if (!allowBuild) {
-    if (!fs.existsSync(executable) || !fs.existsSync(path.join(repoRoot, GENERATED_CODE))) throw new Error(`${reason}; run "npm run build" (or drop --no-build)`)
+    if (missingOutput(repoRoot, executable)) throw new Error(`${reason}; run "npm run build" (or drop --no-build)`)
     return 'stale (--no-build)'
   }
   console.log(`building: ${reason}`)
