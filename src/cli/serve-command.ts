@@ -9,6 +9,7 @@ import {
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
 import { createLogger } from '../observability/logger.js'
+import { systemdNotifier } from '../runtime/systemd-notify.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
 import { startServer } from '../server/server.js'
 
@@ -61,6 +62,12 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     process.exit(EXIT_STARTUP_FAILED)
   }
   const running = server
+  // Type=notify units (memsvc system install): systemd counts the service started at READY, not at exec.
+  const notify = systemdNotifier(log)
+  running.ready.then(
+    () => notify('READY=1', `STATUS=ready: REST on port ${running.restPort}, gRPC on port ${running.grpcPort}`),
+    () => {},
+  )
   running.ready.catch(async (error: unknown) => {
     log.error('cannot start', { error: error as Error })
     await running.shutdown('start-up failed').catch(() => {})
@@ -73,6 +80,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
       process.exit(EXIT_STARTUP_FAILED)
     }
     signalled = true
+    void notify('STOPPING=1', `STATUS=draining after ${signal}`)
     void running.shutdown(signal).then(
       () => process.exit(0),
       (error: unknown) => {

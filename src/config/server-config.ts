@@ -51,11 +51,15 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     flag: 'grpc-max-message-size-mb', env: 'GRPC_MAX_MESSAGE_SIZE_MB', kind: 'positive', defaultValue: 1024,
     describe: 'Largest gRPC message (RESOURCE_EXHAUSTED above it); also the REST body limit (413 above it)', group: SERVER,
   },
-  { flag: 'data-dir', env: 'SERVICE_DATA_DIR', kind: 'string', defaultText: '~/.local/share/memsvc', describe: 'Embedded database, self-signed certificate and encryption key', group: SERVER },
+  { flag: 'data-dir', env: 'SERVICE_DATA_DIR', kind: 'string', defaultText: '$STATE_DIRECTORY (systemd), else ~/.local/share/memsvc', describe: 'Embedded database, self-signed certificate and encryption key', group: SERVER },
   { flag: 'license-dir', env: 'SERVICE_LICENSE_DIR', kind: 'string', defaultText: 'licenses/ next to the executable', describe: 'Directory holding the licence files', group: SERVER },
   { flag: 'shutdown-timeout-sec', env: 'SERVICE_SHUTDOWN_TIMEOUT_SEC', kind: 'positive', defaultValue: DEFAULT_SHUTDOWN_TIMEOUT_SEC, describe: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish', group: SERVER },
   { flag: 'log-level', env: 'SERVICE_LOG_LEVEL', kind: 'string', defaultValue: 'info', describe: 'debug, info, warn or error', group: SERVER },
   { flag: 'db-url', env: 'DB_URL', kind: 'string', defaultText: 'embedded single-node database', describe: 'jdbc:postgresql://host:port/db (or postgres://…) of the primary database', group: DATABASE },
+  {
+    flag: 'debug-db-listen', env: 'SERVICE_DEBUG_DB_LISTEN', kind: 'string', defaultText: 'off',
+    describe: 'Debug installs only: serve the embedded database over the PostgreSQL protocol on [ADDR:]PORT (ADDR default 127.0.0.1), for psql', group: DATABASE,
+  },
   { flag: 'db-user', env: 'DB_USER', kind: 'string', describe: 'Database user (overrides one in the URL)', group: DATABASE },
   { flag: 'db-password', env: 'DB_PASSWORD', kind: 'string', describe: 'Database password (overrides one in the URL)', group: DATABASE },
   { flag: 'db-min-idle', env: 'DB_MIN_IDLE', kind: 'count', defaultValue: 2, describe: 'Minimum idle connections, primary pool', group: DATABASE },
@@ -109,6 +113,24 @@ export interface ServerConfig {
   metrics: { secret: string; usingDefaultSecret: boolean; authDisabled: boolean }
   /** Absent: `<dataDir>/encryption.key`, created on first start. */
   encryptionKeyFile?: string
+  /** Debug installs: where the embedded database also listens for psql. Absent: nowhere. */
+  debugDbListen?: ListenAddress
+}
+
+export interface ListenAddress {
+  host: string
+  port: number
+}
+
+/** The debug database port answers only on loopback unless the operator names an address. */
+const DEBUG_DB_DEFAULT_HOST = '127.0.0.1'
+
+/** "[ADDR:]PORT", with an IPv6 address in brackets ("[::1]:5432"). */
+export function parseListenAddress(flag: string, text: string): ListenAddress {
+  const match = /^(?:(\[[0-9a-f:.]+\]|[^:\s]+):)?(\d+)$/i.exec(text.trim())
+  const port = match ? Number(match[2]) : Number.NaN
+  if (!match || port > MAX_TCP_PORT) throw new ConfigError(flag, `expected [ADDR:]PORT with PORT 0-${MAX_TCP_PORT}, got "${text}"`)
+  return { host: match[1]?.replace(/^\[|\]$/g, '') ?? DEBUG_DB_DEFAULT_HOST, port }
 }
 
 export type RawOptions = Record<string, unknown>
@@ -232,6 +254,10 @@ export function resolveServerConfig(
     if (!database.user) throw new ConfigError('db-user', 'required with --db-url (or give user= in the URL)')
   }
 
+  const debugDbListenText = get<string | undefined>('debug-db-listen')
+  const debugDbListen = debugDbListenText === undefined ? undefined : parseListenAddress('debug-db-listen', debugDbListenText)
+  if (debugDbListen && database) throw new ConfigError('debug-db-listen', 'only for the embedded database; with --db-url connect to that PostgreSQL directly')
+
   const tlsDisabled = get<boolean>('tls-disabled')
   const certFile = get<string | undefined>('tls-cert-file')
   const keyFile = get<string | undefined>('tls-key-file')
@@ -257,7 +283,7 @@ export function resolveServerConfig(
   const secret = secretFromFlagOrEnv?.value ?? systemProperties[METRICS_SECRET_PROPERTY]
   if (secret !== undefined && String(secret).length === 0) throw new ConfigError('metrics-scrape-secret', 'must not be empty')
 
-  const dataDir = path.resolve(get<string | undefined>('data-dir') ?? defaultDataDir())
+  const dataDir = path.resolve(get<string | undefined>('data-dir') ?? defaultDataDir(env))
   const encryptionKeyPath = get<string | undefined>('encryption-key-file')
   const encryptionKeyFile = encryptionKeyPath === undefined ? undefined : readableFile('encryption-key-file', encryptionKeyPath)
   const licenseDir = path.resolve(get<string | undefined>('license-dir') ?? path.join(installDir, 'licenses'))
@@ -281,5 +307,6 @@ export function resolveServerConfig(
       authDisabled: get<boolean>('metrics-auth-disabled'),
     },
     encryptionKeyFile,
+    debugDbListen,
   }
 }

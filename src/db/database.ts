@@ -48,6 +48,8 @@ export interface Database {
   readonly listenerName: string
   /** For the start-up log; never contains a password. */
   description: string
+  /** Debug installs: "host:port" where the embedded database answers psql. */
+  debugListen?: string
   poolStats(): Promise<PoolStats[]>
   /**
    * Whether the database answers, on a connection of its own: a health check queued
@@ -219,7 +221,7 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
   const backgroundPool = { ...config.backgroundPool, max: Math.min(config.backgroundPool.max, EMBEDDED_BACKGROUND_MAX) }
   primaryPool.minIdle = Math.min(primaryPool.minIdle, primaryPool.max)
   backgroundPool.minIdle = Math.min(backgroundPool.minIdle, backgroundPool.max)
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, primaryPool.max + backgroundPool.max, log)
+  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, primaryPool.max + backgroundPool.max, log, config.debugDbListen)
   const clientTarget: ClientTarget = { hosts: [], ports: [], database: 'postgres', user: 'postgres', ssl: false, path: embedded.socketPath }
   const primary = createPool(clientTarget, primaryPool, 'memsvc-primary')
   const background = createPool(clientTarget, backgroundPool, 'memsvc-background')
@@ -238,6 +240,7 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     subscribe: () => ALWAYS_LIVE_FEED,
     listenerName: 'memsvc-embedded',
     description: `embedded PGlite in ${embedded.dataDir}`,
+    debugListen: embedded.debugListen,
     // The in-process socket server sees connections, not which pool opened them.
     poolStats: async () => [{ pool: 'embedded', max: primaryPool.max + backgroundPool.max, open: embedded.activeConnections() }],
     async close() {

@@ -1,14 +1,18 @@
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import type { ListenAddress } from '../config/server-config.js'
 import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
 
 export interface EmbeddedPostgres {
   dataDir: string
   socketPath: string
+  /** "host:port" of the debug listener (--debug-db-listen), once bound. */
+  debugListen?: string
   activeConnections(): number
   stop(): Promise<void>
 }
@@ -17,6 +21,34 @@ export interface EmbeddedPostgres {
 const MAX_SOCKET_PATH = 100
 /** Migrations and the health check may hold a connection beside the pools. */
 const SPARE_CONNECTIONS = 2
+/** psql sessions an operator may hold open on the debug listener beside the pools. */
+const DEBUG_CONNECTIONS = 4
+
+/** The part of PGLiteSocketServer that is not in its type declarations (see listenForDebugging). */
+interface ConnectionAcceptor {
+  handleConnection(socket: net.Socket): Promise<void>
+}
+
+/**
+ * Debug installs: the PostgreSQL protocol on TCP for psql. The connections go into the
+ * same socket server as the pools' (its handleConnection), because that server's query
+ * queue is what keeps one client's transaction from interleaving with another's; a
+ * second PGLiteSocketServer on the same database would have a queue of its own.
+ */
+async function listenForDebugging(server: PGLiteSocketServer, address: ListenAddress): Promise<net.Server> {
+  const acceptor = server as unknown as ConnectionAcceptor
+  const listener = net.createServer((socket) => void acceptor.handleConnection(socket))
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject)
+    listener.listen(address.port, address.host, () => resolve())
+  })
+  return listener
+}
+
+function describeAddress(listener: net.Server): string {
+  const bound = listener.address() as net.AddressInfo
+  return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`
+}
 
 export class DataDirInUseError extends Error {}
 
@@ -70,7 +102,7 @@ function acquireDataDirLock(dataDir: string): () => void {
  * Runs PostgreSQL (PGlite, in WASM) in-process and serves it on a private Unix socket,
  * so the same postgres.js code and SQL run in embedded mode and against PostgreSQL.
  */
-export async function startEmbeddedPostgres(dataDir: string, poolConnections: number, log: Logger): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, poolConnections: number, log: Logger, debugListen?: ListenAddress): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const releaseLock = acquireDataDirLock(dataDir)
   const pgDataDir = path.join(dataDir, 'pgdata')
@@ -96,15 +128,34 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       initdbWasmModule,
       fsBundle: new Blob([readAsset('pglite.data')]),
     })
-    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: poolConnections + SPARE_CONNECTIONS })
+    const maxConnections = poolConnections + SPARE_CONNECTIONS + (debugListen ? DEBUG_CONNECTIONS : 0)
+    const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections })
     await server.start()
     fs.chmodSync(socketPath, 0o600)
+    const debugListener = debugListen
+      ? await listenForDebugging(server, debugListen).catch(async (error: unknown) => {
+          await server.stop()
+          await db.close()
+          throw new Error(`--debug-db-listen ${debugListen.host}:${debugListen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+        })
+      : undefined
+    if (debugListener) {
+      log.warn('DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD; never enable this on a shared or production host', {
+        listen: describeAddress(debugListener),
+        user: 'postgres',
+        database: 'postgres',
+      })
+    }
     return {
       dataDir: pgDataDir,
       socketPath,
+      debugListen: debugListener ? describeAddress(debugListener) : undefined,
       activeConnections: () => server.getStats().activeConnections,
       async stop() {
+        // close() waits for open psql sessions, which server.stop() ends: start it first, await it after.
+        const debugClosed = debugListener ? new Promise((resolve) => debugListener.close(resolve)) : undefined
         await server.stop()
+        await debugClosed
         await db.close()
         fs.rmSync(socketPath, { force: true })
         if (privateSocketDir) fs.rmSync(privateSocketDir, { recursive: true, force: true })

@@ -14,6 +14,8 @@ export interface SystemInfo {
   license: LicenseSummary
   storage: string
   tlsEnabled: boolean
+  /** Debug installs: where the embedded database answers psql; "" when not exposed. */
+  debugDatabaseListen: string
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
@@ -26,6 +28,7 @@ export async function getSystemInfo(context: DomainContext): Promise<SystemInfo>
     license: context.licenses,
     storage: context.storage,
     tlsEnabled: context.tlsEnabled,
+    debugDatabaseListen: context.database?.debugListen ?? '',
   }
 }
 

@@ -11,6 +11,7 @@ import { CliError, EXIT_FAILED } from '../exit-codes.js'
 import { parseChoice, parseInteger } from '../option-parsing.js'
 import { print, yesNo } from '../output.js'
 import { renderFields } from '../table.js'
+import { SYSTEM_INSTALL_COMMANDS } from './system-install.js'
 
 const HEALTH_DEADLINE_MS = 10_000
 const MAX_DRAIN_TIMEOUT_SEC = 3600
@@ -53,6 +54,7 @@ function infoFields(settings: ClientSettings, info: SystemInfo): Array<[string, 
     ['initialized', yesNo(info.initialized)],
     ['storage', info.storage],
     ['tls', yesNo(info.tlsEnabled)],
+    ['debug database', info.debugDatabaseListen ? `${info.debugDatabaseListen} (psql, no password: debug install)` : undefined],
     ['licenses', license ? `${license.directory}${license.present ? '' : ' (MISSING)'}` : undefined],
     ['product licence', license?.productLicense],
     ['third-party packages', license ? String(license.thirdPartyPackages) : undefined],
@@ -127,7 +129,7 @@ const drain = clientHandler(async (argv, settings) => {
 })
 
 export function systemCommand(yargs: Argv): Argv {
-  return commandGroup(yargs, 'system', 'Server information, health and drain', [
+  return commandGroup(yargs, 'system', 'Server information, health and drain; install as a systemd service', [
     {
       command: 'info',
       describe: 'Version, lifecycle state, storage, licences (no API key needed)',
@@ -153,5 +155,6 @@ export function systemCommand(yargs: Argv): Argv {
           .example('$0 system drain --wait --timeout 60', 'wait up to 60 s for in-flight work to finish'),
       handler: drain,
     },
+    ...SYSTEM_INSTALL_COMMANDS,
   ])
 }
