@@ -85,6 +85,13 @@ class Layout {
   }
 }
 
+/** Creates dir with `mode` (set again: umask and an earlier run may differ) and any missing parents 0755. */
+function ensureDir(dir: string, mode: number): void {
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: DIR_MODE })
+  fs.mkdirSync(dir, { recursive: true, mode })
+  fs.chmodSync(dir, mode)
+}
+
 function userExists(user: string): boolean {
   return spawnSync('getent', ['passwd', user], { stdio: 'ignore' }).status === 0
 }
@@ -151,7 +158,7 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
   steps.push({
     say: `install ${options.version} as ${path.join(options.prefix, 'releases', options.version)} (executable + licenses/) and point ${currentLink(options.prefix)} at it${previous ? ` (was ${previous.version}, kept for rollback)` : ''}`,
     run: () => {
-      fs.mkdirSync(layout.at(options.prefix), { recursive: true, mode: DIR_MODE })
+      ensureDir(layout.at(options.prefix), DIR_MODE)
       const activated = activateRelease(layout.at(options.prefix), options.version, options.files)
       if (activated.previous) notes.push(`previous release kept: roll back with  ln -sfn ${path.relative(layout.at(options.prefix), activated.previous)} ${currentLink(options.prefix)} && systemctl restart memsvc`)
     },
@@ -160,7 +167,7 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     say: `link ${layout.binLink} -> ${executable}`,
     run: () => {
       const link = layout.at(layout.binLink)
-      fs.mkdirSync(path.dirname(link), { recursive: true, mode: DIR_MODE })
+      ensureDir(path.dirname(link), DIR_MODE)
       const existing = fs.lstatSync(link, { throwIfNoEntry: false })
       if (existing && !existing.isSymbolicLink()) throw new CliError(`${layout.binLink} exists and is not a symlink; move it away first`, EXIT_FAILED)
       const temporary = `${link}.memsvc-new`
@@ -170,11 +177,10 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     },
   })
   steps.push({
-    say: `state directory ${layout.stateDir} (0700, owner ${options.user})`,
+    say: `create the state directory ${layout.stateDir} (0700, owner ${options.user}; kept on upgrade)`,
     run: () => {
       const dir = layout.at(layout.stateDir)
-      fs.mkdirSync(dir, { recursive: true, mode: STATE_MODE })
-      fs.chmodSync(dir, STATE_MODE)
+      ensureDir(dir, STATE_MODE)
       chownUnlessStaging(layout, dir, owner, 'user')
     },
   })
@@ -191,7 +197,7 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     steps.push({
       say: `write ${layout.envFile} (0640, root:${options.user}): ports ${restPort}/${grpcPort}, ${options.dbUrl ? 'DB_URL' : 'embedded database'}, a new metrics secret${options.debug ? `, DEBUG database port ${DEFAULT_DEBUG_DB_LISTEN}` : ''}`,
       run: () => {
-        fs.mkdirSync(path.dirname(envPath), { recursive: true, mode: ENV_DIR_MODE })
+        ensureDir(path.dirname(envPath), ENV_DIR_MODE)
         chownUnlessStaging(layout, path.dirname(envPath), owner, 'group')
         const text = renderEnvFile({ restPort, grpcPort, shutdownTimeoutSec, dbUrl: options.dbUrl, debug: options.debug, metricsSecret: generateMetricsSecret() })
         // Written under a temp name with its final mode, so the secret is never readable by others.
@@ -207,7 +213,7 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     say: `write ${layout.unit} (Type=notify, ${needsCapabilityText(restPort, grpcPort)})`,
     run: () => {
       const unit = layout.at(layout.unit)
-      fs.mkdirSync(path.dirname(unit), { recursive: true, mode: DIR_MODE })
+      ensureDir(path.dirname(unit), DIR_MODE)
       fs.writeFileSync(unit, renderUnit({ version: options.version, executable, envFile: layout.envFile, user: options.user, restPort, grpcPort, shutdownTimeoutSec }), { mode: UNIT_MODE })
       fs.chmodSync(unit, UNIT_MODE)
     },

@@ -34,11 +34,16 @@ export function describeSource(source: Source): string {
   return source.kind === 'file' ? source.path : source.url.href
 }
 
-/** The checksum file beside the source: <from>.sha256. */
+/** A release bundle (npm run release) rather than a bare executable. */
+export function isBundle(source: Source): boolean {
+  return /\.(tar\.gz|tgz)$/i.test(source.kind === 'file' ? source.path : source.url.pathname)
+}
+
+/** The checksum file beside the source: SHA256SUMS for a release bundle, else <from>.sha256. */
 export function checksumSourceFor(source: Source): Source {
-  if (source.kind === 'file') return { kind: 'file', path: `${source.path}.sha256` }
+  if (source.kind === 'file') return { kind: 'file', path: isBundle(source) ? path.join(path.dirname(source.path), 'SHA256SUMS') : `${source.path}.sha256` }
   const url = new URL(source.url.href)
-  url.pathname = `${url.pathname}.sha256`
+  url.pathname = isBundle(source) ? path.posix.join(path.posix.dirname(url.pathname), 'SHA256SUMS') : `${url.pathname}.sha256`
   return { kind: 'url', url }
 }
 
