@@ -4,7 +4,9 @@
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
-//     nghttp2-client (h2load) for the benchmark harness's smoke test.
+//     nghttp2-client (h2load) for the benchmark harness's smoke test; for the install and
+//     release tests systemd (systemd-analyze, systemd-notify), postgresql-client (psql),
+//     util-linux (unshare), iproute2 (ip) and python3 (a stand-in sd_notify socket).
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 
@@ -13,6 +15,11 @@ const REQUIRED_PACKAGES = [
   { command: 'chromium', pkg: 'chromium' },
   { command: 'wrk', pkg: 'wrk' },
   { command: 'h2load', pkg: 'nghttp2-client' },
+  { command: 'systemd-analyze', pkg: 'systemd' },
+  { command: 'psql', pkg: 'postgresql-client' },
+  { command: 'unshare', pkg: 'util-linux' },
+  { command: 'ip', pkg: 'iproute2' },
+  { command: 'python3', pkg: 'python3' },
 ]
 
 function has(command) {

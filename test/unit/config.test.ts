@@ -116,6 +116,10 @@ describe('configuration precedence: flag > environment > default', () => {
       read: (c) => c.metrics.secret, expectedFlag: 'from-flag', expectedEnv: 'from-env', expectedDefault: DEFAULT_METRICS_SECRET,
     },
     {
+      flag: 'debug-db-listen', env: 'SERVICE_DEBUG_DB_LISTEN', kind: 'string', flagValue: '5433', envValue: '0.0.0.0:5434',
+      read: (c) => c.debugDbListen, expectedFlag: { host: '127.0.0.1', port: 5433 }, expectedEnv: { host: '0.0.0.0', port: 5434 }, expectedDefault: undefined,
+    },
+    {
       flag: 'encryption-key-file', env: 'SERVICE_ENCRYPTION_KEY_FILE', kind: 'string', flagValue: keyFile, envValue: otherKeyFile,
       read: (c) => c.encryptionKeyFile, expectedFlag: keyFile, expectedEnv: otherKeyFile, expectedDefault: undefined,
     },
@@ -142,6 +146,20 @@ describe('configuration precedence: flag > environment > default', () => {
   it.each(cases().map((entry) => [entry.flag, entry] as const))('%s: default applies when neither is given', (_, entry) => {
     const config = resolve({ ...entry.base }, {})
     expect(entry.read(config)).toEqual(entry.expectedDefault)
+  })
+
+  it('as a systemd service the data directory is $STATE_DIRECTORY (its first entry), unless --data-dir or SERVICE_DATA_DIR says otherwise', () => {
+    const state = path.join(tmp, 'state')
+    expect(resolve({}, { STATE_DIRECTORY: `${state}:${path.join(tmp, 'second')}` }).dataDir).toBe(state)
+    expect(resolve({}, { STATE_DIRECTORY: state, SERVICE_DATA_DIR: path.join(tmp, 'env-dir') }).dataDir).toBe(path.join(tmp, 'env-dir'))
+    expect(resolve({ 'data-dir': path.join(tmp, 'flag-dir') }, { STATE_DIRECTORY: state }).dataDir).toBe(path.join(tmp, 'flag-dir'))
+    // systemd only ever sets absolute paths; anything else is not from systemd.
+    expect(resolve({}, { STATE_DIRECTORY: 'relative' }).dataDir).toBe(path.resolve(defaultDataDir({})))
+  })
+
+  it('--debug-db-listen takes [ADDR:]PORT, IPv6 in brackets, loopback by default', () => {
+    expect(resolve({ 'debug-db-listen': '[::1]:5433' }).debugDbListen).toEqual({ host: '::1', port: 5433 })
+    expect(resolve({ 'debug-db-listen': 'localhost:0' }).debugDbListen).toEqual({ host: 'localhost', port: 0 })
   })
 
   it('treats an empty environment variable as unset', () => {
@@ -237,6 +255,14 @@ describe('configuration validation: every bad value names its flag', () => {
     ['grpc-max-message-size-mb', '0x10'],
   ])('--%s %j: not a whole number', (flag, value) => {
     expectConfigError(() => resolve({ [flag]: value }), flag, /expected a whole number/)
+  })
+
+  it.each(['65536', 'db:', ':5432', '::1:5432', 'host:port'])('--debug-db-listen %j: not [ADDR:]PORT', (value) => {
+    expectConfigError(() => resolve({ 'debug-db-listen': value }), 'debug-db-listen', /expected \[ADDR:\]PORT/)
+  })
+
+  it('--debug-db-listen with --db-url: there is no embedded database to expose', () => {
+    expectConfigError(() => resolve({ 'debug-db-listen': '5433', 'db-url': 'postgres://u@h/db' }), 'debug-db-listen', /only for the embedded database/)
   })
 
   it('names the flag even when the bad value came from its environment variable', () => {
