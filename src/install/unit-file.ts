@@ -74,6 +74,8 @@ export function renderUnit(settings: UnitSettings): string {
     'ProtectClock=yes',
     'ProtectHostname=yes',
     'ProtectProc=invisible',
+    // Only /proc/<pid>: checked by serving READY (and /metrics) under a /proc mounted subset=pid.
+    'ProcSubset=pid',
     'RestrictNamespaces=yes',
     'RestrictRealtime=yes',
     'RestrictSUIDSGID=yes',
