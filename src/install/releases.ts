@@ -109,10 +109,11 @@ export function activateRelease(prefix: string, version: string, files: ReleaseF
       fs.rmSync(staging, { recursive: true, force: true })
     }
   }
+  if (previous === release) return { release, unchanged } // a reinstall: the rollback release stays as it was
   pointCurrentAt(prefix, release)
   for (const name of fs.readdirSync(releases)) {
     const dir = path.join(releases, name)
     if (dir !== release && dir !== previous) fs.rmSync(dir, { recursive: true, force: true })
   }
-  return { release, previous: previous === release ? undefined : previous, unchanged }
+  return { release, previous, unchanged }
 }

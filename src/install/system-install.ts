@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { CliError, EXIT_BAD_INPUT, EXIT_FAILED } from '../cli/exit-codes.js'
 import { DEFAULT_DEBUG_DB_LISTEN, generateMetricsSecret, parseEnvFile, renderEnvFile } from './env-file.js'
-import { activateRelease, currentLink, EXECUTABLE_NAME, type ReleaseFiles } from './releases.js'
+import { activateRelease, currentLink, currentRelease, EXECUTABLE_NAME, type ReleaseFiles } from './releases.js'
 import { renderUnit, UNIT_NAME } from './unit-file.js'
 
 export const DEFAULT_PREFIX = '/opt/memsvc'
@@ -19,6 +19,8 @@ const DEFAULT_SHUTDOWN_TIMEOUT_SEC = 30
 const BIN_LINK = '/usr/local/bin/memsvc'
 const ENV_FILE = '/etc/memsvc/memsvc.env'
 const STATE_DIR = '/var/lib/memsvc'
+/** The unit's CacheDirectory= (the extracted HTTP addon); systemd makes it, uninstall removes it. */
+const CACHE_DIR = '/var/cache/memsvc'
 const UNIT_DIR = '/etc/systemd/system'
 const MANIFEST = 'install.json'
 const STATE_MODE = 0o700
@@ -155,8 +157,10 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
   }
 
   const executable = path.join(currentLink(options.prefix), EXECUTABLE_NAME)
+  const running = currentRelease(layout.at(options.prefix))
+  const was = running && path.basename(running) !== options.version ? ` (was ${path.basename(running)}, kept for rollback)` : ''
   steps.push({
-    say: `install ${options.version} as ${path.join(options.prefix, 'releases', options.version)} (executable + licenses/) and point ${currentLink(options.prefix)} at it${previous ? ` (was ${previous.version}, kept for rollback)` : ''}`,
+    say: `install ${options.version} as ${path.join(options.prefix, 'releases', options.version)} (executable + licenses/) and point ${currentLink(options.prefix)} at it${was}`,
     run: () => {
       ensureDir(layout.at(options.prefix), DIR_MODE)
       const activated = activateRelease(layout.at(options.prefix), options.version, options.files)
@@ -261,6 +265,7 @@ export function planUninstall(options: UninstallOptions): { steps: Step[]; notes
   if (link === undefined || link.startsWith(`${options.prefix}/`)) steps.push(remove(manifest.binLink, 'the link'))
   else notes.push(`${manifest.binLink} points elsewhere (${link}); left alone`)
   steps.push(remove(options.prefix, 'the releases and licences under'))
+  if (fs.existsSync(layout.at(CACHE_DIR))) steps.push(remove(CACHE_DIR, 'the addon cache'))
   if (options.purge) {
     steps.push(remove(path.dirname(manifest.envFile), 'the settings (metrics secret, DB_URL) in'))
     steps.push(remove(manifest.stateDir, 'ALL DATA (embedded database, encryption key, certificates) in'))

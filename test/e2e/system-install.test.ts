@@ -219,12 +219,21 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     execFileSync('ln', ['-sfn', `releases/${version}`, path.join(root, 'opt/memsvc/current')])
     expect(execFileSync(installed, ['--version'], { encoding: 'utf8' }).trim()).toBe(version)
     expect(sha256(installed)).toBe(sha256(sandbox.executable))
+
+    // Installing the release that is already current changes nothing, and keeps the other one.
+    const reinstall = await system(['install', '--root', root])
+    expect(reinstall.code, reinstall.stderr).toBe(EXIT.OK)
+    expect(reinstall.stdout).toContain(`install ${version} as ${PREFIX}/releases/${version} (executable + licenses/) and point ${PREFIX}/current at it\n`)
+    expect(fs.readdirSync(path.join(root, 'opt/memsvc/releases')).sort()).toEqual(['9.9.9-e2e', version].sort())
   })
 
   it('uninstall removes what install created and keeps settings and data; --purge removes those too', async () => {
     const root = newRoot()
     expect((await system(['install', '--root', root])).code).toBe(EXIT.OK)
     fs.writeFileSync(path.join(root, 'var/lib/memsvc/marker'), 'data')
+    // What systemd's CacheDirectory= would hold once the service ran.
+    fs.mkdirSync(path.join(root, 'var/cache/memsvc'), { recursive: true })
+    fs.writeFileSync(path.join(root, 'var/cache/memsvc/uws.node'), 'addon')
 
     const dryRun = await system(['uninstall', '--root', root, '--dry-run'])
     expect(dryRun.code, dryRun.stderr).toBe(EXIT.OK)
@@ -232,6 +241,7 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
       'would remove the unit /etc/systemd/system/memsvc.service',
       'would remove the link /usr/local/bin/memsvc',
       `would remove the releases and licences under ${PREFIX}`,
+      'would remove the addon cache /var/cache/memsvc',
       '',
     ].join('\n'))
     expect(fs.existsSync(path.join(root, 'opt/memsvc/current/memsvc'))).toBe(true)
@@ -239,7 +249,7 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     const kept = await system(['uninstall', '--root', root])
     expect(kept.code, kept.stderr).toBe(EXIT.OK)
     expect(kept.stderr).toContain('kept /etc/memsvc/memsvc.env and /var/lib/memsvc (data); "system uninstall --purge" removes them')
-    expect(listTree(root)).toEqual(['etc', 'etc/memsvc', 'etc/memsvc/memsvc.env', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/lib', 'var/lib/memsvc', 'var/lib/memsvc/marker'])
+    expect(listTree(root)).toEqual(['etc', 'etc/memsvc', 'etc/memsvc/memsvc.env', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/cache', 'var/lib', 'var/lib/memsvc', 'var/lib/memsvc/marker'])
 
     const notInstalled = await system(['uninstall', '--root', root])
     expect(notInstalled.code).toBe(EXIT.FAILED)
@@ -249,7 +259,7 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     const purged = await system(['uninstall', '--root', root, '--purge'])
     expect(purged.code, purged.stderr).toBe(EXIT.OK)
     expect(purged.stdout).toContain('remove ALL DATA (embedded database, encryption key, certificates) in /var/lib/memsvc')
-    expect(listTree(root)).toEqual(['etc', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/lib'])
+    expect(listTree(root)).toEqual(['etc', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/cache', 'var/lib'])
   })
 })
 
