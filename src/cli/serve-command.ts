@@ -10,6 +10,7 @@ import {
 import { DataDirInUseError } from '../db/embedded.js'
 import { createLogger } from '../observability/logger.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
+import { installProcessGuards } from '../server/process-guards.js'
 import { startServer } from '../server/server.js'
 
 const EXIT_STARTUP_FAILED = 1
@@ -53,6 +54,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     throw error
   }
   const log = createLogger(config.logLevel)
+  installProcessGuards(log)
   let server
   try {
     server = await startServer(config, log)

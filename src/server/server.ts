@@ -81,7 +81,15 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
   let database: Database | undefined
   const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
 
-  const http = new HttpServer({ uws: loadUws(), tls, maxBodyBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  const http = new HttpServer({
+    uws: loadUws(),
+    tls,
+    maxBodyBytes: config.maxMessageBytes,
+    authenticate: (authorization) => context.authenticate({ requestId: '', transport: 'rest', authorization }),
+    lifecycle,
+    metrics,
+    log,
+  })
   registerRestRoutes(http, context, metrics, config)
   const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
   registerGrpcServices(grpc, context)

@@ -24,12 +24,53 @@ function normaliseKeys(value: unknown, path: string): unknown {
   return result
 }
 
-/** The request body as a JSON object with normalised field names; an empty body is `{}`. */
+/** Deeper than this is no request the API defines; checked before parsing so no recursion sees it. */
+export const MAX_JSON_DEPTH = 32
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
+/** application/json, or any `+json` type, with or without parameters (charset is UTF-8 either way). */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+
+/** Whether `text` opens more than `limit` objects or arrays inside each other (brackets inside strings do not count). */
+function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (inString) {
+      if (code === 0x5c) index++ // backslash: skip the escaped character
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > limit) return true
+    } else if (code === 0x7d || code === 0x5d) depth--
+  }
+  return false
+}
+
+/**
+ * The request body as a JSON object with normalised field names; an empty body is `{}`.
+ * Refused: a declared non-JSON content type (415; no content type at all is read as JSON),
+ * bytes that are not UTF-8 (never silently replaced: what is stored is what was sent), and
+ * nesting deeper than MAX_JSON_DEPTH. Of a key given twice the last one wins, as in JSON.parse.
+ */
 export function jsonBody(request: RestRequest): Record<string, unknown> {
   if (request.body.length === 0) return {}
+  const contentType = request.headers['content-type']
+  if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `content-type: expected application/json, got ${JSON.stringify(contentType.slice(0, 100))}`, [
+      { field: 'content-type', description: 'must be application/json' },
+    ])
+  }
+  let text: string
+  try {
+    text = STRICT_UTF8.decode(request.body)
+  } catch {
+    throw invalidArgument('body', 'is not valid UTF-8')
+  }
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw invalidArgument('body', `is nested more than ${MAX_JSON_DEPTH} levels deep`)
   let parsed: unknown
   try {
-    parsed = JSON.parse(request.body.toString('utf8'))
+    parsed = JSON.parse(text)
   } catch (error) {
     throw invalidArgument('body', `malformed JSON: ${(error as Error).message}`)
   }
@@ -55,7 +96,7 @@ export function listQuery(request: RestRequest): Record<string, unknown> {
 }
 
 export function callContext(request: RestRequest): CallContext {
-  return { requestId: request.requestId, transport: 'rest', authorization: request.headers.authorization }
+  return { requestId: request.requestId, transport: 'rest', authorization: request.headers.authorization, principal: request.principal }
 }
 
 /**
