@@ -114,6 +114,7 @@ export class HttpServer {
   readonly #app: TemplatedApp
   readonly #options: HttpServerOptions
   readonly #patterns = new Map<string, Set<HttpMethod>>()
+  readonly #routes: Array<{ method: HttpMethod; pattern: string; options: RouteOptions }> = []
   /** Duration series by "method route status", resolved once each. */
   readonly #durations = new Map<string, HistogramSeries>()
   #listenSocket: us_listen_socket | undefined
@@ -133,7 +134,13 @@ export class HttpServer {
     const methods = this.#patterns.get(pattern) ?? new Set<HttpMethod>()
     methods.add(method)
     this.#patterns.set(pattern, methods)
+    this.#routes.push({ method, pattern, options })
     this.#app[UWS_REGISTER[method]](pattern, (res, req) => this.#handle(res, req, method, pattern, paramNames, handler, options))
+  }
+
+  /** Every route registered, in order (tests walk them all). */
+  get routes(): ReadonlyArray<{ method: HttpMethod; pattern: string; options: RouteOptions }> {
+    return this.#routes
   }
 
   /** Registers 405 for known paths with other methods and a JSON 404 for everything else. Call after the routes. */
