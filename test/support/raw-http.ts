@@ -15,11 +15,12 @@ export interface RawExchange {
  * closes, `expectResponses` responses are complete, or `waitMs` passes (the connection is then
  * destroyed). For requests no ordinary client would send: pipelines, bad framing, odd bytes.
  */
-export function exchangeRaw(port: number, bytes: string | Buffer, options: { waitMs?: number; expectResponses?: number } = {}): Promise<RawExchange> {
+export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], options: { waitMs?: number; expectResponses?: number } = {}): Promise<RawExchange> {
   const waitMs = options.waitMs ?? 5_000
   const started = Date.now()
   return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
+    // Parts are written one by one, so a large shared body is never copied on the client side.
+    const socket = net.connect(port, '127.0.0.1', () => (Array.isArray(bytes) ? bytes : [bytes]).forEach((part) => socket.write(part)))
     const chunks: Buffer[] = []
     let done = false
     const finish = (closed: boolean) => {
