@@ -25,13 +25,14 @@ async function uwsAnswersDeferredPipelines(): Promise<boolean> {
     res.onAborted(() => (aborted = true))
     setImmediate(() => aborted || res.cork(() => res.end('ok')))
   })
-  const port = await new Promise<number>((resolve) => app.listen('127.0.0.1', 0, (socket) => resolve(uws.us_socket_local_port(socket as never))))
+  const listenSocket = await new Promise<unknown>((resolve) => app.listen('127.0.0.1', 0, resolve))
+  const port = uws.us_socket_local_port(listenSocket as never)
   try {
     const request = 'GET / HTTP/1.1\r\nhost: probe\r\n\r\n'
     const reply = await exchangeRaw(port, request + request, { waitMs: 2_000, expectResponses: 2 })
     return reply.statuses.length === 2
   } finally {
-    app.close()
+    uws.us_listen_socket_close(listenSocket as never)
   }
 }
 

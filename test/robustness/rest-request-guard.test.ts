@@ -4,33 +4,19 @@
 // becomes one logged 500 carrying the request id. Both walk every route the REST server
 // registers, so a route added later is covered without editing this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resolveServerConfig } from '../../src/config/server-config.js'
-import { DomainContext } from '../../src/domain/context.js'
-import { readLicenseSummary } from '../../src/domain/licenses.js'
+import type { DomainContext } from '../../src/domain/context.js'
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js'
-import { createLogger } from '../../src/observability/logger.js'
-import { createMetrics } from '../../src/observability/metrics.js'
-import { createRestServer } from '../../src/server/server.js'
-import type { HttpServer } from '../../src/transport/rest/http-server.js'
 import { ENGINES } from '../support/databases.js'
 import { httpRequest } from '../support/http-client.js'
+import { pathFor, registeredRestRoutes, restServerOver, sendsBody } from '../support/rest-routes.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const SAMPLE_ID = '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11'
 /** A raw-key-shaped credential: it must never reach a log line. */
 const FORGED_KEY = `msk_${'Z'.repeat(40)}`
-const TEST_CONFIG = resolveServerConfig({ 'tls-disabled': true, 'metrics-scrape-secret': 'guard-test-secret', 'data-dir': '/nonexistent' }, {}, {})
 
 /** Routes that never touch the domain context: the console's static files and /metrics (its own secret). */
 const touchesContext = (pattern: string) => !pattern.startsWith('/console') && pattern !== '/metrics'
-
-/** A concrete path for a route pattern, with `value` for every parameter (and the verb of a custom method). */
-function pathFor(pattern: string, method: string, value: string): string {
-  const customMethod = method === 'POST' && /\/(embedders|llms)\/:id$/.test(pattern) ? ':probe' : ''
-  return pattern.replace(/\/:\w+/g, `/${value}`) + customMethod
-}
-
-const sendsBody = (method: string) => method === 'POST' || method === 'PUT'
 
 type Trap = 'throw' | 'bigint' | 'cyclic'
 
@@ -58,9 +44,7 @@ function trappedRestServer(logs: string[]) {
   const lifecycle = new Lifecycle()
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
-  const log = createLogger('debug', (line) => logs.push(line))
-  const context = new DomainContext(new Lifecycle(), log, 'test', readLicenseSummary('/nonexistent'), false)
-  const http = createRestServer({ config: TEST_CONFIG, context: trapped(context), lifecycle, metrics: createMetrics(lifecycle, async () => []), log })
+  const http = restServerOver({ lifecycle, log: (line) => logs.push(line), wrap: (context: DomainContext) => trapped(context) })
   return { http, arm: (next: Trap) => (trap = next) }
 }
 
@@ -80,7 +64,7 @@ describe('last-resort guard on every REST route', () => {
     expect(routes.length).toBeGreaterThanOrEqual(25)
     for (const [index, { method, pattern }] of routes.entries()) {
       const requestId = `guard-${trap}-${index}`
-      const response = await httpRequest(`${baseUrl}${pathFor(pattern, method, SAMPLE_ID)}`, {
+      const response = await httpRequest(`${baseUrl}${pathFor({ method, pattern }, SAMPLE_ID)}`, {
         method,
         headers: { 'x-request-id': requestId, authorization: `Bearer ${FORGED_KEY}`, 'content-type': 'application/json' },
         body: sendsBody(method) ? '{"labels":{"a":"b"}}' : undefined,
@@ -98,7 +82,7 @@ describe('last-resort guard on every REST route', () => {
 describe('route parameters with a malformed percent escape', () => {
   let server: TestServer
   let rootKey: string
-  const parameterised = trappedRestServer([]).http.routes.filter((route) => route.pattern.includes('/:'))
+  const parameterised = registeredRestRoutes().filter((route) => route.pattern.includes('/:'))
 
   beforeAll(async () => {
     server = await startTestServer({ engine: ENGINES[0]! })
@@ -112,7 +96,7 @@ describe('route parameters with a malformed percent escape', () => {
     expect(parameterised.length).toBeGreaterThanOrEqual(11)
     for (const { method, pattern } of parameterised) {
       for (const escape of ['%ZZ', '%', '%E0%A4%A', '%C0%AF', '%ED%A0%80']) {
-        const response = await httpRequest(`${server.restUrl}${pathFor(pattern, method, escape)}`, {
+        const response = await httpRequest(`${server.restUrl}${pathFor({ method, pattern }, escape)}`, {
           method,
           headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
           body: sendsBody(method) ? '{}' : undefined,
