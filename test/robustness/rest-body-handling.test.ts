@@ -6,7 +6,7 @@
 import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UNAUTHENTICATED_BODY_LIMIT_BYTES } from '../../src/transport/rest/http-server.js'
-import { MAX_JSON_DEPTH } from '../../src/transport/rest/request-input.js'
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/transport/rest/request-input.js'
 import { ENGINES } from '../support/databases.js'
 import { httpRequest } from '../support/http-client.js'
 import { exchangeRaw, rawRequest } from '../support/raw-http.js'
@@ -112,6 +112,16 @@ describe('REST request bodies', () => {
       expect(errorOf(deepest.received).details[0].field).toMatch(/^labels/)
       const inString = await send(rawRequest('POST', '/v1/apikeys', withKey(), JSON.stringify({ labels: { brackets: '[{'.repeat(50) } })))
       expect(inString.statuses).toEqual([201])
+    })
+
+    it(`more than ${MAX_JSON_MEMBERS} object members: 400 naming body before parsing; colons inside strings do not count`, async () => {
+      const members = (count: number) => JSON.stringify({ labels: Object.fromEntries(Array.from({ length: count }, (_, index) => [`k${index}`, 'v'])) })
+      const tooMany = await send(rawRequest('POST', '/v1/apikeys', withKey(), members(MAX_JSON_MEMBERS)))
+      expect(errorOf(tooMany.received).details).toEqual([{ field: 'body', description: `has more than ${MAX_JSON_MEMBERS} object members` }])
+      const atTheCap = await send(rawRequest('POST', '/v1/apikeys', withKey(), members(MAX_JSON_MEMBERS - 1)))
+      expect(errorOf(atTheCap.received).details).toEqual([{ field: 'labels', description: 'at most 20 labels' }])
+      const colonsInStrings = await send(rawRequest('POST', '/v1/apikeys', withKey(), JSON.stringify({ labels: { colons: ':'.repeat(200) } })))
+      expect(colonsInStrings.statuses).toEqual([201])
     })
 
     it.each([
