@@ -14,8 +14,8 @@ import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const BODY_LIMIT_MB = 64
 const MISSING_ID = '00000000-0000-4000-8000-000000000000'
-/** How long an attempt may wait for its answer before it counts as held open. */
-const ANSWER_WAIT_MS = 3_000
+/** How long an attempt may wait for its answer before it counts as held open: above uWS's 10 s idle timeout, so only a real hang counts. */
+const ANSWER_WAIT_MS = 12_000
 const SLOW_CLIENTS = 50
 const SLOW_STEP_MS = 200
 const SLOW_STEPS = 10
@@ -127,11 +127,11 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
     expectClean(await scenario('NUL bytes (body, path, query, header)', attempts, { closeAccepted: true }))
   })
 
-  it('huge strings and label maps (up to 8 MiB): 4xx, never 5xx', async () => {
+  it('huge strings and label maps (up to 2 MiB): 4xx, never 5xx', async () => {
     const huge = (bytes: number) => 'h'.repeat(bytes)
     const manyLabels = JSON.stringify({ labels: Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`k${index}`, 'v'])) })
     const bodies = [
-      JSON.stringify({ displayName: huge(1024 * 1024) }), JSON.stringify({ labels: { k: huge(8 * 1024 * 1024) } }), JSON.stringify({ [huge(1024 * 1024)]: 1 }),
+      JSON.stringify({ displayName: huge(1024 * 1024) }), JSON.stringify({ labels: { k: huge(2 * 1024 * 1024) } }), JSON.stringify({ [huge(1024 * 1024)]: 1 }),
       JSON.stringify({ username: huge(64 * 1024) }), manyLabels,
     ]
     expectClean(await scenario('huge strings / 100k labels x body routes', bodies.flatMap((body) => overBodyRoutes(Buffer.from(body)))))
@@ -148,8 +148,9 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
     expectClean(await scenario('forged page tokens x list routes', attempts))
   })
 
-  it('wrong content types on every body route: 415', async () => {
-    const attempts = CONTENT_TYPES.flatMap((type) => overBodyRoutes(Buffer.from('{}'), withKey({ 'content-type': type })))
+  it('wrong content types on every body route: 415 (an empty one counts as none: 400 for the unknown field)', async () => {
+    // Not '{}': an empty content type counts as none, and {} is a valid drain request, which would drain the server under test.
+    const attempts = CONTENT_TYPES.flatMap((type) => overBodyRoutes(Buffer.from('{"unknownField":1}'), withKey({ 'content-type': type })))
     const row = await scenario('wrong content types x body routes', attempts)
     expectClean(row)
   })
