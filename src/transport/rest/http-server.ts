@@ -324,9 +324,11 @@ export class HttpServer {
   }
 
   /**
-   * Reads a request body under its cap. On a route that needs an API key the key is
-   * checked from the headers first and the socket is paused meanwhile, so a caller
-   * without a valid key is answered 401 before its body is read, whatever it declared.
+   * Reads a request body under its cap. On a route that needs an API key the key is checked
+   * from the headers while at most UNAUTHENTICATED_BODY_LIMIT_BYTES of body are read: a larger
+   * (or chunked) body waits with the socket paused, and a caller without a valid key is answered
+   * 401 without it being read. A small body is read to its end first, so that the 401 leaves the
+   * connection usable instead of resetting it under the client's feet.
    */
   #readBody(
     res: HttpResponse,
@@ -342,25 +344,39 @@ export class HttpServer {
   ): void {
     const { authenticate, maxBodyBytes } = this.#options
     const needsKey = options.needsApiKey === true && authenticate !== undefined
-    const limit = needsKey ? maxBodyBytes : Math.min(maxBodyBytes, UNAUTHENTICATED_BODY_LIMIT_BYTES)
+    const anonymousLimit = Math.min(maxBodyBytes, UNAUTHENTICATED_BODY_LIMIT_BYTES)
+    const limit = needsKey ? maxBodyBytes : anonymousLimit
     const declared = headers['content-length']
     exchange.setPending(true)
     if (declared !== undefined && Number(declared) > limit) {
       throw new AppError('PAYLOAD_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${limit} bytes${needsKey ? '' : ' for requests without an API key'}`)
     }
+    const smallBody = declared !== undefined && Number(declared) <= anonymousLimit
     const chunks: Buffer[] = []
     let received = 0
     let body: Buffer | undefined
     let principal: Principal | undefined
     let authenticated = !needsKey
+    /** The authentication failure, held until a small body has been read to its end. */
+    let refusal: { error: unknown } | undefined
+    let paused = false
+    // Paused, uWS reads nothing more from the socket: what it already read (one receive buffer at most) is all that is held.
+    const pause = () => {
+      if (paused) return
+      paused = true
+      res.pause()
+    }
     const proceed = () => {
-      if (body !== undefined && authenticated && !exchange.isSettled()) exchange.start(body, principal)
+      if (exchange.isSettled()) return
+      if (refusal && body !== undefined) exchange.fail(refusal.error)
+      else if (body !== undefined && authenticated) exchange.start(body, principal)
     }
     res.onData((chunk, isLast) =>
       exchange.guarded(() => {
         if (exchange.isSettled()) return
         received += chunk.byteLength
         if (received > limit) throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`)
+        if (!authenticated && received > anonymousLimit) pause()
         // uWS reuses the chunk's memory after this callback returns: copy it.
         chunks.push(Buffer.from(new Uint8Array(chunk)))
         if (!isLast) return
@@ -370,18 +386,20 @@ export class HttpServer {
       }),
     )
     if (!needsKey) return
-    // Paused, uWS reads nothing more from the socket: what it already read (at most one receive buffer) is all that is held.
-    res.pause()
+    if (!smallBody) pause()
     authenticate!(headers.authorization).then(
       (who) =>
         exchange.guarded(() => {
-          if (exchange.isSettled()) return
           principal = who
           authenticated = true
-          res.resume()
+          // uWS 20.30 resets the connection when a socket that is not paused is resumed.
+          if (paused && !exchange.isSettled()) res.resume()
           proceed()
         }),
-      exchange.fail,
+      (error: unknown) => {
+        if (body === undefined && smallBody) refusal = { error }
+        else exchange.fail(error)
+      },
     )
   }
 }
