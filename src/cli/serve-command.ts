@@ -11,6 +11,7 @@ import { DataDirInUseError } from '../db/embedded.js'
 import { createLogger } from '../observability/logger.js'
 import { systemdNotifier } from '../runtime/systemd-notify.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
+import { installProcessGuards } from '../server/process-guards.js'
 import { startServer } from '../server/server.js'
 
 const EXIT_STARTUP_FAILED = 1
@@ -54,6 +55,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     throw error
   }
   const log = createLogger(config.logLevel)
+  installProcessGuards(log)
   let server
   try {
     server = await startServer(config, log)

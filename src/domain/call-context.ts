@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import type { Principal } from './permissions.js'
 
 /** What a transport hands the domain about a call, before authentication. */
 export interface CallContext {
@@ -6,6 +7,8 @@ export interface CallContext {
   transport: 'rest' | 'grpc'
   /** The raw Authorization header / metadata value, if any. */
   authorization?: string
+  /** Set when the transport already authenticated `authorization` for this call (REST does, before reading a body). */
+  principal?: Principal
 }
 
 /** A caller's X-Request-Id is kept when it is a plain token; otherwise (or when absent) a new one is made. */

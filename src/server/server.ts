@@ -9,7 +9,7 @@ import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
-import { createMetrics } from '../observability/metrics.js'
+import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
 import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
@@ -51,6 +51,29 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
+/** The REST listener with every route, wired to `context` (tests wire it to a context of their own). */
+export function createRestServer(options: {
+  config: ServerConfig
+  context: DomainContext
+  lifecycle: Lifecycle
+  metrics: ServerMetrics
+  log: Logger
+  tls?: TlsMaterial
+}): HttpServer {
+  const { config, context, lifecycle, metrics, log, tls } = options
+  const http = new HttpServer({
+    uws: loadUws(),
+    tls,
+    maxBodyBytes: config.maxMessageBytes,
+    authenticate: (authorization) => context.authenticate({ requestId: '', transport: 'rest', authorization }),
+    lifecycle,
+    metrics,
+    log,
+  })
+  registerRestRoutes(http, context, metrics, config)
+  return http
+}
+
 /**
  * Starts both listeners at once (probes answer while STARTING), then reaches the
  * database with backoff, applies migrations and becomes READY. A database lost later
@@ -81,8 +104,7 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
   let database: Database | undefined
   const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
 
-  const http = new HttpServer({ uws: loadUws(), tls, maxBodyBytes: config.maxMessageBytes, lifecycle, metrics, log })
-  registerRestRoutes(http, context, metrics, config)
+  const http = createRestServer({ config, context, lifecycle, metrics, log, tls })
   const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
   registerGrpcServices(grpc, context)
   grpc.addStandardServices(readAsset('descriptor.binpb'))

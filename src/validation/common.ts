@@ -11,6 +11,8 @@ export const MAX_TEXT_LENGTH = 2048
 export const uuidSchema = v.pipe(v.string('must be a string'), v.uuid('must be a UUID'))
 
 export const labelsSchema = v.pipe(
+  // Counted before each entry is checked: a map of 100,000 labels would otherwise hold the event loop for a second.
+  v.custom<Record<string, unknown>>((value) => typeof value !== 'object' || value === null || Object.keys(value).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
   v.record(
     v.pipe(v.string(), v.regex(LABEL_KEY_PATTERN, 'label keys are 1-63 characters of a-z, 0-9, ".", "_" or "-"')),
     v.pipe(v.string('label values must be strings'), v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`)),

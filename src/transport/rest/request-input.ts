@@ -24,12 +24,66 @@ function normaliseKeys(value: unknown, path: string): unknown {
   return result
 }
 
-/** The request body as a JSON object with normalised field names; an empty body is `{}`. */
+/** Deeper than this is no request the API defines; checked before parsing so no recursion sees it. */
+export const MAX_JSON_DEPTH = 32
+/**
+ * Object members in one body, all levels together. Far above any request the API defines, and
+ * low enough that parsing stays cheap: JSON.parse of one object with 100,000 keys holds the
+ * event loop for about 200 ms.
+ */
+export const MAX_JSON_MEMBERS = 10_000
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
+/** application/json, or any `+json` type, with or without parameters (charset is UTF-8 either way). */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+
+/**
+ * What is wrong with the shape of a JSON text before it is parsed: nesting deeper than
+ * MAX_JSON_DEPTH or more than MAX_JSON_MEMBERS object members (colons outside strings).
+ * One linear pass; brackets and colons inside strings do not count.
+ */
+function jsonShapeProblem(text: string): string | undefined {
+  let depth = 0
+  let members = 0
+  let inString = false
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index)
+    if (inString) {
+      if (code === 0x5c) index++ // backslash: skip the escaped character
+      else if (code === 0x22) inString = false
+    } else if (code === 0x22) inString = true
+    else if (code === 0x7b || code === 0x5b) {
+      if (++depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`
+    } else if (code === 0x7d || code === 0x5d) depth--
+    else if (code === 0x3a && ++members > MAX_JSON_MEMBERS) return `has more than ${MAX_JSON_MEMBERS} object members`
+  }
+  return undefined
+}
+
+/**
+ * The request body as a JSON object with normalised field names; an empty body is `{}`.
+ * Refused: a declared non-JSON content type (415; no content type at all is read as JSON),
+ * bytes that are not UTF-8 (never silently replaced: what is stored is what was sent), and
+ * nesting deeper than MAX_JSON_DEPTH or more than MAX_JSON_MEMBERS members. Of a key given twice the last one wins, as in JSON.parse.
+ */
 export function jsonBody(request: RestRequest): Record<string, unknown> {
   if (request.body.length === 0) return {}
+  const contentType = request.headers['content-type']
+  if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `content-type: expected application/json, got ${JSON.stringify(contentType.slice(0, 100))}`, [
+      { field: 'content-type', description: 'must be application/json' },
+    ])
+  }
+  let text: string
+  try {
+    text = STRICT_UTF8.decode(request.body)
+  } catch {
+    throw invalidArgument('body', 'is not valid UTF-8')
+  }
+  const shapeProblem = jsonShapeProblem(text)
+  if (shapeProblem !== undefined) throw invalidArgument('body', shapeProblem)
   let parsed: unknown
   try {
-    parsed = JSON.parse(request.body.toString('utf8'))
+    parsed = JSON.parse(text)
   } catch (error) {
     throw invalidArgument('body', `malformed JSON: ${(error as Error).message}`)
   }
@@ -55,7 +109,7 @@ export function listQuery(request: RestRequest): Record<string, unknown> {
 }
 
 export function callContext(request: RestRequest): CallContext {
-  return { requestId: request.requestId, transport: 'rest', authorization: request.headers.authorization }
+  return { requestId: request.requestId, transport: 'rest', authorization: request.headers.authorization, principal: request.principal }
 }
 
 /**

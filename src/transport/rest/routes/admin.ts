@@ -8,5 +8,5 @@ export function registerAdminRoutes(http: HttpServer, context: DomainContext): v
   http.route('POST', '/v1/admin:drain', async (request) => ({
     status: 200,
     json: await drainServer(context, callContext(request), jsonBody(request)),
-  }))
+  }), { needsApiKey: true })
 }

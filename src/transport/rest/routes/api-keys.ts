@@ -4,7 +4,7 @@ import { type HttpServer, listBody } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 
 export function registerApiKeyRoutes(http: HttpServer, context: DomainContext): void {
-  const work = { isWork: true }
+  const work = { isWork: true, needsApiKey: true }
   http.route('POST', '/v1/apikeys', async (request) => {
     const created = await createApiKey(context, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/apikeys/${created.apiKeyMetadata.apiKeyId}` }, json: created }

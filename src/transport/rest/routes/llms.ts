@@ -5,7 +5,7 @@ import { requestProbe } from '../../../domain/probes.js'
 import { callContext, customMethodTarget, jsonBody, listQuery } from '../request-input.js'
 
 export function registerLlmRoutes(http: HttpServer, context: DomainContext): void {
-  const work = { isWork: true }
+  const work = { isWork: true, needsApiKey: true }
   http.route('POST', '/v1/llms', async (request) => {
     const created = await createLlm(context, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/llms/${created.llmId}` }, json: created }

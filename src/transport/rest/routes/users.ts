@@ -4,7 +4,7 @@ import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 
 export function registerUserRoutes(http: HttpServer, context: DomainContext): void {
-  const work = { isWork: true }
+  const work = { isWork: true, needsApiKey: true }
   http.route('POST', '/v1/users', async (request) => {
     const user = await createUser(context, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
