@@ -6,6 +6,7 @@ import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import { type CallContext, requestIdFrom } from '../../domain/call-context.js'
+import { NODE_TLS_OPTIONS } from '../../tls/cipher-policy.js'
 import { addHealthService } from './health-service.js'
 import { addReflectionService } from './reflection-service.js'
 import { asciiMetadataValue, wellFormedText } from './metadata-text.js'
@@ -43,6 +44,17 @@ function tolerantDeserialize<Request>(deserialize: grpc.deserialize<Request>): g
 
 /** Responses reach grpc-js already encoded by the wrapper (see #unary), so an encoding failure is answered with the request id. */
 const passEncoded: grpc.serialize<unknown> = (bytes) => bytes as Buffer
+
+/**
+ * createSsl() offers OpenSSL's default suites (CBC-SHA1, CCM, ARIA among them) unless
+ * GRPC_SSL_CIPHER_SUITES is set; its options go to http2.createSecureServer, so the
+ * policy is added there.
+ */
+function withModernCiphers(credentials: grpc.ServerCredentials): grpc.ServerCredentials {
+  const constructorOptions = credentials._getConstructorOptions.bind(credentials)
+  credentials._getConstructorOptions = () => ({ ...constructorOptions(), ...NODE_TLS_OPTIONS })
+  return credentials
+}
 
 /** Splits "/pkg.Service/Method" into the metric labels. */
 function splitPath(path: string): { service: string; method: string } {
@@ -179,7 +191,7 @@ export class GrpcServer {
   bind(host: string, port: number): Promise<number> {
     const tls = this.#options.tls
     const credentials = tls
-      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false)
+      ? withModernCiphers(grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false))
       : grpc.ServerCredentials.createInsecure()
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
     return new Promise((resolve, reject) => {
