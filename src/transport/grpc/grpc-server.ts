@@ -22,6 +22,13 @@ export interface GrpcServerOptions {
 type UnaryImplementation<Request, Response> = (request: Request, context: CallContext) => Promise<Response>
 
 const NANOSECONDS_PER_SECOND = 1e9
+/**
+ * Trailers are HTTP/2 headers: clients refuse a header block beyond a few kilobytes per
+ * value and a bounded number of CONTINUATION frames, which would turn an answer into a
+ * client-side INTERNAL. The message and each field are cut, and the fields counted.
+ */
+const MAX_TRAILER_VALUE_LENGTH = 1024
+const MAX_ERROR_FIELDS = 20
 
 /**
  * What a request deserialiser returns for bytes that are not the method's message.
@@ -149,7 +156,7 @@ export class GrpcServer {
         const appError = toAppError(error)
         if (appError.code === 'INTERNAL') log.error('rpc failed', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
         finish(appError.grpcStatus)
-        callback({ code: appError.grpcStatus, details: wellFormedText(appError.message), metadata: errorTrailer(requestId, appError) })
+        callback({ code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
       }
       if (call.request instanceof MalformedRequest) {
         fail(new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${call.request.reason}`))
@@ -224,7 +231,7 @@ function errorTrailer(requestId: string, appError: AppError): grpc.Metadata {
   trailer.set('x-request-id', requestId)
   try {
     trailer.set('x-error-status', appError.code)
-    for (const detail of appError.details) trailer.add('x-error-field', asciiMetadataValue(detail.field))
+    for (const detail of appError.details.slice(0, MAX_ERROR_FIELDS)) trailer.add('x-error-field', asciiMetadataValue(detail.field).slice(0, MAX_TRAILER_VALUE_LENGTH))
     return trailer
   } catch {
     const minimal = new grpc.Metadata()
