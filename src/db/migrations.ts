@@ -205,6 +205,17 @@ export const MIGRATIONS: Migration[] = [
       alter table api_keys alter column wire_json set not null;
     `,
   },
+  {
+    // 6, not 5: the memory work reserves 5; the runner applies whatever is missing, in list order.
+    version: 6,
+    name: 'who deactivated an API key',
+    sql: `
+      -- A key's owner may re-activate a key they deactivated, not one an administrator did.
+      -- Keys inactive before this migration count as deactivated by their last updater.
+      alter table api_keys add column deactivated_by uuid;
+      update api_keys set deactivated_by = updated_by where status = 'INACTIVE';
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

@@ -3,14 +3,14 @@ import * as apiKeysSql from '../db/sql/api-keys.js'
 import type { ApiKeyRow } from '../db/sql/api-keys.js'
 import * as usersSql from '../db/sql/users.js'
 import type { Queryable } from '../db/database.js'
-import { alreadyExists, invalidArgument, notFound } from '../errors/app-error.js'
+import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../errors/app-error.js'
 import { createApiKeySchema, idSchema, listApiKeysSchema, updateApiKeySchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { decodePageToken, encodePageToken, nowMillis, pageSizeOrDefault } from './paging.js'
-import { type Principal, requireOwnership } from './permissions.js'
+import { hasPermission, type Principal, requireOwnership } from './permissions.js'
 
 /** Key metadata as every response carries it: never the raw key, never the hash. */
 export interface ApiKey {
@@ -118,12 +118,26 @@ export async function listApiKeys(context: DomainContext, call: CallContext, inp
   return { keysJson: page.items, nextToken: page.next && encodePageToken(page.next) }
 }
 
-/** 404 before 403 only for keys that do not exist at all; another user's key is a 403. */
+/**
+ * Another user's key is answered exactly like a key that does not exist (404, same
+ * message) unless the caller may act on anyone's keys: the answer reveals nothing
+ * about ids the caller does not own.
+ */
 async function findAuthorisedKey(sql: Queryable, principal: Principal, action: 'UPDATE' | 'DELETE', id: string, forUpdate = false): Promise<ApiKeyRow> {
   const row = await apiKeysSql.findApiKey(sql, id, { forUpdate })
-  if (!row) throw notFound(`API key ${id}`)
+  if (!row || (row.user_id !== principal.userId && !hasPermission(principal, `${action}_APIKEY_ANY`))) throw notFound(`API key ${id}`)
   requireOwnership(principal, 'APIKEY', action, row.user_id)
   return row
+}
+
+/**
+ * Deactivation by an administrator is a decision the key's owner cannot undo: only the
+ * one who deactivated a key, or someone who may update anyone's keys, re-activates it.
+ */
+function requireMayReactivate(principal: Principal, key: ApiKeyRow): void {
+  const deactivatedBy = key.deactivated_by ?? key.user_id
+  if (deactivatedBy === principal.userId || hasPermission(principal, 'UPDATE_APIKEY_ANY')) return
+  throw permissionDenied('this key was deactivated by an administrator; only an administrator can re-activate it')
 }
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
@@ -138,11 +152,13 @@ export async function updateApiKey(context: DomainContext, call: CallContext, ap
   const updated = await context.sql.begin(async (tx) => {
     const current = await findAuthorisedKey(tx, principal, 'UPDATE', id, true)
     const status = request.status ?? current.status
+    if (status === 'ACTIVE' && current.status === 'INACTIVE') requireMayReactivate(principal, current)
     const labels = request.replaceLabels ?? (request.mergeLabels ? { ...current.labels, ...request.mergeLabels } : current.labels)
     if (Object.keys(labels).length > 20) throw invalidArgument('mergeLabels', 'the merged label set would have more than 20 labels')
     // An update that changes nothing leaves the audit fields as they were.
     if (status === current.status && sameLabels(labels, current.labels)) return { row: current, revoked: false }
-    const row = await apiKeysSql.updateApiKey(tx, id, { status, labels, updatedAt: nowMillis(), updatedBy: principal.userId })
+    const deactivatedBy = status === 'ACTIVE' ? null : current.status === 'INACTIVE' ? (current.deactivated_by ?? null) : principal.userId
+    const row = await apiKeysSql.updateApiKey(tx, id, { status, labels, updatedAt: nowMillis(), updatedBy: principal.userId, deactivatedBy })
     return { row, revoked: current.status === 'ACTIVE' && status === 'INACTIVE' }
   })
   context.authenticator.forgetKey(id)

@@ -23,13 +23,23 @@ interface CachedCredential {
   cachedAt: number
 }
 
-function extractKey(authorization: string | undefined): string | undefined {
+/** RFC 9110 token68: what may follow the scheme. An API key is a narrower form of it. */
+const TOKEN68 = '[A-Za-z0-9._~+/-]+=*'
+/**
+ * RFC 9110 section 11: `credentials = auth-scheme [ 1*SP token68 ]`, the scheme matched
+ * case-insensitively (so `bearer` and `BEARER`, and two spaces, are valid); a tab or any
+ * other separator is not. The spec also lets client libraries send the key with no scheme.
+ */
+const BEARER_CREDENTIALS = new RegExp(`^Bearer +(${TOKEN68})$`, 'i')
+const BARE_KEY = new RegExp(`^${TOKEN68}$`)
+
+/** The key in an Authorization value (HTTP has already trimmed the optional whitespace around it), or undefined. */
+export function apiKeyFromAuthorization(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined
-  const trimmed = authorization.trim()
-  const bearer = /^Bearer\s+(\S+)$/i.exec(trimmed)
+  const trimmed = authorization.replace(/^ +| +$/g, '')
+  const bearer = BEARER_CREDENTIALS.exec(trimmed)
   if (bearer) return bearer[1]
-  // Client libraries may send the key with an empty prefix.
-  return /^\S+$/.test(trimmed) ? trimmed : undefined
+  return BARE_KEY.test(trimmed) ? trimmed : undefined
 }
 
 /**
@@ -72,7 +82,7 @@ export class Authenticator {
   }
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
-    const key = extractKey(authorization)
+    const key = apiKeyFromAuthorization(authorization)
     if (key === undefined) throw unauthenticated('missing API key: send Authorization: Bearer <key>')
     // The cache is looked up first, with a one-shot digest straight to its base64 key:
     // only keys that were well-formed and matched a stored hash are ever cached, so a hit

@@ -1,5 +1,11 @@
 import { invalidArgument } from '../errors/app-error.js'
-import { DEFAULT_PAGE_SIZE } from '../validation/common.js'
+import { DEFAULT_PAGE_SIZE, MAX_EPOCH_MILLIS } from '../validation/common.js'
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** A token is client input: anything the database would reject (a date out of range, a malformed uuid) is refused here. */
+const isPosition = (createdAt: unknown, id: unknown): createdAt is number =>
+  typeof createdAt === 'number' && Number.isSafeInteger(createdAt) && createdAt >= 0 && createdAt <= MAX_EPOCH_MILLIS && typeof id === 'string' && UUID_PATTERN.test(id)
 
 /** Keyset position: rows are ordered by (created_at, id), created_at at millisecond precision. */
 export interface PagePosition {
@@ -15,9 +21,7 @@ export function decodePageToken(token: string | undefined): PagePosition | undef
   if (token === undefined || token === '') return undefined
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [unknown, unknown]
-    if (typeof createdAt === 'number' && Number.isSafeInteger(createdAt) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
-      return { createdAt: new Date(createdAt), id }
-    }
+    if (isPosition(createdAt, id)) return { createdAt: new Date(createdAt), id: id as string }
   } catch {
     // fall through to the error below
   }

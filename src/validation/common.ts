@@ -8,24 +8,45 @@ export const MAX_PAGE_SIZE = 1000
 /** Guards the JSON column and the log lines against absurd input; far above any real use. */
 export const MAX_TEXT_LENGTH = 2048
 
-export const uuidSchema = v.pipe(v.string('must be a string'), v.uuid('must be a UUID'))
+/** A UTF-16 half without its other half: no UTF-8 encoding exists, so PostgreSQL, JSON encoders and HTTP/2 headers reject it. */
+export const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+const NUL_OR_LONE_SURROGATE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+/** True when the text can be stored and sent back: PostgreSQL text and jsonb hold neither NUL nor an unpaired surrogate. */
+export const isStorableText = (text: string) => !NUL_OR_LONE_SURROGATE.test(text)
+
+/**
+ * Every string the API accepts starts here, so that no field can carry NUL or a lone
+ * surrogate to the database (where it would fail as a 500) or into a gRPC trailer.
+ */
+export const textSchema = (message = 'must be a string') =>
+  v.pipe(v.string(message), v.check(isStorableText, 'must not contain NUL characters or unpaired UTF-16 surrogates'))
+
+export const uuidSchema = v.pipe(textSchema(), v.uuid('must be a UUID'))
 
 export const labelsSchema = v.pipe(
   // Counted before each entry is checked: a map of 100,000 labels would otherwise hold the event loop for a second.
   v.custom<Record<string, unknown>>((value) => typeof value !== 'object' || value === null || Object.keys(value).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
   v.record(
-    v.pipe(v.string(), v.regex(LABEL_KEY_PATTERN, 'label keys are 1-63 characters of a-z, 0-9, ".", "_" or "-"')),
-    v.pipe(v.string('label values must be strings'), v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`)),
+    v.pipe(textSchema(), v.regex(LABEL_KEY_PATTERN, 'label keys are 1-63 characters of a-z, 0-9, ".", "_" or "-"')),
+    v.pipe(textSchema('label values must be strings'), v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`)),
     'must be an object of string values',
   ),
   v.check((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
 )
 
+/**
+ * The last millisecond of year 9999. ISO 8601 and PostgreSQL's timestamptz both stop about
+ * there (JavaScript's Date reaches 8.64e15, PostgreSQL does not), and no key needs to outlive it.
+ */
+export const MAX_EPOCH_MILLIS = 253_402_300_799_999
+const EPOCH_RANGE_MESSAGE = 'must be a time from 1970 to the end of year 9999 (epoch milliseconds)'
+
 /** Epoch milliseconds as a JSON number or a decimal string (the spec's example sends a string). */
 export const epochMillisSchema = v.union(
   [
-    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(8.64e15)),
-    v.pipe(v.string(), v.regex(/^\d{1,16}$/), v.transform(Number), v.maxValue(8.64e15)),
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_EPOCH_MILLIS, EPOCH_RANGE_MESSAGE)),
+    v.pipe(textSchema(), v.regex(/^\d{1,16}$/), v.transform(Number), v.maxValue(MAX_EPOCH_MILLIS, EPOCH_RANGE_MESSAGE)),
   ],
   'must be epoch milliseconds (an integer or a decimal string)',
 )
@@ -34,14 +55,14 @@ export const epochMillisSchema = v.union(
 export const pageSizeSchema = v.union(
   [
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_PAGE_SIZE)),
-    v.pipe(v.string(), v.regex(/^\d{1,4}$/), v.transform(Number), v.minValue(1), v.maxValue(MAX_PAGE_SIZE)),
+    v.pipe(textSchema(), v.regex(/^\d{1,4}$/), v.transform(Number), v.minValue(1), v.maxValue(MAX_PAGE_SIZE)),
   ],
   `must be an integer from 1 to ${MAX_PAGE_SIZE}`,
 )
 
-export const pageTokenSchema = v.pipe(v.string(), v.maxLength(512, 'is not a valid page token'))
+export const pageTokenSchema = v.pipe(textSchema(), v.maxLength(512, 'is not a valid page token'))
 
-export const boundedText = (maxLength = MAX_TEXT_LENGTH) => v.pipe(v.string('must be a string'), v.maxLength(maxLength, `at most ${maxLength} characters`))
+export const boundedText = (maxLength = MAX_TEXT_LENGTH) => v.pipe(textSchema(), v.maxLength(maxLength, `at most ${maxLength} characters`))
 
 /** Labels change by replacing the whole set or by merging into it, never both in one request. */
 export const labelUpdateFields = {

@@ -1,8 +1,19 @@
 import * as v from 'valibot'
 import { AppError, type FieldViolation } from '../errors/app-error.js'
 
+/**
+ * Field names echo client text (a label key), so they are cut short: a 70,000-character
+ * key must not come back as a 70,000-character error, nor as gRPC trailers larger than
+ * a client accepts.
+ */
+const MAX_FIELD_KEY_LENGTH = 80
+const shortKey = (key: unknown) => {
+  const text = String(key)
+  return text.length > MAX_FIELD_KEY_LENGTH ? `${text.slice(0, MAX_FIELD_KEY_LENGTH)}…` : text
+}
+
 function fieldName(issue: v.BaseIssue<unknown>, prefix: string): string {
-  const path = (issue.path ?? []).map((item) => String(item.key)).join('.')
+  const path = (issue.path ?? []).map((item) => shortKey(item.key)).join('.')
   return [prefix, path].filter(Boolean).join('.') || prefix || 'body'
 }
 

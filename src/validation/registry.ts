@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
+import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
 
 /** Spec part 2, exactly. */
 export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
@@ -31,7 +31,7 @@ const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(value
 
 const requiredText = (maxLength: number) =>
   v.pipe(
-    v.string('must be a string'),
+    textSchema(),
     v.check((text) => text.trim().length > 0, 'must not be empty'),
     v.maxLength(maxLength, `at most ${maxLength} characters`),
   )
@@ -63,14 +63,14 @@ function hasNoUserInfo(text: string): boolean {
 }
 
 const httpUrlSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.maxLength(MAX_URL_LENGTH, `at most ${MAX_URL_LENGTH} characters`),
   v.check(isHttpUrl, 'must be an http or https URL'),
   v.check(hasNoUserInfo, 'must not carry a user name or password; use credentials'),
 )
 
 const apiPathSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.maxLength(MAX_API_PATH_LENGTH, `at most ${MAX_API_PATH_LENGTH} characters`),
   v.regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with "/", without spaces'),
 )
@@ -85,24 +85,24 @@ const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/
 
 /** Messages here never quote the input: it is a secret. */
 const inlineSecretSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.check((secret) => secret.length > 0, 'must not be empty'),
   v.check((secret) => secret.length <= MAX_SECRET_LENGTH, `at most ${MAX_SECRET_LENGTH} characters`),
   v.check((secret) => !CONTROL_CHARACTERS.test(secret), 'must not contain control characters or line breaks (it is sent in an HTTP header)'),
 )
 
 const headerNameSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'must be an HTTP header name (1-128 token characters)'),
 )
 
 const prefixSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.maxLength(64, 'at most 64 characters'),
   v.check((prefix) => !CONTROL_CHARACTERS.test(prefix), 'must not contain control characters'),
 )
 
-const scopeSchema = v.pipe(v.string('must be a string'), v.regex(/^[\x21-\x7e]{1,512}$/, 'must be 1-512 characters without spaces'))
+const scopeSchema = v.pipe(textSchema(), v.regex(/^[\x21-\x7e]{1,512}$/, 'must be 1-512 characters without spaces'))
 
 const apiKeyCredentialSchema = (secretRequired: boolean) =>
   v.strictObject({
@@ -113,7 +113,7 @@ const apiKeyCredentialSchema = (secretRequired: boolean) =>
 
 const cloudAdcCredentialSchema = v.strictObject({
   scopes: v.optional(v.pipe(v.array(scopeSchema, 'must be a list'), v.maxLength(MAX_SCOPES, `at most ${MAX_SCOPES} scopes`))),
-  quotaProjectId: v.optional(v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"'))),
+  quotaProjectId: v.optional(v.pipe(textSchema(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"'))),
 })
 
 /**
@@ -146,7 +146,7 @@ function isJsonObjectText(text: string): boolean {
 }
 
 const clientConfigSchema = v.pipe(
-  v.string('must be a string holding JSON text'),
+  textSchema('must be a string holding JSON text'),
   v.maxLength(MAX_CLIENT_CONFIG_LENGTH, `at most ${MAX_CLIENT_CONFIG_LENGTH} characters`),
   v.check(isJsonObjectText, 'must be valid JSON text of an object'),
 )
@@ -174,7 +174,7 @@ export const samplingParamsSchema = v.strictObject({
   stopSequences: v.optional(
     v.pipe(
       v.array(
-        v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`)),
+        v.pipe(textSchema(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`)),
         'must be a list',
       ),
       v.maxLength(MAX_STOP_SEQUENCES, `at most ${MAX_STOP_SEQUENCES} stop sequences`),

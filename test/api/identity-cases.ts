@@ -339,11 +339,53 @@ export const ERROR_CASES: ApiCase[] = [
 ]
 
 export const SECURITY_CASES: ApiCase[] = [
-  { name: 'a user cannot update another user’s key', operation: 'updateApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId, status: 'INACTIVE' }), expect: 'PERMISSION_DENIED',
+  // Another user's key answers exactly as a key that does not exist: the same 404 and message (issue 13, item 10).
+  { name: 'a user cannot update another user’s key: 404 as for a random id', operation: 'updateApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId, status: 'INACTIVE' }), expect: 'NOT_FOUND',
+    then: async (result, _p, f, transport) => {
+      expect(result.message).toBe(`API key ${f.bob.apiKeyId} not found`)
+      const unknown = await f.call(transport, 'updateApiKey', { apiKeyId: UNKNOWN_ID, status: 'INACTIVE' }, f.alice.apiKey)
+      expect([unknown.status, unknown.rawStatus, unknown.message]).toEqual([result.status, result.rawStatus, `API key ${UNKNOWN_ID} not found`])
+      expect((await whoAmI(f, transport, f.bob.apiKey)).status).toBe('OK')
+    } },
+  { name: 'a user cannot relabel another user’s key: 404', operation: 'updateApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId, replaceLabels: { owned: 'yes' } }), expect: 'NOT_FOUND' },
+  { name: 'a user cannot delete another user’s key: 404', operation: 'deleteApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId }), expect: 'NOT_FOUND',
     then: async (_r, _p, f, transport) => expect((await whoAmI(f, transport, f.bob.apiKey)).status).toBe('OK') },
-  { name: 'a user cannot relabel another user’s key', operation: 'updateApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId, replaceLabels: { owned: 'yes' } }), expect: 'PERMISSION_DENIED' },
-  { name: 'a user cannot delete another user’s key', operation: 'deleteApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId }), expect: 'PERMISSION_DENIED',
-    then: async (_r, _p, f, transport) => expect((await whoAmI(f, transport, f.bob.apiKey)).status).toBe('OK') },
+  // A client-chosen id is global: one already in use is a 409 with the same message whoever owns it (README, "Client-chosen ids").
+  { name: 'creating a key with another user’s key id: 409, the same answer as reusing one’s own', operation: 'createApiKey', as: 'alice', input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId }), expect: 'ALREADY_EXISTS',
+    then: async (result, _p, f, transport) => {
+      expect(result.message).toBe(`an API key with id ${f.bob.apiKeyId} already exists`)
+      const own = await f.call(transport, 'createApiKey', { apiKeyId: f.alice.apiKeyId }, f.alice.apiKey)
+      expect([own.status, own.rawStatus, own.message]).toEqual([result.status, result.rawStatus, `an API key with id ${f.alice.apiKeyId} already exists`])
+    } },
+  // Item 11: an administrator's deactivation is not the owner's to undo.
+  { name: 'a user cannot re-activate a key an administrator deactivated', operation: 'updateApiKey', as: 'alice', expect: 'PERMISSION_DENIED',
+    prepare: async (f) => {
+      const key = await f.newKey(f.alice)
+      const deactivated = await f.call('rest', 'updateApiKey', { apiKeyId: key.apiKeyId, status: 'INACTIVE' }, f.admin.apiKey)
+      expect(deactivated.status).toBe('OK')
+      return key
+    },
+    input: (key) => ({ apiKeyId: key.apiKeyId, status: 'ACTIVE' }),
+    then: async (_r, key, f, transport) => {
+      expect((await whoAmI(f, transport, key.apiKey)).status).toBe('UNAUTHENTICATED')
+      // Relabelling is still the owner's, and keeps the key inactive and its deactivator recorded.
+      expect((await f.call(transport, 'updateApiKey', { apiKeyId: key.apiKeyId, mergeLabels: { note: 'x' } }, f.alice.apiKey)).status).toBe('OK')
+      expect((await f.call(transport, 'updateApiKey', { apiKeyId: key.apiKeyId, status: 'ACTIVE' }, f.alice.apiKey)).status).toBe('PERMISSION_DENIED')
+      const reactivated = await f.call(transport, 'updateApiKey', { apiKeyId: key.apiKeyId, status: 'ACTIVE' }, f.root.apiKey)
+      expect(reactivated.body.status).toBe('ACTIVE')
+      expect((await whoAmI(f, transport, key.apiKey)).status).toBe('OK')
+    } },
+  { name: 'a user re-activates a key they deactivated themselves', operation: 'updateApiKey', as: 'alice', expect: 'OK',
+    prepare: async (f) => {
+      const key = await f.newKey(f.alice)
+      expect((await f.call('rest', 'updateApiKey', { apiKeyId: key.apiKeyId, status: 'INACTIVE' }, f.alice.apiKey)).status).toBe('OK')
+      return key
+    },
+    input: (key) => ({ apiKeyId: key.apiKeyId, status: 'ACTIVE' }),
+    then: async (result, key, f, transport) => {
+      expect(result.body.status).toBe('ACTIVE')
+      expect((await whoAmI(f, transport, key.apiKey)).status).toBe('OK')
+    } },
   { name: 'a user cannot list another user’s keys', operation: 'listApiKeys', as: 'alice', input: (_p, f) => ({ ownerId: f.bob.userId }), expect: 'PERMISSION_DENIED' },
   { name: 'a user cannot create a key for another user', operation: 'createApiKey', as: 'alice', input: (_p, f) => ({ ownerId: f.bob.userId }), expect: 'PERMISSION_DENIED' },
   { name: 'a user cannot create users', operation: 'createUser', as: 'alice', input: () => ({ username: 'mallory', role: 'ADMIN' }), expect: 'PERMISSION_DENIED' },

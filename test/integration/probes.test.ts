@@ -89,6 +89,23 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
     for (const line of fixture.server.logs) expect(line).not.toContain(wrongSecret)
   })
 
+  // Secrets with characters that JSON escapes, and the forms providers echo them in.
+  const AWKWARD_SECRET = 'sk-"quoted"\\back\\slash/é and+space'
+  for (const [form, path] of [['JSON-escaped', '/openai/v1'], ['URL-encoded', '/echo/url/v1'], ['base64', '/echo/base64/v1']]) {
+    it(`a wrong key echoed ${form}: no form of the secret reaches lastProbe.error or the log`, async () => {
+      const embedderId = await createEmbedder({ endpointUrl: `${provider.url}${path}`, credentials: { kind: 'API_KEY', apiKey: { inlineSecret: AWKWARD_SECRET } } })
+      const probe = await settledProbe('getEmbedder', { embedderId })
+      expect(probe.status).toBe('FAILED')
+      expect(probe.error).toContain('HTTP 401')
+      expect(probe.error).toContain('[redacted]')
+      const forms = [AWKWARD_SECRET, JSON.stringify(AWKWARD_SECRET).slice(1, -1), encodeURIComponent(AWKWARD_SECRET), Buffer.from(AWKWARD_SECRET).toString('base64')]
+      for (const secretForm of forms) {
+        expect(probe.error).not.toContain(secretForm)
+        for (const line of fixture.server.logs) expect(line).not.toContain(secretForm)
+      }
+    })
+  }
+
   it('an LLM: a one-token chat request, OK', async () => {
     const created = await fixture.call('rest', 'createLlm', {
       displayName: 'chat probe', providerType: 'VENDORA', modelIdentifier: `chat-${crypto.randomUUID()}`,

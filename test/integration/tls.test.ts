@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { spawn } from 'node:child_process'
 import tls from 'node:tls'
 import * as grpc from '@grpc/grpc-js'
 import { generate } from 'selfsigned'
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HealthProbe, ServingStatus } from '../support/grpc-clients.js'
 import { httpRequest } from '../support/http-client.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
+import { TLS12_CIPHERS } from '../../src/tls/cipher-policy.js'
 
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2'
 const TLS_ON = { 'tls-disabled': false }
@@ -83,6 +85,38 @@ function peerCertificate(port: number, options: { ca?: Buffer | string; serverna
 
 const restPort = (server: TestServer) => server.server.restPort
 const grpcPort = (server: TestServer) => server.server.grpcPort
+
+/**
+ * One `openssl s_client` handshake; resolves with the negotiated cipher, or undefined when
+ * the server refused. Asynchronous: the server under test runs in this process.
+ */
+function opensslHandshake(port: number, args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-alpn', 'h2', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (chunk) => (output += chunk))
+    const timer = setTimeout(() => child.kill(), 5_000)
+    child.on('close', () => {
+      clearTimeout(timer)
+      const cipher = /Cipher is (\S+)/.exec(output)?.[1]
+      resolve(cipher && cipher !== '(NONE)' ? cipher : undefined)
+    })
+  })
+}
+
+/** TLS 1.2 suites OpenSSL's defaults accept and the policy must not: CBC with SHA-1 and SHA-256, CCM, ARIA, Camellia, static RSA, DHE. */
+const REFUSED_TLS12_SUITES = [
+  'ECDHE-ECDSA-AES128-SHA',
+  'ECDHE-ECDSA-AES256-SHA',
+  'ECDHE-ECDSA-AES128-SHA256',
+  'ECDHE-ECDSA-AES128-CCM',
+  'ECDHE-ECDSA-AES256-CCM8',
+  'ECDHE-ECDSA-ARIA128-GCM-SHA256',
+  'ECDHE-ECDSA-CAMELLIA128-SHA256',
+  'AES128-GCM-SHA256',
+  'AES128-SHA',
+  'DHE-RSA-AES128-GCM-SHA256',
+]
 
 describe('TLS with the default self-signed certificate (embedded, in-process)', () => {
   let dataDir: string
@@ -171,6 +205,21 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
         await expect(health.check('', 5_000)).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE })
       } finally {
         health.close()
+      }
+    })
+
+    it('both ports accept only ECDHE+AEAD suites over TLS 1.2 (CBC-SHA1 refused) and speak TLS 1.3', async () => {
+      // The self-signed certificate is EC: of the policy, the ECDSA suites are the ones it can use.
+      const wanted = TLS12_CIPHERS.split(':').filter((name) => name.includes('ECDSA'))
+      for (const port of [restPort(server!), grpcPort(server!)]) {
+        const refused = await Promise.all(REFUSED_TLS12_SUITES.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])))
+        expect(Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher, index) => [cipher, refused[index]])), `port ${port}`).toEqual(
+          Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher) => [cipher, undefined])),
+        )
+        const accepted = await Promise.all(wanted.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])))
+        expect(accepted, `port ${port}`).toEqual(wanted)
+        expect(await opensslHandshake(port, ['-tls1_3'])).toMatch(/^TLS_/)
+        expect(await opensslHandshake(port, ['-tls1_1'])).toBeUndefined()
       }
     })
 

@@ -289,7 +289,8 @@ export class ApiClient {
           status: typeof trailerStatus === 'string' ? trailerStatus : (grpcCodeToName.get(error.code) ?? String(error.code)),
           rawStatus: error.code,
           body: undefined,
-          fields: (error.metadata?.get('x-error-field') ?? []).map(String),
+          // Field names are percent-encoded in the trailer (metadata is ASCII only).
+          fields: (error.metadata?.get('x-error-field') ?? []).map((field) => decodeURIComponent(String(field))),
           message: error.details,
         })
       })

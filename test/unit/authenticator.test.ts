@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ChangeFeedHandlers, Database } from '../../src/db/database.js'
 import { generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key-format.js'
-import { Authenticator } from '../../src/domain/auth.js'
+import { apiKeyFromAuthorization, Authenticator } from '../../src/domain/auth.js'
 import { AppError } from '../../src/errors/app-error.js'
 import { createLogger } from '../../src/observability/logger.js'
 
@@ -48,6 +48,31 @@ describe('API key format', () => {
       const replacement = key[position] === 'a' ? 'b' : 'a'
       expect(isWellFormedApiKey(key.slice(0, position) + replacement + key.slice(position + 1))).toBe(false)
     }
+  })
+})
+
+describe('Authorization header: RFC 9110 credentials, scheme case-insensitive, or a bare key', () => {
+  const key = generateApiKey()
+  it.each([
+    ['Bearer <key>', `Bearer ${key}`],
+    ['bearer <key> (scheme is case-insensitive)', `bearer ${key}`],
+    ['BEARER <key>', `BEARER ${key}`],
+    ['two spaces (1*SP)', `Bearer  ${key}`],
+    ['a bare key (the spec: an optional prefix)', key],
+    ['surrounding spaces', ` Bearer ${key} `],
+  ])('accepts %s', (_name, header) => {
+    expect(apiKeyFromAuthorization(header)).toBe(key)
+  })
+
+  it.each([
+    ['a tab after the scheme', `Bearer\t${key}`],
+    ['a line break after the scheme', `Bearer\n${key}`],
+    ['two credentials', `Bearer ${key} ${key}`],
+    ['another scheme', `Token ${key}`],
+    ['a key with a space inside', `${key.slice(0, 10)} ${key.slice(10)}`],
+    ['an empty value', ''],
+  ])('refuses %s', (_name, header) => {
+    expect(apiKeyFromAuthorization(header)).toBeUndefined()
   })
 })
 

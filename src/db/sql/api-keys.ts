@@ -12,6 +12,8 @@ export interface ApiKeyRow {
   updated_at: Date
   created_by: string
   updated_by: string
+  /** Who set the key INACTIVE (null while it is active); read for updates only, never sent. */
+  deactivated_by?: string | null
 }
 
 /** Never selected into an ApiKeyRow: the hash stays in the database. */
@@ -37,7 +39,7 @@ export async function insertApiKey(sql: Queryable, row: ApiKeyRow, keyHash: Buff
 }
 
 export async function findApiKey(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
-  const rows = await sql<ApiKeyRow[]>`select ${sql(COLUMNS)} from api_keys where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+  const rows = await sql<ApiKeyRow[]>`select ${sql(COLUMNS)}, deactivated_by from api_keys where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
   return rows[0]
 }
 
@@ -92,11 +94,12 @@ export async function listApiKeysJson(sql: Queryable, filter: ApiKeyFilter): Pro
 export async function updateApiKey(
   sql: Queryable,
   id: string,
-  change: { status: string; labels: Record<string, string>; updatedAt: Date; updatedBy: string },
+  change: { status: string; labels: Record<string, string>; updatedAt: Date; updatedBy: string; deactivatedBy: string | null },
 ): Promise<ApiKeyRow> {
   const rows = await sql<ApiKeyRow[]>`
     update api_keys
-    set status = ${change.status}, labels = ${sql.json(change.labels)}, updated_at = ${change.updatedAt}, updated_by = ${change.updatedBy}
+    set status = ${change.status}, labels = ${sql.json(change.labels)}, updated_at = ${change.updatedAt}, updated_by = ${change.updatedBy},
+      deactivated_by = ${change.deactivatedBy}
     where id = ${id}
     returning ${sql(COLUMNS)}`
   return rows[0]!

@@ -11,6 +11,7 @@ import {
   UnsupportedProbeError,
 } from '../../probes/provider-protocol.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
+import { secretRedactor } from '../../secrets/redaction.js'
 
 export const MODEL_PROBE_JOB = 'model.probe'
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
@@ -52,7 +53,7 @@ export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_
       const target = await probesSql.findProbeTarget(sql(), table, id)
       if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
       const secret = target.credential_secret ? context.secrets.open(target.credential_secret, secretContext(table, id)) : undefined
-      const redact = (text: string) => (secret ? text.split(secret).join('[redacted]') : text)
+      const redact = secretRedactor(secret)
       const started = performance.now()
       let probe: StoredProbe
       let failure: ProbeFailure | undefined

@@ -1,13 +1,15 @@
 import fs from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
-import { toAppError } from '../../errors/app-error.js'
+import { AppError, toAppError } from '../../errors/app-error.js'
 import type { Lifecycle } from '../../lifecycle/lifecycle.js'
 import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import { type CallContext, requestIdFrom } from '../../domain/call-context.js'
+import { NODE_TLS_OPTIONS } from '../../tls/cipher-policy.js'
 import { addHealthService } from './health-service.js'
 import { addReflectionService } from './reflection-service.js'
+import { asciiMetadataValue, wellFormedText } from './metadata-text.js'
 
 export interface GrpcServerOptions {
   tls?: { certFile: string; keyFile: string }
@@ -20,6 +22,46 @@ export interface GrpcServerOptions {
 type UnaryImplementation<Request, Response> = (request: Request, context: CallContext) => Promise<Response>
 
 const NANOSECONDS_PER_SECOND = 1e9
+/**
+ * Trailers are HTTP/2 headers: clients refuse a header block beyond a few kilobytes per
+ * value and a bounded number of CONTINUATION frames, which would turn an answer into a
+ * client-side INTERNAL. The message and each field are cut, and the fields counted.
+ */
+const MAX_TRAILER_VALUE_LENGTH = 1024
+const MAX_ERROR_FIELDS = 20
+
+/**
+ * What a request deserialiser returns for bytes that are not the method's message.
+ * grpc-js answers a deserialiser's throw with INTERNAL itself, before any handler runs;
+ * the wrapper turns this marker into INVALID_ARGUMENT instead, as the client is at fault.
+ */
+class MalformedRequest {
+  constructor(readonly reason: string) {}
+}
+
+function tolerantDeserialize<Request>(deserialize: grpc.deserialize<Request>): grpc.deserialize<Request | MalformedRequest> {
+  return (bytes) => {
+    try {
+      return deserialize(bytes)
+    } catch (error) {
+      return new MalformedRequest((error as Error)?.message ?? String(error))
+    }
+  }
+}
+
+/** Responses reach grpc-js already encoded by the wrapper (see #unary), so an encoding failure is answered with the request id. */
+const passEncoded: grpc.serialize<unknown> = (bytes) => bytes as Buffer
+
+/**
+ * createSsl() offers OpenSSL's default suites (CBC-SHA1, CCM, ARIA among them) unless
+ * GRPC_SSL_CIPHER_SUITES is set; its options go to http2.createSecureServer, so the
+ * policy is added there.
+ */
+function withModernCiphers(credentials: grpc.ServerCredentials): grpc.ServerCredentials {
+  const constructorOptions = credentials._getConstructorOptions.bind(credentials)
+  credentials._getConstructorOptions = () => ({ ...constructorOptions(), ...NODE_TLS_OPTIONS })
+  return credentials
+}
 
 /** Splits "/pkg.Service/Method" into the metric labels. */
 function splitPath(path: string): { service: string; method: string } {
@@ -54,15 +96,22 @@ export class GrpcServer {
     options: { controlMethods?: Array<keyof Definition> } = {},
   ): void {
     const handlers: grpc.UntypedServiceImplementation = {}
+    const guarded: Record<string, grpc.MethodDefinition<unknown, unknown>> = {}
     let serviceName = ''
     for (const [key, method] of Object.entries(definition)) {
       const { service } = splitPath(method.path)
       serviceName = service
       const isControl = options.controlMethods?.includes(key as keyof Definition) ?? false
-      handlers[key] = this.#unary(method.path, implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>, isControl)
+      guarded[key] = { ...method, requestDeserialize: tolerantDeserialize(method.requestDeserialize), responseSerialize: passEncoded }
+      handlers[key] = this.#unary(
+        method.path,
+        implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>,
+        method.responseSerialize as grpc.serialize<unknown>,
+        isControl,
+      )
     }
     this.#serviceNames.push(serviceName)
-    this.server.addService(definition, handlers)
+    this.server.addService(guarded, handlers)
   }
 
   /** Health and reflection know every service; call after addService. */
@@ -74,8 +123,17 @@ export class GrpcServer {
   /**
    * `isControl` marks calls that steer the server itself (drain): they are answered
    * while draining and are not counted as work the drain waits for.
+   *
+   * Nothing a call does may end the process: a synchronous throw, a rejected promise, a
+   * response that does not encode and an error whose trailer cannot be built all end as
+   * a status with the request id (INTERNAL when it is not the client's fault).
    */
-  #unary(path: string, implementation: UnaryImplementation<unknown, unknown>, isControl: boolean): grpc.handleUnaryCall<unknown, unknown> {
+  #unary(
+    path: string,
+    implementation: UnaryImplementation<unknown, unknown>,
+    encodeResponse: grpc.serialize<unknown>,
+    isControl: boolean,
+  ): grpc.handleUnaryCall<unknown, unknown> {
     const { lifecycle, metrics, log } = this.#options
     const { service, method } = splitPath(path)
     // Resolved once per status code; grpc_server_handled_total reads the same series' counts.
@@ -94,6 +152,16 @@ export class GrpcServer {
         durationSeries(code).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
       }
       const requestId = requestIdFrom(call.metadata.get('x-request-id')[0])
+      const fail = (error: unknown) => {
+        const appError = toAppError(error)
+        if (appError.code === 'INTERNAL') log.error('rpc failed', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
+        finish(appError.grpcStatus)
+        callback({ code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
+      }
+      if (call.request instanceof MalformedRequest) {
+        fail(new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${call.request.reason}`))
+        return
+      }
       if (!isControl && !lifecycle.acceptingWork) {
         finish(grpc.status.UNAVAILABLE)
         callback({ code: grpc.status.UNAVAILABLE, details: `server is ${lifecycle.state.toLowerCase()} and accepts no new requests` })
@@ -106,31 +174,31 @@ export class GrpcServer {
         transport: 'grpc',
         authorization: typeof authorization === 'string' ? authorization : undefined,
       }
-      implementation(call.request, context).then(
-        (response) => {
-          endWork()
-          finish(grpc.status.OK)
-          callback(null, response)
-        },
-        (error: unknown) => {
-          endWork()
-          const appError = toAppError(error)
-          if (appError.code === 'INTERNAL') log.error('rpc failed', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
-          const trailer = new grpc.Metadata()
-          trailer.set('x-request-id', requestId)
-          trailer.set('x-error-status', appError.code)
-          for (const detail of appError.details) trailer.add('x-error-field', detail.field)
-          finish(appError.grpcStatus)
-          callback({ code: appError.grpcStatus, details: appError.message, metadata: trailer })
-        },
-      )
+      // new Promise() turns a synchronous throw of the implementation into a rejection.
+      new Promise((resolve) => resolve(implementation(call.request, context)))
+        .then((response) => encodeResponse(response))
+        .then(
+          (encoded) => {
+            endWork()
+            finish(grpc.status.OK)
+            callback(null, encoded)
+          },
+          (error: unknown) => {
+            endWork()
+            fail(error)
+          },
+        )
+        .catch((error: unknown) => {
+          // Only reached when answering itself threw: log it; the call may stay unanswered, the process stays up.
+          log.error('rpc could not be answered', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
+        })
     }
   }
 
   bind(host: string, port: number): Promise<number> {
     const tls = this.#options.tls
     const credentials = tls
-      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false)
+      ? withModernCiphers(grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false))
       : grpc.ServerCredentials.createInsecure()
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
     return new Promise((resolve, reject) => {
@@ -150,5 +218,25 @@ export class GrpcServer {
         resolve()
       })
     })
+  }
+}
+
+/**
+ * x-request-id, x-error-status and one x-error-field per field at fault. Field names can
+ * carry client text (a label key such as "é"), which ASCII metadata cannot hold: they are
+ * percent-encoded. If the trailer still cannot be built, the request id alone goes out.
+ */
+function errorTrailer(requestId: string, appError: AppError): grpc.Metadata {
+  const trailer = new grpc.Metadata()
+  trailer.set('x-request-id', requestId)
+  try {
+    trailer.set('x-error-status', appError.code)
+    for (const detail of appError.details.slice(0, MAX_ERROR_FIELDS)) trailer.add('x-error-field', asciiMetadataValue(detail.field).slice(0, MAX_TRAILER_VALUE_LENGTH))
+    return trailer
+  } catch {
+    const minimal = new grpc.Metadata()
+    minimal.set('x-request-id', requestId)
+    minimal.set('x-error-status', 'INTERNAL')
+    return minimal
   }
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Uws } from '../../runtime/uws.js'
+import { TLS12_CIPHERS } from '../../tls/cipher-policy.js'
 
 /** What a handler sees: plain data, copied out of uWS before anything awaits. */
 export interface RestRequest {
@@ -122,7 +123,7 @@ export class HttpServer {
   constructor(options: HttpServerOptions) {
     this.#options = options
     this.#app = options.tls
-      ? options.uws.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile })
+      ? options.uws.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, ssl_ciphers: TLS12_CIPHERS })
       : options.uws.App()
   }
 
