@@ -9,6 +9,7 @@ import {
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
 import { createLogger } from '../observability/logger.js'
+import { DataDirPermissionError } from '../runtime/data-dir.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
 import { startServer } from '../server/server.js'
 
@@ -58,7 +59,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     server = await startServer(config, log)
   } catch (error) {
     log.error('cannot start', { error: error as Error })
-    process.exit(EXIT_STARTUP_FAILED)
+    process.exit(error instanceof DataDirPermissionError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)
   }
   const running = server
   running.ready.catch(async (error: unknown) => {

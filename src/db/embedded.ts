@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
+import { makeOwnerOnly } from '../runtime/data-dir.js'
 
 export interface EmbeddedPostgres {
   dataDir: string
@@ -96,6 +97,10 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       initdbWasmModule,
       fsBundle: new Blob([readAsset('pglite.data')]),
     })
+    // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
+    // others out of them meanwhile.
+    const opened = makeOwnerOnly(pgDataDir)
+    if (opened > 0 && !firstStart) log.info('made database files private to their owner', { dir: pgDataDir, filesChanged: opened })
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: poolConnections + SPARE_CONNECTIONS })
     await server.start()
     fs.chmodSync(socketPath, 0o600)

@@ -11,6 +11,7 @@ import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
+import { preparePrivateDataDir } from '../runtime/data-dir.js'
 import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
 import { loadUws } from '../runtime/uws.js'
@@ -64,6 +65,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  preparePrivateDataDir(config.dataDir, log)
   const lifecycle = new Lifecycle()
   const licenses = readLicenseSummary(config.licenseDir)
   if (!licenses.present) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
