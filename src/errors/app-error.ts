@@ -56,10 +56,12 @@ export const alreadyExists = (message: string): AppError => new AppError('ALREAD
 
 export const unavailable = (message: string): AppError => new AppError('UNAVAILABLE', message)
 
+export const databaseUnreachable = (): AppError => unavailable('the database is not reachable; try again shortly')
+
 /** Anything that is not an AppError is a bug or an outage: callers see INTERNAL with no internals. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
-  if (isDatabaseUnreachable(error)) return unavailable('the database is not reachable; try again shortly')
+  if (isDatabaseUnreachable(error)) return databaseUnreachable()
   return new AppError('INTERNAL', 'internal error')
 }
 

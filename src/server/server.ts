@@ -23,7 +23,8 @@ import { registerRestRoutes } from '../transport/rest/routes/index.js'
 
 const FIRST_RETRY_DELAY_MS = 500
 const MAX_RETRY_DELAY_MS = 15_000
-const DATABASE_CHECK_INTERVAL_MS = 2_000
+/** Readiness follows the database within about this (plus the ping's own timeout). */
+const DATABASE_CHECK_INTERVAL_MS = 500
 const DATABASE_CHECK_TIMEOUT_MS = 3_000
 /** After the drain only long-lived streams (health Watch) remain; they need no long grace. */
 const GRPC_CLOSE_GRACE_MS = 1_000
@@ -142,17 +143,19 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     lifecycle.transition('READY')
     jobs.start()
     log.info('ready', { state: lifecycle.state })
-    healthTimer = setInterval(async () => {
+    // One ping at a time: a ping that waits out its timeout must not pile up behind the next.
+    const checkDatabase = async () => {
       try {
-        await withTimeout(database!.ping(), DATABASE_CHECK_TIMEOUT_MS)
+        await withTimeout(database!.ping(), database!.pingTimeoutMs)
         if (!lifecycle.databaseReachable) log.info('database reachable again')
         lifecycle.setDatabaseReachable(true)
       } catch (error) {
-        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off until it is back', { error: error as Error })
+        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
         lifecycle.setDatabaseReachable(false)
       }
-    }, DATABASE_CHECK_INTERVAL_MS)
-    healthTimer.unref()
+      if (!stopping) healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
+    }
+    healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
   }
   const ready = connect()
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
@@ -167,7 +170,7 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
       if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
       http.close()
       await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
-      if (healthTimer) clearInterval(healthTimer)
+      if (healthTimer) clearTimeout(healthTimer)
       await ready.catch(() => {})
       await context.detachDatabase().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
       await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))

@@ -1,0 +1,133 @@
+// Issue 13 item 6: PostgreSQL lost under load. Connections are reset through a proxy
+// (the machine's real cluster is shared, so it is never stopped) while a bounded load
+// of API key creates runs against the built executable. Requests must fail fast with
+// 503, readiness must follow the database both ways, and no acknowledged write is lost.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import postgres from 'postgres'
+import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
+import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
+import { ApiClient, TRANSPORTS } from '../support/api-client.js'
+import { recordFigures } from '../support/fault-figures.js'
+import { httpRequest } from '../support/http-client.js'
+import { type Attempt, firstAfter, startLoad, watchStatus } from '../support/load.js'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+
+const START_TIMEOUT_MS = 60_000
+const WORKERS = 4
+const MAX_ATTEMPTS = 20_000
+const WARM_MS = 1_500
+const OUTAGE_MS = 3_000
+const AFTER_MS = 3_000
+/** A request that outlives this during an outage is hanging, not failing fast. */
+const REQUEST_TIMEOUT_MS = 15_000
+const FAIL_FAST_MS = 1_500
+const READINESS_OFF_WITHIN_MS = 1_500
+const READINESS_BACK_WITHIN_MS = 3_000
+const PROBE_INTERVAL_MS = 50
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+let sandbox: Sandbox
+let database: TestDatabase
+let proxy: TcpProxy
+let server: ServerProcess
+
+beforeAll(async () => {
+  sandbox = createSandbox()
+  database = await createTestDatabase()
+  proxy = await startTcpProxy('127.0.0.1', Number(new URL(POSTGRES_ADMIN_URL).port || 5432))
+  const dbUrl = `jdbc:postgresql://127.0.0.1:${proxy.port}/${database.name}?user=postgres`
+  server = ServerProcess.start(sandbox, ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--metrics-scrape-secret', 'faults', '--data-dir', sandbox.makeDir('data'), '--db-url', dbUrl])
+  await server.waitForReady(START_TIMEOUT_MS)
+}, START_TIMEOUT_MS * 2)
+
+afterAll(async () => {
+  await server?.stop('SIGTERM')
+  killAllProcesses()
+  await proxy?.close()
+  await database?.drop()
+  sandbox?.remove()
+}, 30_000)
+
+const summarise = (attempts: Attempt[]) => {
+  const byStatus: Record<string, number> = {}
+  for (const attempt of attempts) byStatus[attempt.status] = (byStatus[attempt.status] ?? 0) + 1
+  return byStatus
+}
+
+describe('PostgreSQL connections reset under load (tcp proxy)', () => {
+  it('requests fail fast with 503, readiness goes false and comes back without a restart, and no acknowledged write is lost', async () => {
+    const init = await httpRequest(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(init.status, init.body).toBe(200)
+    const rootKey = init.json().rootApiKey as string
+    const began = performance.now()
+    const load = startLoad({
+      workers: WORKERS,
+      maxAttempts: MAX_ATTEMPTS,
+      attempt: async (worker, sequence) => {
+        const response = await httpRequest(`${server.restBase}/v1/apikeys`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ labels: { worker: String(worker), sequence: String(sequence) } }),
+          timeoutMs: REQUEST_TIMEOUT_MS,
+        })
+        return { status: response.status, ackId: response.status === 201 ? (response.json().apiKeyMetadata.apiKeyId as string) : undefined }
+      },
+    })
+    const readyz = watchStatus(`${server.restBase}/readyz`, PROBE_INTERVAL_MS, load.now)
+    await sleep(WARM_MS)
+    const cutAt = load.now()
+    proxy.disable()
+    await sleep(OUTAGE_MS / 2)
+    // Mid-outage, both transports: the status the operation table maps to 503, quickly.
+    const { grpcPort } = await server.listening()
+    const client = new ApiClient({ restUrl: server.restBase, grpcAddress: `127.0.0.1:${grpcPort}` })
+    const midOutage = []
+    for (const transport of TRANSPORTS) {
+      const asked = performance.now()
+      const result = await client.call(transport, 'listApiKeys', {}, rootKey)
+      midOutage.push({ transport, status: result.status, fast: performance.now() - asked < FAIL_FAST_MS })
+    }
+    client.close()
+    await sleep(OUTAGE_MS / 2)
+    const backAt = load.now()
+    proxy.enable()
+    await sleep(AFTER_MS)
+    const attempts = await load.stop()
+    await readyz.stop()
+    const elapsed = performance.now() - began
+
+    const direct = postgres(database.url, { max: 1, onnotice: () => {} })
+    const stored = new Set((await direct<Array<{ id: string }>>`select id from api_keys`).map((row) => row.id))
+    await direct.end()
+    const acknowledged = attempts.filter((attempt) => attempt.ackId !== undefined)
+    const lost = acknowledged.filter((attempt) => !stored.has(attempt.ackId!))
+    const duringOutage = attempts.filter((attempt) => attempt.startedAt >= cutAt && attempt.startedAt < backAt)
+    const slowest = Math.max(...duringOutage.map((attempt) => attempt.ms))
+    const readinessOffAfter = firstAfter(readyz.samples, cutAt, (status) => status === 503)
+    const readinessBackAfter = firstAfter(readyz.samples, backAt, (status) => status === 200)
+    const unexpected = attempts.filter((attempt) => attempt.status !== 201 && attempt.status !== 503)
+    const recovered = attempts.filter((attempt) => attempt.startedAt >= backAt && attempt.status === 201)
+    recordFigures({
+      scenario: 'PostgreSQL reset via proxy, 4 writers',
+      tried: attempts.length,
+      failed: unexpected.length + duringOutage.filter((attempt) => attempt.ms > FAIL_FAST_MS).length,
+      lost: lost.length,
+      ms: elapsed,
+      notes: `statuses ${JSON.stringify(summarise(attempts))}; slowest during outage ${Math.round(slowest)} ms; readyz 503 after ${Math.round(readinessOffAfter ?? -1)} ms, 200 again after ${Math.round(readinessBackAfter ?? -1)} ms`,
+    })
+
+    expect(midOutage).toEqual(TRANSPORTS.map((transport) => ({ transport, status: 'UNAVAILABLE', fast: true })))
+    expect(unexpected.slice(0, 5)).toEqual([])
+    expect(duringOutage.length).toBeGreaterThan(0)
+    expect(slowest, JSON.stringify(duringOutage.filter((attempt) => attempt.ms > FAIL_FAST_MS).slice(0, 5))).toBeLessThan(FAIL_FAST_MS)
+    expect(readinessOffAfter).toBeDefined()
+    expect(readinessOffAfter!).toBeLessThan(READINESS_OFF_WITHIN_MS)
+    expect(readinessBackAfter).toBeDefined()
+    expect(readinessBackAfter!).toBeLessThan(READINESS_BACK_WITHIN_MS)
+    expect(recovered.length).toBeGreaterThan(0)
+    expect(acknowledged.length).toBeGreaterThan(0)
+    expect(lost.map((attempt) => attempt.ackId)).toEqual([])
+    expect(server.child.exitCode).toBeNull()
+  }, START_TIMEOUT_MS)
+})
