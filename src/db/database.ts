@@ -251,7 +251,11 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     background,
     engine: 'embedded',
     // In-process: an unanswered query here means PGlite itself is stuck, not the network.
-    ping: async () => void (await primary`select 1`),
+    // A full disk does not stop `select 1`, so the file system is asked directly.
+    ping: async () => {
+      embedded.requireFreeSpace()
+      await primary`select 1`
+    },
     pingTimeoutMs: EMBEDDED_PING_TIMEOUT_MS,
     subscribe: () => ALWAYS_LIVE_FEED,
     listenerName: 'memsvc-embedded',

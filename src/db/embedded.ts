@@ -10,6 +10,8 @@ import { makeOwnerOnly } from '../runtime/data-dir.js'
 export interface EmbeddedPostgres {
   dataDir: string
   socketPath: string
+  /** Throws a disk_full error (53100) when the data directory's file system is nearly full. */
+  requireFreeSpace(): void
   activeConnections(): number
   stop(): Promise<void>
 }
@@ -19,7 +21,24 @@ const MAX_SOCKET_PATH = 100
 /** Migrations and the health check may hold a connection beside the pools. */
 const SPARE_CONNECTIONS = 2
 
+/**
+ * Below this the embedded database cannot count on starting a WAL segment (16 MiB) or
+ * extending a table: writes start failing, reads still work.
+ */
+const MIN_FREE_BYTES = 16 * 1024 * 1024
+
 export class DataDirInUseError extends Error {}
+
+/** Carries PostgreSQL's disk_full code, so that it maps like the database's own error. */
+export class DiskFullError extends Error {
+  readonly code = '53100'
+}
+
+function requireFreeSpace(dir: string): void {
+  const stats = fs.statfsSync(dir)
+  const free = stats.bavail * stats.bsize
+  if (free < MIN_FREE_BYTES) throw new DiskFullError(`${free} bytes free on the file system of ${dir}; the embedded database needs at least ${MIN_FREE_BYTES}`)
+}
 
 function processAlive(pid: number): boolean {
   try {
@@ -107,6 +126,7 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
     return {
       dataDir: pgDataDir,
       socketPath,
+      requireFreeSpace: () => requireFreeSpace(pgDataDir),
       activeConnections: () => server.getStats().activeConnections,
       async stop() {
         await server.stop()

@@ -3,7 +3,7 @@ import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { DomainContext } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
-import { isDatabaseUnreachable } from '../errors/app-error.js'
+import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { DrainController } from '../lifecycle/drain.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
@@ -148,10 +148,17 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
       try {
         await withTimeout(database!.ping(), database!.pingTimeoutMs)
         if (!lifecycle.databaseReachable) log.info('database reachable again')
+        if (lifecycle.databaseDiskFull) log.info('database disk has space again')
         lifecycle.setDatabaseReachable(true)
+        lifecycle.setDatabaseDiskFull(false)
       } catch (error) {
-        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
-        lifecycle.setDatabaseReachable(false)
+        if (isDatabaseDiskFull(error)) {
+          if (!lifecycle.databaseDiskFull) log.warn('database disk full; readiness is off and writes get 503 until space is freed', { error: error as Error })
+          lifecycle.setDatabaseDiskFull(true)
+        } else {
+          if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
+          lifecycle.setDatabaseReachable(false)
+        }
       }
       if (!stopping) healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
     }

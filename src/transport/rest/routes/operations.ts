@@ -11,6 +11,13 @@ function secretsEqual(given: string, expected: string): boolean {
   return crypto.timingSafeEqual(a, b)
 }
 
+/** Why a started server is not ready, when the database is the reason. */
+function databaseReason(lifecycle: Lifecycle): { reason?: string } {
+  if (!lifecycle.databaseReachable) return { reason: 'database unreachable' }
+  if (lifecycle.databaseDiskFull) return { reason: 'database disk full' }
+  return {}
+}
+
 /** Probes and metrics: no API key, never refused while draining. */
 export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle, metrics: ServerMetrics, config: ServerConfig): void {
   const noStore = { 'cache-control': 'no-store' }
@@ -20,7 +27,7 @@ export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle,
     return {
       status: ready ? 200 : 503,
       headers: noStore,
-      json: { ready, state: lifecycle.state, ...(lifecycle.started && !lifecycle.databaseReachable ? { reason: 'database unreachable' } : {}) },
+      json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
     }
   })
   http.route('GET', '/startupz', () => ({
