@@ -8,18 +8,15 @@ import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../su
 import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
 import { ApiClient, TRANSPORTS } from '../support/api-client.js'
 import { recordFigures } from '../support/fault-figures.js'
-import { httpRequest } from '../support/http-client.js'
-import { type Attempt, firstAfter, startLoad, watchStatus } from '../support/load.js'
+import { firstAfter, startLoad, watchStatus } from '../support/load.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { createKeyAttempt, initialize, serveFlags, START_TIMEOUT_MS, statusCounts } from './fault-server.js'
 
-const START_TIMEOUT_MS = 60_000
 const WORKERS = 4
 const MAX_ATTEMPTS = 20_000
 const WARM_MS = 1_500
 const OUTAGE_MS = 3_000
 const AFTER_MS = 3_000
-/** A request that outlives this during an outage is hanging, not failing fast. */
-const REQUEST_TIMEOUT_MS = 15_000
 const FAIL_FAST_MS = 1_500
 const READINESS_OFF_WITHIN_MS = 1_500
 const READINESS_BACK_WITHIN_MS = 3_000
@@ -37,7 +34,7 @@ beforeAll(async () => {
   database = await createTestDatabase()
   proxy = await startTcpProxy('127.0.0.1', Number(new URL(POSTGRES_ADMIN_URL).port || 5432))
   const dbUrl = `jdbc:postgresql://127.0.0.1:${proxy.port}/${database.name}?user=postgres`
-  server = ServerProcess.start(sandbox, ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--metrics-scrape-secret', 'faults', '--data-dir', sandbox.makeDir('data'), '--db-url', dbUrl])
+  server = ServerProcess.start(sandbox, serveFlags(sandbox.makeDir('data'), ['--db-url', dbUrl]))
   await server.waitForReady(START_TIMEOUT_MS)
 }, START_TIMEOUT_MS * 2)
 
@@ -49,30 +46,14 @@ afterAll(async () => {
   sandbox?.remove()
 }, 30_000)
 
-const summarise = (attempts: Attempt[]) => {
-  const byStatus: Record<string, number> = {}
-  for (const attempt of attempts) byStatus[attempt.status] = (byStatus[attempt.status] ?? 0) + 1
-  return byStatus
-}
-
 describe('PostgreSQL connections reset under load (tcp proxy)', () => {
   it('requests fail fast with 503, readiness goes false and comes back without a restart, and no acknowledged write is lost', async () => {
-    const init = await httpRequest(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-    expect(init.status, init.body).toBe(200)
-    const rootKey = init.json().rootApiKey as string
+    const rootKey = await initialize(server)
     const began = performance.now()
     const load = startLoad({
       workers: WORKERS,
       maxAttempts: MAX_ATTEMPTS,
-      attempt: async (worker, sequence) => {
-        const response = await httpRequest(`${server.restBase}/v1/apikeys`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ labels: { worker: String(worker), sequence: String(sequence) } }),
-          timeoutMs: REQUEST_TIMEOUT_MS,
-        })
-        return { status: response.status, ackId: response.status === 201 ? (response.json().apiKeyMetadata.apiKeyId as string) : undefined }
-      },
+      attempt: (worker, sequence) => createKeyAttempt(server, rootKey, `${worker}-${sequence}`),
     })
     const readyz = watchStatus(`${server.restBase}/readyz`, PROBE_INTERVAL_MS, load.now)
     await sleep(WARM_MS)
@@ -114,7 +95,7 @@ describe('PostgreSQL connections reset under load (tcp proxy)', () => {
       failed: unexpected.length + duringOutage.filter((attempt) => attempt.ms > FAIL_FAST_MS).length,
       lost: lost.length,
       ms: elapsed,
-      notes: `statuses ${JSON.stringify(summarise(attempts))}; slowest during outage ${Math.round(slowest)} ms; readyz 503 after ${Math.round(readinessOffAfter ?? -1)} ms, 200 again after ${Math.round(readinessBackAfter ?? -1)} ms`,
+      notes: `statuses ${JSON.stringify(statusCounts(attempts.map((attempt) => attempt.status)))}; slowest during outage ${Math.round(slowest)} ms; readyz 503 after ${Math.round(readinessOffAfter ?? -1)} ms, 200 again after ${Math.round(readinessBackAfter ?? -1)} ms`,
     })
 
     expect(midOutage).toEqual(TRANSPORTS.map((transport) => ({ transport, status: 'UNAVAILABLE', fast: true })))

@@ -12,8 +12,8 @@ import { createSandbox, killAllProcesses, type Sandbox, ServerProcess, waitUntil
 import { recordFigures } from '../support/fault-figures.js'
 import { httpRequest } from '../support/http-client.js'
 import { startLoad } from '../support/load.js'
+import { createKey, createKeyAttempt, initialize, serveFlags, START_TIMEOUT_MS, statusCounts } from './fault-server.js'
 
-const START_TIMEOUT_MS = 60_000
 /** Room for initdb (about 40 MB) and a little more; the test fills the rest. */
 const TMPFS_SIZE = '96m'
 const CHANGE_TIMEOUT_MS = 10_000
@@ -21,10 +21,7 @@ const WRITES_AFTER_FULL = 40
 const KILL_WRITERS = 3
 const KILL_AFTER_MS = 1_500
 const MAX_ATTEMPTS = 5_000
-const REQUEST_TIMEOUT_MS = 10_000
 const PAGE_SIZE = 100
-
-const serveFlags = (dataDir: string) => ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--metrics-scrape-secret', 'faults', '--data-dir', dataDir]
 
 let sandbox: Sandbox
 /** Where the data directory lives: a small tmpfs, or a plain directory if none can be mounted. */
@@ -51,21 +48,6 @@ afterAll(async () => {
   if (mountPoint) spawnSync('umount', [mountPoint])
   sandbox?.remove()
 }, 30_000)
-
-async function initialize(server: ServerProcess): Promise<string> {
-  const init = await httpRequest(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-  expect(init.status, init.body).toBe(200)
-  return init.json().rootApiKey as string
-}
-
-function createKey(server: ServerProcess, rootKey: string, label: string) {
-  return httpRequest(`${server.restBase}/v1/apikeys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ labels: { fault: label } }),
-    timeoutMs: REQUEST_TIMEOUT_MS,
-  })
-}
 
 /** Every API key id the server lists, following the page tokens. */
 async function listKeyIds(server: ServerProcess, rootKey: string): Promise<Set<string>> {
@@ -100,10 +82,7 @@ describe('embedded database faults', () => {
     const load = startLoad({
       workers: KILL_WRITERS,
       maxAttempts: MAX_ATTEMPTS,
-      attempt: async (worker, sequence) => {
-        const response = await createKey(first, rootKey, `${worker}-${sequence}`)
-        return { status: response.status, ackId: response.status === 201 ? (response.json().apiKeyMetadata.apiKeyId as string) : undefined }
-      },
+      attempt: (worker, sequence) => createKeyAttempt(first, rootKey, `${worker}-${sequence}`),
     })
     await new Promise((resolve) => setTimeout(resolve, KILL_AFTER_MS))
     first.child.kill('SIGKILL')
@@ -178,7 +157,7 @@ describe('embedded database faults', () => {
       failed: statuses.filter((status) => status !== 201 && status !== 503).length,
       lost: 0,
       ms: performance.now() - began,
-      notes: `statuses ${JSON.stringify(Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((s) => s === status).length])))}; readyz ${JSON.stringify(readyz)}`,
+      notes: `statuses ${JSON.stringify(statusCounts(statuses))}; readyz ${JSON.stringify(readyz)}`,
     })
 
     expect(statuses.filter((status) => status !== 201 && status !== 503)).toEqual([])
