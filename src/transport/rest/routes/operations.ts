@@ -1,15 +1,9 @@
-import crypto from 'node:crypto'
 import type { ServerConfig } from '../../../config/server-config.js'
 import { AppError } from '../../../errors/app-error.js'
 import type { Lifecycle } from '../../../lifecycle/lifecycle.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
+import { secretsEqual } from '../../../secrets/secrets-equal.js'
 import type { HttpServer } from '../http-server.js'
-
-function secretsEqual(given: string, expected: string): boolean {
-  const a = crypto.createHash('sha256').update(given).digest()
-  const b = crypto.createHash('sha256').update(expected).digest()
-  return crypto.timingSafeEqual(a, b)
-}
 
 /** Why a started server is not ready, when the database is the reason. */
 function databaseReason(lifecycle: Lifecycle): { reason?: string } {
