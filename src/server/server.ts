@@ -139,6 +139,8 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     registerJobHandlers(jobs, context, options)
     context.attachJobs(jobs)
     drainController.addIntake(jobs)
+    // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
+    if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
     lifecycle.setDatabaseReachable(true)
     lifecycle.transition('READY')
     jobs.start()

@@ -10,6 +10,7 @@ import { ApiClient, TRANSPORTS } from '../support/api-client.js'
 import { EXIT } from '../support/cli.js'
 import { createSandbox, killAllProcesses, type Sandbox, ServerProcess, waitUntil } from '../support/executable.js'
 import { recordFigures } from '../support/fault-figures.js'
+import { startFakeProvider } from '../support/fake-provider.js'
 import { httpRequest } from '../support/http-client.js'
 import { startLoad } from '../support/load.js'
 import { createKey, createKeyAttempt, initialize, serveFlags, START_TIMEOUT_MS, statusCounts } from './fault-server.js'
@@ -22,6 +23,8 @@ const KILL_WRITERS = 3
 const KILL_AFTER_MS = 1_500
 const MAX_ATTEMPTS = 5_000
 const PAGE_SIZE = 100
+/** Well under the job lease (120 s): a re-run this soon can only come from the restart. */
+const JOB_RERUN_TIMEOUT_MS = 20_000
 
 let sandbox: Sandbox
 /** Where the data directory lives: a small tmpfs, or a plain directory if none can be mounted. */
@@ -30,9 +33,11 @@ let dataDir: string
 /** The server the kill test restarts; the later tests use it. */
 let server: ServerProcess | undefined
 let rootKey: string
+let provider: Awaited<ReturnType<typeof startFakeProvider>>
 
-beforeAll(() => {
+beforeAll(async () => {
   sandbox = createSandbox()
+  provider = await startFakeProvider()
   if (canMountTmpfs()) {
     mountPoint = sandbox.makeDir('small-disk')
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_SIZE},mode=0700`, 'tmpfs', mountPoint])
@@ -45,6 +50,7 @@ beforeAll(() => {
 afterAll(async () => {
   await server?.stop('SIGTERM')
   killAllProcesses()
+  await provider?.close()
   if (mountPoint) spawnSync('umount', [mountPoint])
   sandbox?.remove()
 }, 30_000)
@@ -74,11 +80,20 @@ function canMountTmpfs(): boolean {
 }
 
 describe('embedded database faults', () => {
-  it('kill -9 during writes: the data directory it left restarts and every acknowledged key is there', async () => {
+  it('kill -9 during writes: the data directory it left restarts, every acknowledged key is there, and the probe job it was running runs again at once', async () => {
     const began = performance.now()
     const first = ServerProcess.start(sandbox, serveFlags(dataDir))
     await first.waitForReady(START_TIMEOUT_MS)
     rootKey = await initialize(first)
+    // A registration whose connectivity probe (a job) is running when the process dies.
+    const hangingProbes = () => provider.requests.filter((request) => request.path.startsWith('/hang/')).length
+    const registered = await httpRequest(`${first.restBase}/v1/embedders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ displayName: 'hanging', providerType: 'VENDORA', endpointUrl: `${provider.url}/hang/v1`, modelIdentifier: 'hang', dimensionality: 8 }),
+    })
+    expect(registered.status, registered.body).toBe(201)
+    await waitUntil('the probe job to reach the provider', () => hangingProbes() === 1, JOB_RERUN_TIMEOUT_MS)
     const load = startLoad({
       workers: KILL_WRITERS,
       maxAttempts: MAX_ATTEMPTS,
@@ -92,6 +107,8 @@ describe('embedded database faults', () => {
 
     server = ServerProcess.start(sandbox, serveFlags(dataDir))
     await server.waitForReady(START_TIMEOUT_MS)
+    // Its lease (120 s) has not expired: the restarted process knows it alone uses this queue.
+    await waitUntil('the cut-off probe job to run again', () => hangingProbes() === 2, JOB_RERUN_TIMEOUT_MS)
     const stored = await listKeyIds(server, rootKey)
     const acknowledged = attempts.filter((attempt) => attempt.ackId !== undefined)
     const lost = acknowledged.filter((attempt) => !stored.has(attempt.ackId!))
@@ -103,7 +120,7 @@ describe('embedded database faults', () => {
       failed: failed.length,
       lost: lost.length,
       ms: performance.now() - began,
-      notes: `${acknowledged.length} acknowledged, ${attempts.filter((attempt) => attempt.status === 0).length} cut off by the kill; restart READY in ${Math.round(server.readyAfterMs!)} ms`,
+      notes: `${acknowledged.length} acknowledged, ${attempts.filter((attempt) => attempt.status === 0).length} cut off by the kill; restart READY in ${Math.round(server.readyAfterMs!)} ms; running probe job re-run after restart`,
     })
     expect(acknowledged.length).toBeGreaterThan(0)
     expect(lost.map((attempt) => attempt.ackId)).toEqual([])
