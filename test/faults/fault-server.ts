@@ -1,15 +1,51 @@
-// What the fault tests do to a built `memsvc serve`: start it plaintext on loopback,
-// initialise it, and create API keys as a load would.
+// What the fault tests do to a built `memsvc serve`: start it plaintext on loopback
+// (behind a TCP proxy to PostgreSQL when the test cuts the database off), initialise
+// it, and create API keys as a load would.
 import { expect } from 'vitest'
+import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
+import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
 import { httpRequest, type HttpResult } from '../support/http-client.js'
-import type { ServerProcess } from '../support/executable.js'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
-export const START_TIMEOUT_MS = 60_000
+/** An embedded first start (initdb) or a crash recovery on a loaded two-core machine took over a minute. */
+export const START_TIMEOUT_MS = 120_000
 /** Long enough that only a hang reaches it: the tests look for much faster answers. */
 export const REQUEST_TIMEOUT_MS = 15_000
 
 export function serveFlags(dataDir: string, extra: string[] = []): string[] {
   return ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--metrics-scrape-secret', 'faults', '--data-dir', dataDir, ...extra]
+}
+
+export interface ProxiedServer {
+  sandbox: Sandbox
+  database: TestDatabase
+  /** Between the server and PostgreSQL: disable() cuts every connection. */
+  proxy: TcpProxy
+  server: ServerProcess
+  stop(): Promise<void>
+}
+
+/** The executable on a fresh PostgreSQL database, reached through a proxy the test controls. */
+export async function startBehindProxy(extraFlags: string[] = []): Promise<ProxiedServer> {
+  const sandbox = createSandbox()
+  const database = await createTestDatabase()
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(POSTGRES_ADMIN_URL).port || 5432))
+  const dbUrl = `jdbc:postgresql://127.0.0.1:${proxy.port}/${database.name}?user=postgres`
+  const server = ServerProcess.start(sandbox, serveFlags(sandbox.makeDir('data'), [...extraFlags, '--db-url', dbUrl]))
+  const stop = async () => {
+    await server.stop('SIGTERM')
+    killAllProcesses()
+    await proxy.close()
+    await database.drop()
+    sandbox.remove()
+  }
+  try {
+    await server.waitForReady(START_TIMEOUT_MS)
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return { sandbox, database, proxy, server, stop }
 }
 
 /** POST /v1/system/init; the root API key. */

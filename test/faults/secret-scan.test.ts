@@ -6,39 +6,32 @@ import crypto from 'node:crypto'
 import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashApiKey } from '../../src/domain/api-key-format.js'
-import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
-import { createSandbox, killAllProcesses, type Sandbox, ServerProcess, waitUntil } from '../support/executable.js'
+import type { TestDatabase } from '../support/databases.js'
+import { type ServerProcess, waitUntil } from '../support/executable.js'
 import { recordFigures } from '../support/fault-figures.js'
 import { FAKE_SECRET, startFakeProvider } from '../support/fake-provider.js'
 import { httpRequest, type HttpResult } from '../support/http-client.js'
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
-import { initialize, REQUEST_TIMEOUT_MS, serveFlags, START_TIMEOUT_MS } from './fault-server.js'
+import type { TcpProxy } from '../support/tcp-proxy.js'
+import { initialize, type ProxiedServer, REQUEST_TIMEOUT_MS, START_TIMEOUT_MS, startBehindProxy } from './fault-server.js'
 
 const KEYS = 5
 const CHANGE_TIMEOUT_MS = 10_000
 
-let sandbox: Sandbox
+let running: ProxiedServer
 let database: TestDatabase
 let proxy: TcpProxy
-let provider: Awaited<ReturnType<typeof startFakeProvider>>
 let server: ServerProcess
+let provider: Awaited<ReturnType<typeof startFakeProvider>>
 
 beforeAll(async () => {
-  sandbox = createSandbox()
-  database = await createTestDatabase()
   provider = await startFakeProvider()
-  proxy = await startTcpProxy('127.0.0.1', Number(new URL(POSTGRES_ADMIN_URL).port || 5432))
-  server = ServerProcess.start(sandbox, serveFlags(sandbox.makeDir('data'), ['--log-level', 'debug', '--db-url', `jdbc:postgresql://127.0.0.1:${proxy.port}/${database.name}?user=postgres`]))
-  await server.waitForReady(START_TIMEOUT_MS)
+  running = await startBehindProxy(['--log-level', 'debug'])
+  ;({ database, proxy, server } = running)
 }, START_TIMEOUT_MS * 2)
 
 afterAll(async () => {
-  await server?.stop('SIGTERM')
-  killAllProcesses()
-  await proxy?.close()
+  await running?.stop()
   await provider?.close()
-  await database?.drop()
-  sandbox?.remove()
 }, 30_000)
 
 describe('secrets after faults', () => {
