@@ -9,6 +9,7 @@ import {
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
 import { createLogger } from '../observability/logger.js'
+import { DataDirPermissionError } from '../runtime/data-dir.js'
 import { systemdNotifier } from '../runtime/systemd-notify.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
 import { installProcessGuards } from '../server/process-guards.js'
@@ -61,7 +62,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     server = await startServer(config, log)
   } catch (error) {
     log.error('cannot start', { error: error as Error })
-    process.exit(EXIT_STARTUP_FAILED)
+    process.exit(error instanceof DataDirPermissionError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)
   }
   const running = server
   // Type=notify units (memsvc system install): systemd counts the service started at READY, not at exec.

@@ -13,6 +13,19 @@ export type Queryable = Sql | Tx
 
 const IDLE_TIMEOUT_SEC = 300
 const CONNECT_TIMEOUT_SEC = 5
+/**
+ * Seconds a pool connection waits before it retries a failed connect. postgres.js's
+ * default grows to 20 s, and the request queued behind that connection waits all of it:
+ * requests hung for 10 s and more in an outage, and kept hanging after the database was
+ * back. Capped this low, a queued request fails (503) or succeeds within half a second.
+ */
+const RECONNECT_FIRST_SEC = 0.05
+const RECONNECT_MAX_SEC = 0.5
+const reconnectBackoff = (retries: number) => Math.min(RECONNECT_FIRST_SEC * 2 ** retries, RECONNECT_MAX_SEC)
+/** PostgreSQL answers `select 1` on its own connection in milliseconds; a second means it is gone. */
+const POSTGRES_PING_TIMEOUT_MS = 1_000
+/** PGlite runs the ping behind the requests on its one backend: a busy moment is not an outage. */
+const EMBEDDED_PING_TIMEOUT_MS = 3_000
 /** Shorter than IDLE_TIMEOUT_SEC, so the connections it touches never reach the idle timeout. */
 const MIN_IDLE_REFRESH_MS = 60_000
 /** PGlite runs one backend on one thread: more connections only queue inside it. */
@@ -56,6 +69,8 @@ export interface Database {
    * behind a saturated request pool would report an outage that is only load.
    */
   ping(): Promise<void>
+  /** How long a ping may take before the database counts as unreachable. */
+  pingTimeoutMs: number
   close(): Promise<void>
 }
 
@@ -84,6 +99,7 @@ function connectionOptions(target: ClientTarget, applicationName: string): Recor
     password: target.password,
     ssl: sslOption(target.ssl),
     connect_timeout: CONNECT_TIMEOUT_SEC,
+    backoff: reconnectBackoff,
     connection: { application_name: applicationName },
     onnotice: () => {},
   }
@@ -205,6 +221,7 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
       primary,
       background,
       ping: async () => void (await healthCheck`select 1`),
+      pingTimeoutMs: POSTGRES_PING_TIMEOUT_MS,
       engine: 'postgresql',
       description: describeDatabaseTarget(target),
       listenerName,
@@ -236,7 +253,12 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     background,
     engine: 'embedded',
     // In-process: an unanswered query here means PGlite itself is stuck, not the network.
-    ping: async () => void (await primary`select 1`),
+    // A full disk does not stop `select 1`, so the file system is asked directly.
+    ping: async () => {
+      embedded.requireFreeSpace()
+      await primary`select 1`
+    },
+    pingTimeoutMs: EMBEDDED_PING_TIMEOUT_MS,
     subscribe: () => ALWAYS_LIVE_FEED,
     listenerName: 'memsvc-embedded',
     description: `embedded PGlite in ${embedded.dataDir}`,

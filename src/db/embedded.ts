@@ -7,12 +7,15 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { ListenAddress } from '../config/server-config.js'
 import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
+import { makeOwnerOnly } from '../runtime/data-dir.js'
 
 export interface EmbeddedPostgres {
   dataDir: string
   socketPath: string
   /** "host:port" of the debug listener (--debug-db-listen), once bound. */
   debugListen?: string
+  /** Throws a disk_full error (53100) when the data directory's file system is nearly full. */
+  requireFreeSpace(): void
   activeConnections(): number
   stop(): Promise<void>
 }
@@ -50,7 +53,24 @@ function describeAddress(listener: net.Server): string {
   return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`
 }
 
+/**
+ * Below this the embedded database cannot count on starting a WAL segment (16 MiB) or
+ * extending a table: writes start failing, reads still work.
+ */
+const MIN_FREE_BYTES = 16 * 1024 * 1024
+
 export class DataDirInUseError extends Error {}
+
+/** Carries PostgreSQL's disk_full code, so that it maps like the database's own error. */
+export class DiskFullError extends Error {
+  readonly code = '53100'
+}
+
+function requireFreeSpace(dir: string): void {
+  const stats = fs.statfsSync(dir)
+  const free = stats.bavail * stats.bsize
+  if (free < MIN_FREE_BYTES) throw new DiskFullError(`${free} bytes free on the file system of ${dir}; the embedded database needs at least ${MIN_FREE_BYTES}`)
+}
 
 function processAlive(pid: number): boolean {
   try {
@@ -128,6 +148,10 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       initdbWasmModule,
       fsBundle: new Blob([readAsset('pglite.data')]),
     })
+    // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
+    // others out of them meanwhile.
+    const opened = makeOwnerOnly(pgDataDir)
+    if (opened > 0 && !firstStart) log.info('made database files private to their owner', { dir: pgDataDir, filesChanged: opened })
     const maxConnections = poolConnections + SPARE_CONNECTIONS + (debugListen ? DEBUG_CONNECTIONS : 0)
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections })
     await server.start()
@@ -150,6 +174,7 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       dataDir: pgDataDir,
       socketPath,
       debugListen: debugListener ? describeAddress(debugListener) : undefined,
+      requireFreeSpace: () => requireFreeSpace(pgDataDir),
       activeConnections: () => server.getStats().activeConnections,
       async stop() {
         // close() waits for open psql sessions, which server.stop() ends: start it first, await it after.

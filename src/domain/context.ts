@@ -1,5 +1,5 @@
 import type { Database, Sql } from '../db/database.js'
-import { AppError } from '../errors/app-error.js'
+import { AppError, databaseUnreachable } from '../errors/app-error.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import type { SecretBox } from '../secrets/secret-box.js'
@@ -90,11 +90,16 @@ export class DomainContext {
     return this.#requireMigratedDatabase().primary
   }
 
-  /** Until migrations have run the tables may not exist: a clear 503, not an INTERNAL "relation does not exist". */
+  /**
+   * Until migrations have run the tables may not exist: a clear 503, not an INTERNAL "relation does not exist".
+   * While the health check finds the database unreachable, 503 at once: a request sent to the pool
+   * then would only wait for a connection that cannot be made.
+   */
   #requireMigratedDatabase(): Database {
     if (!this.#database || this.lifecycle.state === 'STARTING') {
       throw new AppError('UNAVAILABLE', 'the server is starting and its database is not ready yet; try again shortly')
     }
+    if (!this.lifecycle.databaseReachable) throw databaseUnreachable()
     return this.#database
   }
 

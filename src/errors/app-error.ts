@@ -56,10 +56,15 @@ export const alreadyExists = (message: string): AppError => new AppError('ALREAD
 
 export const unavailable = (message: string): AppError => new AppError('UNAVAILABLE', message)
 
+export const databaseUnreachable = (): AppError => unavailable('the database is not reachable; try again shortly')
+
+export const databaseDiskFull = (): AppError => unavailable('the database has no disk space left; writes fail until space is freed')
+
 /** Anything that is not an AppError is a bug or an outage: callers see INTERNAL with no internals. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
-  if (isDatabaseUnreachable(error)) return unavailable('the database is not reachable; try again shortly')
+  if (isDatabaseUnreachable(error)) return databaseUnreachable()
+  if (isDatabaseDiskFull(error)) return databaseDiskFull()
   return new AppError('INTERNAL', 'internal error')
 }
 
@@ -68,4 +73,11 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 export function isDatabaseUnreachable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && UNREACHABLE_CODES.has(code)
+}
+
+/** PostgreSQL's disk_full; PGlite raises it as well when its data directory's file system fills up. */
+const DISK_FULL_CODE = '53100'
+
+export function isDatabaseDiskFull(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === DISK_FULL_CODE
 }

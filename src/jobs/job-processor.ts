@@ -111,6 +111,20 @@ export class JobProcessor implements WorkIntake {
     return id
   }
 
+  /**
+   * At start on a queue no other process can be using (the embedded engine: its data
+   * directory is locked to one process), a RUNNING job was cut off by the end of an
+   * earlier process (kill -9, power loss). It runs again now rather than after its lease.
+   */
+  async releaseClaimsOfEarlierProcess(): Promise<void> {
+    try {
+      const released = await jobsSql.releaseAllClaims(this.sql)
+      if (released > 0) this.log.info('jobs that an earlier process left running will run again', { jobs: released })
+    } catch (error) {
+      this.log.warn('could not release jobs an earlier process left running; they run again when their lease expires', { error: error as Error })
+    }
+  }
+
   start(): void {
     if (this.#running) return
     this.#running = true

@@ -14,6 +14,7 @@ const ALLOWED_TRANSITIONS: Record<LifecycleState, LifecycleState[]> = {
 export interface LifecycleSnapshot {
   state: LifecycleState
   databaseReachable: boolean
+  databaseDiskFull: boolean
   ready: boolean
 }
 
@@ -25,6 +26,7 @@ export interface LifecycleSnapshot {
 export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
   #state: LifecycleState = 'STARTING'
   #databaseReachable = false
+  #databaseDiskFull = false
   #inFlight = 0
   #idleWaiters: Array<() => void> = []
 
@@ -32,8 +34,9 @@ export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
     return this.#state
   }
 
+  /** A full disk takes the server out of rotation too: it can read but not write. */
   get ready(): boolean {
-    return this.#state === 'READY' && this.#databaseReachable
+    return this.#state === 'READY' && this.#databaseReachable && !this.#databaseDiskFull
   }
 
   /** Past STARTING: what /startupz reports. */
@@ -43,6 +46,10 @@ export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
 
   get databaseReachable(): boolean {
     return this.#databaseReachable
+  }
+
+  get databaseDiskFull(): boolean {
+    return this.#databaseDiskFull
   }
 
   /** Whether new work is accepted: not once draining has begun. */
@@ -55,7 +62,7 @@ export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
   }
 
   snapshot(): LifecycleSnapshot {
-    return { state: this.#state, databaseReachable: this.#databaseReachable, ready: this.ready }
+    return { state: this.#state, databaseReachable: this.#databaseReachable, databaseDiskFull: this.#databaseDiskFull, ready: this.ready }
   }
 
   /** Moves forward; a repeated or backward move is ignored and reported as false. */
@@ -69,6 +76,12 @@ export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
   setDatabaseReachable(reachable: boolean): void {
     if (this.#databaseReachable === reachable) return
     this.#databaseReachable = reachable
+    this.emit('change', this.snapshot())
+  }
+
+  setDatabaseDiskFull(full: boolean): void {
+    if (this.#databaseDiskFull === full) return
+    this.#databaseDiskFull = full
     this.emit('change', this.snapshot())
   }
 

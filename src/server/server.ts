@@ -3,7 +3,7 @@ import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { DomainContext } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
-import { isDatabaseUnreachable } from '../errors/app-error.js'
+import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { DrainController } from '../lifecycle/drain.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
@@ -11,6 +11,7 @@ import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
+import { preparePrivateDataDir } from '../runtime/data-dir.js'
 import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
 import { loadUws } from '../runtime/uws.js'
@@ -22,7 +23,8 @@ import { registerRestRoutes } from '../transport/rest/routes/index.js'
 
 const FIRST_RETRY_DELAY_MS = 500
 const MAX_RETRY_DELAY_MS = 15_000
-const DATABASE_CHECK_INTERVAL_MS = 2_000
+/** Readiness follows the database within about this (plus the ping's own timeout). */
+const DATABASE_CHECK_INTERVAL_MS = 500
 const DATABASE_CHECK_TIMEOUT_MS = 3_000
 /** After the drain only long-lived streams (health Watch) remain; they need no long grace. */
 const GRPC_CLOSE_GRACE_MS = 1_000
@@ -87,6 +89,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
+  preparePrivateDataDir(config.dataDir, log)
   const lifecycle = new Lifecycle()
   const licenses = readLicenseSummary(config.licenseDir)
   if (!licenses.present) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
@@ -158,21 +161,32 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     registerJobHandlers(jobs, context, options)
     context.attachJobs(jobs)
     drainController.addIntake(jobs)
+    // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
+    if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
     lifecycle.setDatabaseReachable(true)
     lifecycle.transition('READY')
     jobs.start()
     log.info('ready', { state: lifecycle.state })
-    healthTimer = setInterval(async () => {
+    // One ping at a time: a ping that waits out its timeout must not pile up behind the next.
+    const checkDatabase = async () => {
       try {
-        await withTimeout(database!.ping(), DATABASE_CHECK_TIMEOUT_MS)
+        await withTimeout(database!.ping(), database!.pingTimeoutMs)
         if (!lifecycle.databaseReachable) log.info('database reachable again')
+        if (lifecycle.databaseDiskFull) log.info('database disk has space again')
         lifecycle.setDatabaseReachable(true)
+        lifecycle.setDatabaseDiskFull(false)
       } catch (error) {
-        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off until it is back', { error: error as Error })
-        lifecycle.setDatabaseReachable(false)
+        if (isDatabaseDiskFull(error)) {
+          if (!lifecycle.databaseDiskFull) log.warn('database disk full; readiness is off and writes get 503 until space is freed', { error: error as Error })
+          lifecycle.setDatabaseDiskFull(true)
+        } else {
+          if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
+          lifecycle.setDatabaseReachable(false)
+        }
       }
-    }, DATABASE_CHECK_INTERVAL_MS)
-    healthTimer.unref()
+      if (!stopping) healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
+    }
+    healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
   }
   const ready = connect()
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
@@ -187,7 +201,7 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
       if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
       http.close()
       await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
-      if (healthTimer) clearInterval(healthTimer)
+      if (healthTimer) clearTimeout(healthTimer)
       await ready.catch(() => {})
       await context.detachDatabase().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
       await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))

@@ -95,7 +95,7 @@ export async function resolveTlsMaterial(settings: TlsSettings, dataDir: string,
     ],
   })
   fs.writeFileSync(keyFile, pems.private, { mode: 0o600 })
-  fs.writeFileSync(certFile, pems.cert, { mode: 0o644 })
+  fs.writeFileSync(certFile, pems.cert, { mode: 0o600 })
   const fingerprint = certificateFingerprint(pems.cert)
   log.info('created a self-signed certificate', { certFile, hostnames: settings.hostnames.join(','), fingerprint })
   return { certFile, keyFile, fingerprint, selfSigned: true }

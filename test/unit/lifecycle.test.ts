@@ -27,7 +27,7 @@ afterEach(() => {
 describe('lifecycle states', () => {
   it('starts in STARTING: not ready, not started, accepting work, database unknown', () => {
     const lifecycle = new Lifecycle()
-    expect(lifecycle.snapshot()).toEqual({ state: 'STARTING', databaseReachable: false, ready: false })
+    expect(lifecycle.snapshot()).toEqual({ state: 'STARTING', databaseReachable: false, databaseDiskFull: false, ready: false })
     expect(lifecycle.started).toBe(false)
     expect(lifecycle.acceptingWork).toBe(true)
     expect(lifecycle.inFlight).toBe(0)
@@ -94,6 +94,19 @@ describe('readiness', () => {
     expect(lifecycle.ready).toBe(true)
   })
 
+  it('a full database disk turns readiness off without changing the state, and space freed turns it back on', () => {
+    const lifecycle = new Lifecycle()
+    lifecycle.setDatabaseReachable(true)
+    lifecycle.transition('READY')
+    const events = recordChanges(lifecycle)
+    lifecycle.setDatabaseDiskFull(true)
+    expect([lifecycle.ready, lifecycle.state, lifecycle.databaseReachable]).toEqual([false, 'READY', true])
+    lifecycle.setDatabaseDiskFull(true) // repeated: no second event
+    lifecycle.setDatabaseDiskFull(false)
+    expect(lifecycle.ready).toBe(true)
+    expect(events.map((event) => [event.databaseDiskFull, event.ready])).toEqual([[true, false], [false, true]])
+  })
+
   it('READY without a database is not ready', () => {
     const lifecycle = lifecycleIn('READY')
     expect(lifecycle.databaseReachable).toBe(false)
@@ -116,8 +129,8 @@ describe('readiness', () => {
     lifecycle.setDatabaseReachable(false)
     lifecycle.setDatabaseReachable(false)
     expect(events).toEqual([
-      { state: 'READY', databaseReachable: true, ready: true },
-      { state: 'READY', databaseReachable: false, ready: false },
+      { state: 'READY', databaseReachable: true, databaseDiskFull: false, ready: true },
+      { state: 'READY', databaseReachable: false, databaseDiskFull: false, ready: false },
     ])
   })
 

@@ -36,6 +36,15 @@ export async function claimJobs(sql: Queryable, worker: string, limit: number, l
     returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`
 }
 
+/** Every claimed job back to PENDING, runnable now; returns how many. Only for a queue this process alone uses. */
+export async function releaseAllClaims(sql: Queryable): Promise<number> {
+  const rows = await sql`
+    update jobs set status = 'PENDING', locked_by = null, locked_until = null, run_after = now(), updated_at = now()
+    where status = 'RUNNING'
+    returning id`
+  return rows.length
+}
+
 export async function completeJob(sql: Queryable, id: string, worker: string): Promise<void> {
   await sql`
     update jobs set status = 'SUCCEEDED', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null

@@ -1,14 +1,15 @@
-import crypto from 'node:crypto'
 import type { ServerConfig } from '../../../config/server-config.js'
 import { AppError } from '../../../errors/app-error.js'
 import type { Lifecycle } from '../../../lifecycle/lifecycle.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
+import { secretsEqual } from '../../../secrets/secrets-equal.js'
 import type { HttpServer } from '../http-server.js'
 
-function secretsEqual(given: string, expected: string): boolean {
-  const a = crypto.createHash('sha256').update(given).digest()
-  const b = crypto.createHash('sha256').update(expected).digest()
-  return crypto.timingSafeEqual(a, b)
+/** Why a started server is not ready, when the database is the reason. */
+function databaseReason(lifecycle: Lifecycle): { reason?: string } {
+  if (!lifecycle.databaseReachable) return { reason: 'database unreachable' }
+  if (lifecycle.databaseDiskFull) return { reason: 'database disk full' }
+  return {}
 }
 
 /** Probes and metrics: no API key, never refused while draining. */
@@ -20,7 +21,7 @@ export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle,
     return {
       status: ready ? 200 : 503,
       headers: noStore,
-      json: { ready, state: lifecycle.state, ...(lifecycle.started && !lifecycle.databaseReachable ? { reason: 'database unreachable' } : {}) },
+      json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
     }
   })
   http.route('GET', '/startupz', () => ({
