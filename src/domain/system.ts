@@ -6,6 +6,7 @@ import { nowMillis } from './paging.js'
 import type { DomainContext } from './context.js'
 import type { LicenseSummary } from './licenses.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
+import { RUNTIME, type RuntimeInfo } from '../runtime/environment.js'
 
 export interface SystemInfo {
   version: string
@@ -14,6 +15,8 @@ export interface SystemInfo {
   license: LicenseSummary
   storage: string
   tlsEnabled: boolean
+  /** Node.js, its OpenSSL (which also serves TLS on the REST port) and uWebSockets.js. */
+  runtime: RuntimeInfo
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
@@ -26,6 +29,7 @@ export async function getSystemInfo(context: DomainContext): Promise<SystemInfo>
     license: context.licenses,
     storage: context.storage,
     tlsEnabled: context.tlsEnabled,
+    runtime: RUNTIME,
   }
 }
 
