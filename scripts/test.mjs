@@ -4,7 +4,8 @@
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
-//     nghttp2-client (h2load) for the benchmark harness's smoke test.
+//     nghttp2-client (h2load) for the benchmark harness's smoke test. build-essential,
+//     which compiles the HTTP addon, is installed the same way by the build itself.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 

@@ -103,6 +103,19 @@ static uint32_t uWS_WebSocket_send_fast_string(v8::Local<v8::Object> receiver,
     replace: '                    if (memcmp(" HTTP/1.1\\r\\n", data, 11) == 0 || memcmp(" HTTP/1.0\\r\\n", data, 11) == 0) {',
   },
   {
+    // Upstream expects at least one header line after the request line; HTTP/1.0 needs none.
+    file: 'uWebSockets/src/HttpParser.h',
+    find: '        headers++;\n\n        for (unsigned int i = 1; i < UWS_HTTP_MAX_HEADERS_COUNT - 1; i++) {\n',
+    replace:
+      '        headers++;\n\n' +
+      '        /* No header fields at all: valid for HTTP/1.0 (HTTP/1.1 then fails the Host check) */\n' +
+      "        if (postPaddedBuffer[0] == '\\r' && postPaddedBuffer[1] == '\\n') {\n" +
+      '            headers->key = std::string_view(nullptr, 0);\n' +
+      '            return (unsigned int) ((postPaddedBuffer + 2) - start);\n' +
+      '        }\n\n' +
+      '        for (unsigned int i = 1; i < UWS_HTTP_MAX_HEADERS_COUNT - 1; i++) {\n',
+  },
+  {
     file: 'uWebSockets/src/HttpParser.h',
     find: '            req->ancientHttp = false;\n',
     replace:
@@ -182,12 +195,30 @@ export interface UwsAddonResult {
   glibc: string[]
 }
 
-function toolVersion(tool: string): string {
-  const result = spawnSync(tool, ['--version'], { encoding: 'utf8' })
-  if (result.status !== 0) {
-    throw new Error(`${tool} is needed to compile the uWebSockets.js addon: install build-essential (apt-get install build-essential)`)
+/** What the compile and the checks run; Debian's build-essential brings all three. */
+const BUILD_TOOLS = ['gcc', 'g++', 'objdump']
+const BUILD_TOOLS_PACKAGE = 'build-essential'
+
+const hasTool = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status === 0
+
+/**
+ * Installs build-essential when a tool is missing and we may (root with apt-get, as on
+ * the project's machines and in CI); otherwise says what to install.
+ */
+export function ensureBuildTools(): void {
+  const missing = BUILD_TOOLS.filter((tool) => !hasTool(tool))
+  if (missing.length === 0) return
+  if (process.getuid?.() !== 0 || !hasTool('apt-get')) {
+    throw new Error(`${missing.join(', ')} missing: compiling the uWebSockets.js addon needs ${BUILD_TOOLS_PACKAGE} (apt-get install ${BUILD_TOOLS_PACKAGE})`)
   }
-  return result.stdout.split('\n')[0]!
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  console.log(`  ${missing.join(', ')} missing: installing ${BUILD_TOOLS_PACKAGE}`)
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env })
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', BUILD_TOOLS_PACKAGE], { stdio: 'inherit', env })
+}
+
+function toolVersion(tool: string): string {
+  return execFileSync(tool, ['--version'], { encoding: 'utf8' }).split('\n')[0]!
 }
 
 function inputHash(options: UwsAddonOptions, sources: UwsSources): string {
