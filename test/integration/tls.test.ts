@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../support/test-server.js'
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2'
 const TLS_ON = { 'tls-disabled': false }
 
-/** The outer signatureAlgorithm OID of a DER certificate (X509Certificate does not expose it on Node 20). */
+/** The outer signatureAlgorithm OID of a DER certificate, read from the bytes themselves. */
 function signatureAlgorithmOid(der: Buffer): string {
   let offset = 0
   const header = () => {
