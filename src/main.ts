@@ -1,7 +1,7 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { extractSystemProperties } from './config/server-config.js'
-import { VERSION } from './runtime/environment.js'
+import { VERSION_TEXT } from './runtime/environment.js'
 import { describeServeOptions, runServe } from './cli/serve-command.js'
 import { CLIENT_EPILOG, registerClientCommands } from './cli/commands/index.js'
 import { EXIT_BAD_INPUT, EXIT_CODES_HELP } from './cli/exit-codes.js'
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     .epilog(`${CLIENT_EPILOG}\n\n${EXIT_CODES_HELP}`)
     .demandCommand(1, 'Name a command; see --help.')
     .strict()
-    .version(VERSION)
+    .version(VERSION_TEXT)
     .help()
     .alias('h', 'help')
     .wrap(Math.min(MAX_HELP_WIDTH, process.stdout.columns || DEFAULT_HELP_WIDTH))

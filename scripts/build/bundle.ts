@@ -11,6 +11,8 @@ export interface BundleOptions {
   entry: string
   outfile: string
   version: string
+  /** The uWebSockets.js sources the addon is built from (third_party/uWebSockets.js/sources.json). */
+  uwsVersion: string
 }
 
 export interface BundleResult {
@@ -72,8 +74,8 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
     outfile: options.outfile,
     bundle: true,
     platform: 'node',
-    target: 'node20',
-    // The SEA main script must be CommonJS on Node 20.
+    target: 'node24',
+    // The SEA main script is CommonJS (design.md §2); import.meta.url is defined below.
     format: 'cjs',
     // Nothing external: inside the SEA there is no node_modules to fall back on.
     external: [],
@@ -90,6 +92,7 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
     define: {
       'import.meta.url': IMPORT_META_URL_VARIABLE,
       __MEMSVC_VERSION__: JSON.stringify(options.version),
+      __MEMSVC_UWS_VERSION__: JSON.stringify(options.uwsVersion),
     },
     plugins: [sourcePatchPlugin(SOURCE_PATCHES)],
   })

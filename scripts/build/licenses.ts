@@ -1,11 +1,13 @@
 // Gathers the licence texts of everything the executable contains: the packages
 // esbuild bundled (read from its metafile, so the list is exact), the packages whose
-// files are embedded as SEA assets (the uWS addon, PGlite's wasm and data),
-// PostgreSQL (compiled into PGlite's wasm) and Node.js (the executable is a node binary).
+// files are embedded as SEA assets (PGlite's wasm and data), the uWebSockets.js sources
+// the addon is compiled from, PostgreSQL (compiled into PGlite's wasm) and Node.js (the
+// executable is a node binary; its LICENSE covers the OpenSSL, zlib and libuv the addon uses).
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Metafile } from 'esbuild'
 import { THIRD_PARTY_INDEX } from '../../src/domain/licenses.js'
+import { readUwsSources, UWS_SOURCE_DIR } from './uws-addon.js'
 
 export interface LicenseText {
   /** The file it came from, for the reader who wants to check. */
@@ -143,8 +145,8 @@ function packageTexts(root: string, dir: string, manifest: PackageJson): License
 
 export function packageNotice(root: string, dir: string, includedAs: string): Notice {
   const manifest = readJson<PackageJson>(path.join(root, dir, 'package.json'))
-  // An npm alias ("uWebSockets.js": "npm:@trufflesuite/uws-js-unofficial@…") installs a
-  // package under another name; say so, since that is the name people know it by.
+  // An npm alias ("name": "npm:other@1.0.0") installs a package under another name;
+  // say so, since that is the name people know it by.
   const installedAs = dir.slice(dir.lastIndexOf('node_modules/') + 'node_modules/'.length)
   const alias = installedAs === manifest.name ? '' : ` (installed as ${installedAs})`
   return { name: manifest.name, version: manifest.version, license: spdxOf(manifest), includedAs: includedAs + alias, texts: packageTexts(root, dir, manifest) }
@@ -164,25 +166,10 @@ export function postgresqlNotice(root: string, pgliteWasm: string): Notice {
 }
 
 /**
- * Libraries compiled into the two native payloads, whose npm packages ship no notice
- * for them: the uWS addon links BoringSSL and lsquic statically, and PGlite's wasm
- * carries the Emscripten runtime with musl. Their texts are kept in license-texts/.
+ * Libraries compiled into PGlite's wasm, whose npm package ships no notice for them:
+ * the Emscripten runtime with musl. Their texts are kept in license-texts/.
  */
 const COMPILED_IN: Array<{ name: string; license: string; includedAs: string; file: string; origin: string }> = [
-  {
-    name: 'BoringSSL',
-    license: 'OpenSSL AND ISC AND BSD-3-Clause AND MIT',
-    includedAs: 'statically linked into the uWebSockets.js native addon (TLS for the REST listener)',
-    file: 'BoringSSL-LICENSE.txt',
-    origin: 'LICENSE of the BoringSSL source tree',
-  },
-  {
-    name: 'lsquic',
-    license: 'MIT',
-    includedAs: 'statically linked into the uWebSockets.js native addon (HTTP/3; not used by memsvc)',
-    file: 'lsquic-LICENSE.txt',
-    origin: 'LICENSE of github.com/litespeedtech/lsquic',
-  },
   {
     name: 'Emscripten runtime',
     license: 'MIT OR NCSA',
@@ -206,6 +193,22 @@ export function compiledInNotices(): Notice[] {
     license: entry.license,
     includedAs: entry.includedAs,
     texts: [{ source: `scripts/build/license-texts/${entry.file} (${entry.origin})`, text: fs.readFileSync(path.join(TEXTS_DIR, entry.file), 'utf8').trim() }],
+  }))
+}
+
+/**
+ * uWebSockets.js, uWebSockets and uSockets: compiled by the build into the native addon
+ * from the archives in third_party/uWebSockets.js, each of which carries this LICENSE.
+ */
+export function uwsNotices(root: string): Notice[] {
+  const licenseFile = path.join(UWS_SOURCE_DIR, 'LICENSE')
+  const text = fs.readFileSync(path.join(root, licenseFile), 'utf8').trim()
+  return readUwsSources(root).archives.map((archive) => ({
+    name: archive.name,
+    version: archive.topDir.slice(archive.name.length + 1),
+    license: 'Apache-2.0',
+    includedAs: 'compiled into the native HTTP addon (REST listener), with the changes in third_party/uWebSockets.js/NOTES.md',
+    texts: [{ source: `${licenseFile} (LICENSE of ${archive.file}; the three archives carry the same text)`, text }],
   }))
 }
 

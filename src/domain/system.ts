@@ -6,6 +6,7 @@ import { nowMillis } from './paging.js'
 import type { DomainContext } from './context.js'
 import type { LicenseSummary } from './licenses.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
+import { RUNTIME, type RuntimeInfo } from '../runtime/environment.js'
 
 export interface SystemInfo {
   version: string
@@ -16,6 +17,8 @@ export interface SystemInfo {
   tlsEnabled: boolean
   /** Debug installs: where the embedded database answers psql; "" when not exposed. */
   debugDatabaseListen: string
+  /** Node.js, its OpenSSL (which also serves TLS on the REST port) and uWebSockets.js. */
+  runtime: RuntimeInfo
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
@@ -29,6 +32,7 @@ export async function getSystemInfo(context: DomainContext): Promise<SystemInfo>
     storage: context.storage,
     tlsEnabled: context.tlsEnabled,
     debugDatabaseListen: context.database?.debugListen ?? '',
+    runtime: RUNTIME,
   }
 }
 

@@ -3,7 +3,8 @@
  * as a SEA asset under its key; from source the same key resolves to the repo path.
  */
 export const ASSET_SOURCES = {
-  'uws.node': `node_modules/uWebSockets.js/binaries/uws_linux_x64_115.node`,
+  // Compiled by the build from third_party/uWebSockets.js (scripts/build/uws-addon.ts).
+  'uws.node': 'dist/uws.node',
   'pglite.wasm': 'node_modules/@electric-sql/pglite/dist/pglite.wasm',
   'initdb.wasm': 'node_modules/@electric-sql/pglite/dist/initdb.wasm',
   'pglite.data': 'node_modules/@electric-sql/pglite/dist/pglite.data',

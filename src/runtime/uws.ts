@@ -7,15 +7,16 @@ import { cacheDir } from './paths.js'
 
 export type Uws = typeof UwsTypes
 
-/** Node 20's module ABI; the embedded addon is built for exactly this one. */
-const SUPPORTED_NODE_ABI = '115'
+/** Node 24's module ABI; the embedded addon is compiled against exactly this one (scripts/build/uws-addon.ts). */
+const SUPPORTED_NODE_ABI = '137'
 
 let loaded: Uws | undefined
 
 /**
- * Loads the native uWebSockets.js addon. The package's own entry point silently falls
- * back to a slow pure-JS server when the native load fails; we never use it. The addon
- * is extracted once per content hash into the per-user cache, then dlopen'ed.
+ * Loads the native uWebSockets.js addon, which the build compiles from the sources in
+ * third_party/uWebSockets.js. It is loaded directly, never through a package's entry
+ * point (those silently fall back to a slow pure-JS server), and a failure is fatal.
+ * The addon is extracted once per content hash into the per-user cache, then dlopen'ed.
  */
 export function loadUws(): Uws {
   if (loaded) return loaded

@@ -59,12 +59,13 @@ export const HAPPY_CASES: ApiCase[] = [
     },
   },
   {
-    name: 'system info needs no key and shows an initialised, ready server',
+    name: 'system info needs no key and shows an initialised, ready server and its runtime',
     operation: 'getSystemInfo', as: 'none', expect: 'OK',
     then: (result) => {
       expect(result.body.initialized).toBe(true)
       expect(result.body.lifecycleState).toBe('READY')
       expect(result.body.version).toMatch(/^\d+\.\d+\.\d+/)
+      expect(result.body.runtime).toEqual({ node: process.versions.node, openssl: process.versions.openssl, uws: expect.stringMatching(/^20\.67\.0 \(uWebSockets \w+, uSockets \w+\)$/) })
     },
   },
   {

@@ -47,7 +47,8 @@ function upgrade(executable: string, args: string[]) {
   return runCli({ ...sandbox, executable }, ['upgrade', ...args], { timeoutMs: 45_000 })
 }
 
-const versionOf = (executable: string) => runCli({ ...sandbox, executable }, ['--version']).then((result) => result.stdout.trim())
+/** The first line of --version (the second names the runtime), as `memsvc upgrade` reads it. */
+const versionOf = (executable: string) => runCli({ ...sandbox, executable }, ['--version']).then((result) => result.stdout.split('\n')[0]!.trim())
 /** Leftover temp files of an upgrade in the install directory. */
 const leftovers = (dir: string) => fs.readdirSync(dir).filter((name) => name !== 'memsvc')
 
@@ -58,7 +59,7 @@ beforeAll(async () => {
   writeScript(path.join(candidates, 'memsvc-broken'), 'echo "Segmentation fault" >&2; exit 139')
   fs.copyFileSync(BUILT_EXECUTABLE, path.join(candidates, 'memsvc-real'))
   fs.writeFileSync(path.join(candidates, 'memsvc-real.sha256'), `${sha256(BUILT_EXECUTABLE)}  memsvc-real\n`)
-  builtVersion = (await runCli(sandbox, ['--version'])).stdout.trim()
+  builtVersion = await versionOf(sandbox.executable)
 
   // Serves the candidates directory; /latest redirects, /missing is 404.
   httpServer = http.createServer((request, response) => {

@@ -80,7 +80,7 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
 
   it('prints its version', async () => {
     expect((await user.ok(['version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
-    expect((await user.ok(['version', '--output', 'json'])).json()).toEqual({ version: expect.any(String) })
+    expect((await user.ok(['version', '--output', 'json'])).json()).toEqual({ version: expect.any(String), runtime: { node: expect.any(String), openssl: expect.any(String), uws: expect.any(String) } })
   })
 
   it('before init: info works without a key, other commands say where a key comes from (exit 2)', async () => {

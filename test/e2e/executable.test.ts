@@ -118,11 +118,14 @@ function subjectAltNames(certificate: crypto.X509Certificate): string[] {
 }
 
 describe('command line', () => {
-  it('prints its version with --version and version', async () => {
+  it('prints its version with --version and version, then the runtime it carries', async () => {
     for (const args of [['--version'], ['version']]) {
       const result = await runCli(sandbox, args)
       expect(result.code).toBe(0)
-      expect(result.stdout.trim()).toMatch(VERSION_PATTERN)
+      const [version, runtime, ...rest] = result.stdout.trim().split('\n')
+      expect(version).toMatch(VERSION_PATTERN)
+      expect(runtime).toMatch(/^runtime: Node\.js 24\.\d+\.\d+, OpenSSL 3\.\d+\.\d+, uWebSockets\.js 20\.\d+\.\d+ /)
+      expect(rest).toEqual([])
     }
   })
 
@@ -210,6 +213,8 @@ describe('embedded database', () => {
         license: { directory: path.join(sandbox.dir, 'licenses'), present: true, thirdPartyPackages: thirdParty.length },
       })
       expect(JSON.parse(info.body).version).toMatch(VERSION_PATTERN)
+      // The runtime the executable carries: the pinned Node 24, its OpenSSL, the uWS built from third_party.
+      expect(JSON.parse(info.body).runtime).toEqual({ node: expect.stringMatching(/^24\./), openssl: expect.stringMatching(/^3\./), uws: expect.stringMatching(/^20\.67\.0 /) })
 
       // Once the init API exists, it also gives us data to find again after a restart.
       const init = await request(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })

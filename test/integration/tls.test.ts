@@ -15,7 +15,7 @@ import { TLS12_CIPHERS } from '../../src/tls/cipher-policy.js'
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2'
 const TLS_ON = { 'tls-disabled': false }
 
-/** The outer signatureAlgorithm OID of a DER certificate (X509Certificate does not expose it on Node 20). */
+/** The outer signatureAlgorithm OID of a DER certificate, read from the bytes themselves. */
 function signatureAlgorithmOid(der: Buffer): string {
   let offset = 0
   const header = () => {

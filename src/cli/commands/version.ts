@@ -1,6 +1,6 @@
 // memsvc version: the client's version (system info shows the server's).
 import type { Argv } from 'yargs'
-import { VERSION } from '../../runtime/environment.js'
+import { RUNTIME, VERSION, VERSION_TEXT } from '../../runtime/environment.js'
 import { plainHandler, withClientOptions } from '../command.js'
 import { print } from '../output.js'
 
@@ -12,6 +12,6 @@ export function versionCommand(yargs: Argv): Argv {
       withClientOptions(command, { connects: false })
         .example('$0 version', 'same as memsvc --version')
         .example('$0 system info', 'the server\'s version'),
-    plainHandler(async (argv) => print(argv.output === 'json' ? 'json' : 'table', { json: { version: VERSION }, text: () => `${VERSION}\n` })) as (argv: unknown) => Promise<void>,
+    plainHandler(async (argv) => print(argv.output === 'json' ? 'json' : 'table', { json: { version: VERSION, runtime: RUNTIME }, text: () => `${VERSION_TEXT}\n` })) as (argv: unknown) => Promise<void>,
   )
 }
