@@ -5,8 +5,10 @@
 //   - Debian packages the tests use are installed if missing (we run as root there):
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
 //     nghttp2-client (h2load) for the benchmark harness's smoke test.
+//   - pgvector is built from third_party/ and installed into that PostgreSQL if it lacks it.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import { ensurePgvector } from './install-pgvector.mjs'
 
 const REQUIRED_PACKAGES = [
   { command: 'promtool', pkg: 'prometheus' },
@@ -48,6 +50,7 @@ function ensurePackages() {
 
 ensurePostgres()
 ensurePackages()
+ensurePgvector()
 run('npm', ['run', 'build'])
 run('npm', ['run', 'typecheck'])
 const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
