@@ -238,6 +238,7 @@ export const MIGRATIONS: Migration[] = [
         index_state text not null check (index_state in ('BACKFILLING', 'READY')),
         backfill_done integer not null default 0,
         backfill_total integer not null default 0,
+        backfill_error text,
         added_at timestamptz not null,
         primary key (space_id, embedder_id)
       );

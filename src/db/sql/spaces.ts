@@ -25,6 +25,8 @@ export interface SpaceEmbedderRow {
   index_state: IndexState
   backfill_done: number
   backfill_total: number
+  /** Why the back-fill stopped, when a provider failed for good. */
+  backfill_error: string | null
   added_at: Date
 }
 
@@ -100,10 +102,15 @@ export async function embedderInAnySpace(sql: Queryable, embedderId: string): Pr
   return rows.length > 0
 }
 
-export async function recordBackfillProgress(sql: Queryable, spaceId: string, embedderId: string, progress: { done: number; total: number; ready: boolean }): Promise<void> {
+export async function recordBackfillProgress(
+  sql: Queryable,
+  spaceId: string,
+  embedderId: string,
+  progress: { done: number; total: number; ready: boolean; error?: string },
+): Promise<void> {
   await sql`
     update space_embedders set backfill_done = ${progress.done}, backfill_total = ${progress.total},
-      index_state = ${progress.ready ? 'READY' : 'BACKFILLING'}
+      index_state = ${progress.ready ? 'READY' : 'BACKFILLING'}, backfill_error = ${progress.error ?? null}
     where space_id = ${spaceId} and embedder_id = ${embedderId}`
 }
 
