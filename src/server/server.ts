@@ -2,6 +2,7 @@ import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { prepareVectorStorage } from '../db/vector-storage.js'
+import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { DomainContext } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { isDatabaseUnreachable } from '../errors/app-error.js'
@@ -62,6 +63,8 @@ export interface StartOptions {
   jobs?: Partial<JobProcessorOptions>
   /** How long a connectivity probe waits for the provider. */
   probeTimeoutMs?: number
+  /** Batching, timeouts and retries of embedding calls; tests shorten the waits. */
+  embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
