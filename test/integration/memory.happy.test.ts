@@ -18,7 +18,7 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine)
     embedderId = await fixture.registerEmbedder(fixture.alice)
-  }, 60_000)
+  }, 240_000)
   afterAll(() => fixture?.stop())
 
   it('creates, lists, gets, updates and deletes a space; the embedder is READY with its weight', async () => {
