@@ -27,8 +27,13 @@ export const FAST_MEMORY_JOBS: StartOptions = {
 
 let embedderCounter = 0
 
-export async function startMemoryFixture(engine: Engine, startOptions: StartOptions = FAST_MEMORY_JOBS, embedderOptions: { dimensions?: number } = {}): Promise<MemoryFixture> {
-  const identity = await startIdentityFixture(engine, {}, startOptions)
+export async function startMemoryFixture(
+  engine: Engine,
+  startOptions: StartOptions = FAST_MEMORY_JOBS,
+  embedderOptions: { dimensions?: number } = {},
+  flags: Record<string, unknown> = {},
+): Promise<MemoryFixture> {
+  const identity = await startIdentityFixture(engine, flags, startOptions)
   const embedder = await startFakeEmbedder(embedderOptions)
   const as = (actor: Actor): CallContext => ({ requestId: 'memory-test', transport: 'rest', authorization: `Bearer ${actor.apiKey}` })
   const context = () => identity.server.server.context
