@@ -150,7 +150,7 @@ export const addEmbedderSchema = spaceEmbedderSchema
 export const removeEmbedderSchema = v.strictObject({ embedderId: uuidSchema })
 
 const metadataSchema = v.pipe(
-  v.record(v.string(), v.unknown(), 'must be a JSON object'),
+  v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be a JSON object'),
   v.check((metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES, `at most ${MAX_METADATA_PROPERTIES} top-level properties`),
   // PostgreSQL's jsonb cannot hold the NUL character.
   v.check((metadata) => !JSON.stringify(metadata).includes('\\u0000'), 'must not contain the NUL character'),
