@@ -14,6 +14,8 @@ export interface SystemInfo {
   license: LicenseSummary
   storage: string
   tlsEnabled: boolean
+  /** Memories need pgvector; this says whether it is there, and if not, what to install. */
+  memories: { available: boolean; reason?: string; pgvectorVersion?: string }
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
@@ -26,6 +28,9 @@ export async function getSystemInfo(context: DomainContext): Promise<SystemInfo>
     license: context.licenses,
     storage: context.storage,
     tlsEnabled: context.tlsEnabled,
+    memories: context.vectorSupport.available
+      ? { available: true, pgvectorVersion: context.vectorSupport.version }
+      : { available: false, reason: context.vectorSupport.reason },
   }
 }
 

@@ -65,6 +65,7 @@ export const HAPPY_CASES: ApiCase[] = [
       expect(result.body.initialized).toBe(true)
       expect(result.body.lifecycleState).toBe('READY')
       expect(result.body.version).toMatch(/^\d+\.\d+\.\d+/)
+      expect(result.body.memories).toEqual({ available: true, pgvectorVersion: expect.stringMatching(/^0\.8\./) })
     },
   },
   {
