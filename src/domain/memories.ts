@@ -20,6 +20,7 @@ import type { DomainContext } from './context.js'
 import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './memory-jobs.js'
 import { decodePageToken, nowMillis, pageOf } from './paging.js'
 import type { Principal } from './permissions.js'
+import { FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from './registry.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
 import * as spacesSql from '../db/sql/spaces.js'
 
@@ -105,9 +106,6 @@ function checkedContent(request: CreateMemoryRequest): string {
   }
   return text
 }
-
-const UNIQUE_VIOLATION = '23505'
-const FOREIGN_KEY_VIOLATION = '23503'
 
 export interface CreateMemoryResult {
   memory: Memory

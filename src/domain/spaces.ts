@@ -24,7 +24,7 @@ import type { DomainContext } from './context.js'
 import { SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from './memory-jobs.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
 import { hasPermission, type Principal, ROLE_PERMISSIONS, type Role, requireOwnership } from './permissions.js'
-import { nextLabels, sameColumns } from './registry.js'
+import { FOREIGN_KEY_VIOLATION, nextLabels, sameColumns, UNIQUE_VIOLATION } from './registry.js'
 import { findAccessibleSpace, requireVectorStorage } from './space-access.js'
 
 export interface SpaceEmbedder {
@@ -81,9 +81,6 @@ export function toSpace(row: SpaceRow, embedders: SpaceEmbedderRow[]): Space {
 async function withEmbedders(sql: Queryable, row: SpaceRow): Promise<Space> {
   return toSpace(row, await spacesSql.listSpaceEmbedders(sql, [row.id]))
 }
-
-const UNIQUE_VIOLATION = '23505'
-const FOREIGN_KEY_VIOLATION = '23503'
 
 function spaceConflict(error: unknown, spaceId: string, name: string | undefined): unknown {
   const code = (error as { code?: string }).code

@@ -59,30 +59,26 @@ export async function countChunks(sql: Queryable, memoryId: string): Promise<num
   return rows[0]!.count
 }
 
+/** Completed memories of a space with a chunk that has no vector from this embedder. */
+function missingVectors(sql: Queryable, spaceId: string, embedderId: string) {
+  return sql`
+    m.space_id = ${spaceId} and m.status = 'COMPLETED'
+    and exists (
+      select 1 from chunks c where c.memory_id = m.id
+        and not exists (select 1 from chunk_vectors v where v.chunk_id = c.id and v.embedder_id = ${embedderId}))`
+}
+
 /**
- * Completed memories of a space with a chunk that has no vector from this embedder:
- * what a back-fill still has to do. Asking again after each batch, rather than walking
- * a cursor, also catches memories whose ingest finished after the back-fill began.
+ * What a back-fill still has to do. Asking again after each batch, rather than walking a
+ * cursor, also catches memories whose ingest finished after the back-fill began.
  */
 export async function memoriesMissingVectors(sql: Queryable, spaceId: string, embedderId: string, limit: number): Promise<string[]> {
-  const rows = await sql<Array<{ id: string }>>`
-    select m.id from memories m
-    where m.space_id = ${spaceId} and m.status = 'COMPLETED'
-      and exists (
-        select 1 from chunks c where c.memory_id = m.id
-          and not exists (select 1 from chunk_vectors v where v.chunk_id = c.id and v.embedder_id = ${embedderId}))
-    order by m.id
-    limit ${limit}`
+  const rows = await sql<Array<{ id: string }>>`select m.id from memories m where ${missingVectors(sql, spaceId, embedderId)} order by m.id limit ${limit}`
   return rows.map((row) => row.id)
 }
 
 export async function countMemoriesMissingVectors(sql: Queryable, spaceId: string, embedderId: string): Promise<number> {
-  const rows = await sql<Array<{ count: number }>>`
-    select count(*)::int as count from memories m
-    where m.space_id = ${spaceId} and m.status = 'COMPLETED'
-      and exists (
-        select 1 from chunks c where c.memory_id = m.id
-          and not exists (select 1 from chunk_vectors v where v.chunk_id = c.id and v.embedder_id = ${embedderId}))`
+  const rows = await sql<Array<{ count: number }>>`select count(*)::int as count from memories m where ${missingVectors(sql, spaceId, embedderId)}`
   return rows[0]!.count
 }
 

@@ -10,6 +10,7 @@ import { chunkText } from '../../domain/chunking/chunk-text.js'
 import type { ChunkingConfig } from '../../domain/chunking/chunking-config.js'
 import { MEMORY_INGEST_JOB, type MemoryIngestPayload, SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from '../../domain/memory-jobs.js'
 import { providerAccess } from '../../domain/provider-access.js'
+import { FOREIGN_KEY_VIOLATION } from '../../domain/registry.js'
 import { DEFAULT_EMBEDDING_POLICY, type EmbeddingCall, EmbeddingError, type EmbeddingPolicy, embedTexts } from '../../embedding/embedding-client.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
@@ -160,7 +161,7 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
             await deps.sql.begin((tx) => chunksSql.insertVectors(tx, memoryId, spaceId, vectors))
           } catch (error) {
             // The memory was deleted or re-chunked meanwhile: its own ingest covers this embedder.
-            if ((error as { code?: string }).code !== '23503') throw error
+            if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error
           }
         }
       } catch (error) {
