@@ -111,4 +111,16 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     expect(jobs[0]!.count).toBe(1)
     expect(await jobsSql.countJobsByStatus(sql())).not.toContainEqual(expect.objectContaining({ status: 'RUNNING' }))
   })
+
+  it('metrics count ingests by outcome and embedding requests by provider type and outcome, with their latency', async () => {
+    const metrics = await (await fetch(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })).text()
+    const value = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0)
+    expect(value(/memsvc_memories_ingested_total\{outcome="completed"\} (\d+)/)).toBeGreaterThanOrEqual(3)
+    expect(value(/memsvc_memories_ingested_total\{outcome="failed"\} (\d+)/)).toBeGreaterThanOrEqual(3)
+    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="retried"\} (\d+)/)).toBeGreaterThanOrEqual(3 + 1 + 15)
+    // Three 429/5xx, one stall and 3 × 5 runs of the always-502 memory were retried; its five runs and the 400 failed.
+    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="failed"\} (\d+)/)).toBeGreaterThanOrEqual(5 + 1)
+    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="ok"\} (\d+)/)).toBeGreaterThanOrEqual(3)
+    expect(value(/memsvc_embedding_request_duration_seconds_count\{provider_type="VENDORA"\} (\d+)/)).toBeGreaterThan(0)
+  })
 })
