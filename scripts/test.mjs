@@ -8,8 +8,10 @@
 //     release tests systemd (systemd-analyze, systemd-notify), postgresql-client (psql),
 //     util-linux (unshare), iproute2 (ip) and python3 (a stand-in sd_notify socket).
 //     build-essential, which compiles the HTTP addon, is installed the same way by the build itself.
+//   - pgvector is built from third_party/ and installed into that PostgreSQL if it lacks it.
 import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import { ensurePgvector } from './install-pgvector.mjs'
 
 const REQUIRED_PACKAGES = [
   { command: 'promtool', pkg: 'prometheus' },
@@ -56,6 +58,7 @@ function ensurePackages() {
 
 ensurePostgres()
 ensurePackages()
+ensurePgvector()
 run('npm', ['run', 'build'])
 run('npm', ['run', 'typecheck'])
 const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })

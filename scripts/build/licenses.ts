@@ -166,8 +166,8 @@ export function postgresqlNotice(root: string, pgliteWasm: string): Notice {
 }
 
 /**
- * Libraries compiled into PGlite's wasm, whose npm package ships no notice for them:
- * the Emscripten runtime with musl. Their texts are kept in license-texts/.
+ * Libraries compiled into PGlite's wasm and its vector extension, whose npm packages ship
+ * no notice for them: the Emscripten runtime with musl, and pgvector. Their texts are kept in license-texts/.
  */
 const COMPILED_IN: Array<{ name: string; license: string; includedAs: string; file: string; origin: string }> = [
   {
@@ -183,6 +183,13 @@ const COMPILED_IN: Array<{ name: string; license: string; includedAs: string; fi
     includedAs: "C library compiled into PGlite's WebAssembly by Emscripten",
     file: 'musl-COPYRIGHT.txt',
     origin: 'system/lib/libc/musl/COPYRIGHT of the Emscripten source tree',
+  },
+  {
+    name: 'pgvector',
+    license: 'PostgreSQL',
+    includedAs: "compiled into @electric-sql/pglite-pgvector's extension bundle (vector search in the embedded database)",
+    file: 'pgvector-LICENSE.txt',
+    origin: 'LICENSE of the pgvector v0.8.6 source release (third_party/pgvector-0.8.6.tar.gz)',
   },
 ]
 

@@ -28,9 +28,15 @@ const POSTGRES_PING_TIMEOUT_MS = 1_000
 const EMBEDDED_PING_TIMEOUT_MS = 3_000
 /** Shorter than IDLE_TIMEOUT_SEC, so the connections it touches never reach the idle timeout. */
 const MIN_IDLE_REFRESH_MS = 60_000
-/** PGlite runs one backend on one thread: more connections only queue inside it. */
-const EMBEDDED_PRIMARY_MAX = 8
-const EMBEDDED_BACKGROUND_MAX = 4
+/**
+ * Embedded mode uses one connection for both pools. pglite-socket feeds the protocol
+ * messages of all its connections to PGlite's single backend one message at a time, and
+ * keeps a connection's messages together only inside a transaction: elsewhere another
+ * connection's Bind can land between one query's Bind and Execute and replace the unnamed
+ * portal ("portal \"\" does not exist", or rows answered to the wrong query; seen as soon
+ * as ingest jobs ran beside requests). PGlite runs one statement at a time anyway.
+ */
+const EMBEDDED_CONNECTIONS = 1
 
 /** A LISTEN subscription that knows whether it is currently receiving. */
 export interface ChangeFeed {
@@ -234,29 +240,23 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     }
   }
 
-  const primaryPool = { ...config.primaryPool, max: Math.min(config.primaryPool.max, EMBEDDED_PRIMARY_MAX) }
-  const backgroundPool = { ...config.backgroundPool, max: Math.min(config.backgroundPool.max, EMBEDDED_BACKGROUND_MAX) }
-  primaryPool.minIdle = Math.min(primaryPool.minIdle, primaryPool.max)
-  backgroundPool.minIdle = Math.min(backgroundPool.minIdle, backgroundPool.max)
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, primaryPool.max + backgroundPool.max, log, config.debugDbListen)
+  const pool = { minIdle: 0, max: EMBEDDED_CONNECTIONS }
+  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, pool.max, log, config.debugDbListen)
   const clientTarget: ClientTarget = { hosts: [], ports: [], database: 'postgres', user: 'postgres', ssl: false, path: embedded.socketPath }
-  const primary = createPool(clientTarget, primaryPool, 'memsvc-primary')
-  const background = createPool(clientTarget, backgroundPool, 'memsvc-background')
-  stopKeepers.push(keepMinIdle(primary, primaryPool.minIdle), keepMinIdle(background, backgroundPool.minIdle))
+  const shared = createPool(clientTarget, pool, 'memsvc-embedded')
   log.info('embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas', {
     dataDir: config.dataDir,
-    primaryMax: primaryPool.max,
-    backgroundMax: backgroundPool.max,
+    connections: pool.max,
   })
   return {
-    primary,
-    background,
+    primary: shared,
+    background: shared,
     engine: 'embedded',
     // In-process: an unanswered query here means PGlite itself is stuck, not the network.
     // A full disk does not stop `select 1`, so the file system is asked directly.
     ping: async () => {
       embedded.requireFreeSpace()
-      await primary`select 1`
+      await shared`select 1`
     },
     pingTimeoutMs: EMBEDDED_PING_TIMEOUT_MS,
     subscribe: () => ALWAYS_LIVE_FEED,
@@ -264,10 +264,9 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     description: `embedded PGlite in ${embedded.dataDir}`,
     debugListen: embedded.debugListen,
     // The in-process socket server sees connections, not which pool opened them.
-    poolStats: async () => [{ pool: 'embedded', max: primaryPool.max + backgroundPool.max, open: embedded.activeConnections() }],
+    poolStats: async () => [{ pool: 'embedded', max: pool.max, open: embedded.activeConnections() }],
     async close() {
-      for (const stop of stopKeepers) stop()
-      await Promise.all([primary.end({ timeout: 5 }), background.end({ timeout: 5 })])
+      await shared.end({ timeout: 5 })
       await embedded.stop()
     },
   }

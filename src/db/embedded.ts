@@ -1,7 +1,9 @@
+import crypto from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { ListenAddress } from '../config/server-config.js'
@@ -119,6 +121,24 @@ function acquireDataDirLock(dataDir: string): () => void {
 }
 
 /**
+ * PGlite loads an extension from a file (a gzipped tar), and an executable's assets are
+ * not files: the bundle is written once per content hash under the data directory.
+ */
+function vectorExtensionFile(dataDir: string): URL {
+  const bundle = readAsset('pglite-vector.tar.gz')
+  const digest = crypto.createHash('sha256').update(bundle).digest('hex').slice(0, 16)
+  const target = path.join(dataDir, 'extensions', `vector-${digest}.tar.gz`)
+  if (!fs.existsSync(target)) {
+    fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 })
+    // A private temp name and a rename: a concurrent reader never sees a partial file.
+    const partial = `${target}.${process.pid}.tmp`
+    fs.writeFileSync(partial, bundle, { mode: 0o600 })
+    fs.renameSync(partial, target)
+  }
+  return pathToFileURL(target)
+}
+
+/**
  * Runs PostgreSQL (PGlite, in WASM) in-process and serves it on a private Unix socket,
  * so the same postgres.js code and SQL run in embedded mode and against PostgreSQL.
  */
@@ -147,6 +167,8 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       pgliteWasmModule,
       initdbWasmModule,
       fsBundle: new Blob([readAsset('pglite.data')]),
+      // pgvector, for memories: the migrations run CREATE EXTENSION vector.
+      extensions: { vector: vectorExtensionFile(dataDir) },
     })
     // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
     // others out of them meanwhile.

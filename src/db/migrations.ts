@@ -206,7 +206,83 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
-    // 6, not 5: the memory work reserves 5; the runner applies whatever is missing, in list order.
+    version: 5,
+    name: 'spaces, memories and chunks',
+    sql: `
+      -- Everything of the memory core that plain PostgreSQL can hold. The vectors need
+      -- pgvector, which a PostgreSQL may lack: they are set up apart (src/db/vector-storage.ts),
+      -- so that a server on such a database still starts and serves everything else.
+      create table spaces (
+        id uuid primary key,
+        owner_id uuid not null references users (id) on delete cascade,
+        name text not null,
+        labels jsonb not null default '{}'::jsonb,
+        default_chunking jsonb not null,
+        public_read boolean not null default false,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        created_by uuid not null,
+        updated_by uuid not null
+      );
+      create unique index spaces_name_per_owner on spaces (owner_id, name);
+      create index spaces_by_owner on spaces (owner_id, created_at, id);
+
+      -- The embedders of a space. A new one starts BACKFILLING (its vectors for the memories
+      -- already stored are written by jobs; backfill_done of backfill_total) and is READY
+      -- once every memory has them. Deleting an embedder takes it out of every space.
+      create table space_embedders (
+        space_id uuid not null references spaces (id) on delete cascade,
+        embedder_id uuid not null references embedders (id) on delete cascade,
+        position integer not null,
+        default_retrieval_weight double precision not null,
+        index_state text not null check (index_state in ('BACKFILLING', 'READY')),
+        backfill_done integer not null default 0,
+        backfill_total integer not null default 0,
+        backfill_error text,
+        added_at timestamptz not null,
+        primary key (space_id, embedder_id)
+      );
+      create index space_embedders_by_embedder on space_embedders (embedder_id);
+
+      -- content is text: every accepted content type is text (UTF-8 on the wire).
+      -- chunking is the configuration this memory is chunked with (its own or the space's).
+      create table memories (
+        id uuid primary key,
+        space_id uuid not null references spaces (id) on delete cascade,
+        content text not null,
+        content_type text not null,
+        content_sha256 bytea not null,
+        metadata jsonb not null default '{}'::jsonb,
+        chunking jsonb not null,
+        status text not null check (status in ('PENDING', 'PROCESSING', 'COMPLETED', 'FAILED')),
+        processing_error text,
+        chunk_count integer not null default 0,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        created_by uuid not null,
+        updated_by uuid not null
+      );
+      create index memories_by_space on memories (space_id, created_at, id);
+      create index memories_by_content on memories (space_id, content_sha256);
+      create index memories_metadata on memories using gin (metadata jsonb_path_ops);
+
+      -- Offsets are UTF-16 code units into the memory's content (JavaScript string indices).
+      -- 'simple' keeps keyword search language-neutral: no stemming, no stop words.
+      create table chunks (
+        id uuid primary key,
+        memory_id uuid not null references memories (id) on delete cascade,
+        space_id uuid not null,
+        chunk_index integer not null,
+        text text not null,
+        start_offset integer not null,
+        end_offset integer not null,
+        search_vector tsvector generated always as (to_tsvector('simple', text)) stored,
+        unique (memory_id, chunk_index)
+      );
+      create index chunks_search on chunks using gin (search_vector);
+    `,
+  },
+  {
     version: 6,
     name: 'who deactivated an API key',
     sql: `

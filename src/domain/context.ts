@@ -1,4 +1,5 @@
 import type { Database, Sql } from '../db/database.js'
+import type { VectorSupport } from '../db/vector-storage.js'
 import { AppError, databaseUnreachable } from '../errors/app-error.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
@@ -19,6 +20,8 @@ export class DomainContext {
   #authenticator: Authenticator | undefined
   #secrets: SecretBox | undefined
   #jobs: JobProcessor | undefined
+  /** Whether memories can be stored here (pgvector); known once the database is migrated. */
+  vectorSupport: VectorSupport = { available: false, reason: 'the server has not reached its database yet' }
 
   constructor(
     readonly lifecycle: Lifecycle,

@@ -7,9 +7,12 @@ const RESOURCE_ACTIONS = {
   APIKEY: ['CREATE', 'DELETE', 'LIST', 'UPDATE'],
   EMBEDDER: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   LLM: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
+  SPACE: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
+  // A memory belongs to its space's owner; there is no in-place update (a new version is a new memory).
+  MEMORY: ['CREATE', 'LIST', 'GET', 'DELETE'],
 } as const
 
-type ResourceName = keyof typeof RESOURCE_ACTIONS
+export type ResourceName = keyof typeof RESOURCE_ACTIONS
 type Scope = 'OWN' | 'ANY'
 type ResourcePermission = {
   [R in ResourceName]: `${(typeof RESOURCE_ACTIONS)[R][number]}_${R}_${Scope}`

@@ -141,8 +141,9 @@ export function sameColumns(current: Record<string, unknown>, next: Record<strin
   return columns.every((column) => stableJson(current[column] ?? null) === stableJson(next[column] ?? null))
 }
 
-const UNIQUE_VIOLATION = '23505'
-const FOREIGN_KEY_VIOLATION = '23503'
+/** PostgreSQL error codes the use cases map to API errors. */
+export const UNIQUE_VIOLATION = '23505'
+export const FOREIGN_KEY_VIOLATION = '23503'
 
 /** Maps the database's uniqueness and owner constraints to the API's errors. */
 export function registrationConflict(error: unknown, noun: string, id: string, ownerId: string): unknown {

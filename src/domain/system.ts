@@ -19,6 +19,8 @@ export interface SystemInfo {
   debugDatabaseListen: string
   /** Node.js, its OpenSSL (which also serves TLS on the REST port) and uWebSockets.js. */
   runtime: RuntimeInfo
+  /** Memories need pgvector; this says whether it is there, and if not, what to install. */
+  memories: { available: boolean; reason?: string; pgvectorVersion?: string }
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
@@ -33,6 +35,9 @@ export async function getSystemInfo(context: DomainContext): Promise<SystemInfo>
     tlsEnabled: context.tlsEnabled,
     debugDatabaseListen: context.database?.debugListen ?? '',
     runtime: RUNTIME,
+    memories: context.vectorSupport.available
+      ? { available: true, pgvectorVersion: context.vectorSupport.version }
+      : { available: false, reason: context.vectorSupport.reason },
   }
 }
 

@@ -62,7 +62,7 @@ export class JobProcessor implements WorkIntake {
   constructor(
     readonly sql: Sql,
     readonly log: Logger,
-    registry: Registry,
+    readonly registry: Registry,
     /** Intake follows the lifecycle: nothing is claimed while the database is unreachable. */
     readonly mayClaim: () => boolean,
     options: Partial<JobProcessorOptions> = {},

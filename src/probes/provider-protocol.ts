@@ -40,21 +40,32 @@ function authHeaders(credential: StoredCredential): Record<string, string> {
   }
 }
 
-export function embeddingProbeRequest(
-  embedder: { providerType: string; endpointUrl: string; apiPath: string; modelIdentifier: string },
-  credential: StoredCredential,
-): ProbeHttpRequest {
+export interface EmbeddingSubject {
+  providerType: string
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+}
+
+/** The embedding call for `inputs`, in the provider's own request shape. */
+export function embeddingRequest(embedder: EmbeddingSubject, credential: StoredCredential, inputs: string[], inputType: 'search_document' | 'search_query'): ProbeHttpRequest {
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
   const url = joinUrl(embedder.endpointUrl, embedder.apiPath)
   switch (embedder.providerType) {
     case 'TEI':
-      return { url, headers, body: { inputs: PROBE_INPUT } }
+      return { url, headers, body: { inputs } }
     case 'VENDORD':
-      return { url, headers, body: { model: embedder.modelIdentifier, texts: [PROBE_INPUT], input_type: 'search_query', embedding_types: ['float'] } }
+      return { url, headers, body: { model: embedder.modelIdentifier, texts: inputs, input_type: inputType, embedding_types: ['float'] } }
     default:
       // VENDORA, VLLM, LLAMA_CPP and the other OpenAI-compatible embedding APIs.
-      return { url, headers, body: { model: embedder.modelIdentifier, input: [PROBE_INPUT] } }
+      return { url, headers, body: { model: embedder.modelIdentifier, input: inputs } }
   }
+}
+
+export function embeddingProbeRequest(embedder: EmbeddingSubject, credential: StoredCredential): ProbeHttpRequest {
+  const request = embeddingRequest(embedder, credential, [PROBE_INPUT], 'search_query')
+  // TEI takes one text as a plain string; the probe has always sent it that way.
+  return embedder.providerType === 'TEI' ? { ...request, body: { inputs: PROBE_INPUT } } : request
 }
 
 export function chatProbeRequest(llm: { endpointUrl: string; apiPath: string; modelIdentifier: string }, credential: StoredCredential): ProbeHttpRequest {
@@ -68,15 +79,36 @@ export function chatProbeRequest(llm: { endpointUrl: string; apiPath: string; mo
 
 const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
 
+const isVectorList = (value: unknown): value is number[][] => Array.isArray(value) && value.length > 0 && value.every(isNumberArray)
+
+/**
+ * Every vector of an embedding answer, in input order, in any of the response shapes the
+ * supported providers use: OpenAI `data[].embedding` (ordered by `index`), VENDORD
+ * `embeddings.float`, TEI's bare list of lists, `embeddings[]` as lists or `{values}`,
+ * or a single vector. Undefined when the answer holds none.
+ */
+export function allEmbeddings(body: unknown): number[][] | undefined {
+  const record = body as Record<string, any> | null
+  if (isVectorList(body)) return body
+  if (isNumberArray(body)) return [body]
+  if (!record || typeof record !== 'object') return undefined
+  if (Array.isArray(record.data)) {
+    const ordered = [...record.data].sort((a, b) => (a?.index ?? 0) - (b?.index ?? 0)).map((item) => item?.embedding)
+    if (isVectorList(ordered)) return ordered
+  }
+  const candidates: unknown[] = [
+    record.embeddings?.float,
+    record.embeddings,
+    Array.isArray(record.embeddings) ? record.embeddings.map((item: any) => item?.values) : undefined,
+  ]
+  const found = candidates.find(isVectorList)
+  if (found) return found
+  return isNumberArray(record.embedding) ? [record.embedding] : undefined
+}
+
 /** The first vector in any of the response shapes the supported providers use, or undefined. */
 export function firstEmbedding(body: unknown): number[] | undefined {
-  const candidates: unknown[] = []
-  const record = body as Record<string, any> | null
-  if (Array.isArray(body)) candidates.push(body[0], body)
-  if (record && typeof record === 'object') {
-    candidates.push(record.data?.[0]?.embedding, record.embeddings?.float?.[0], record.embeddings?.[0], record.embedding, record.embeddings?.[0]?.values)
-  }
-  return candidates.find(isNumberArray)
+  return allEmbeddings(body)?.[0]
 }
 
 /** A chat answer in the OpenAI shape (choices) or Ollama's native one (message). */

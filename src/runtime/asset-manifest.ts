@@ -8,6 +8,8 @@ export const ASSET_SOURCES = {
   'pglite.wasm': 'node_modules/@electric-sql/pglite/dist/pglite.wasm',
   'initdb.wasm': 'node_modules/@electric-sql/pglite/dist/initdb.wasm',
   'pglite.data': 'node_modules/@electric-sql/pglite/dist/pglite.data',
+  // pgvector for the embedded database, as PGlite loads it (a gzipped tar of the extension's files).
+  'pglite-vector.tar.gz': 'node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz',
   'descriptor.binpb': 'dist/descriptor.binpb',
   // The web console (scripts/build/console.ts bundles src/console into dist/console).
   'console/index.html': 'dist/console/index.html',

@@ -1,6 +1,8 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
+import { prepareVectorStorage } from '../db/vector-storage.js'
+import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { DomainContext } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
@@ -86,6 +88,8 @@ export interface StartOptions {
   jobs?: Partial<JobProcessorOptions>
   /** How long a connectivity probe waits for the provider. */
   probeTimeoutMs?: number
+  /** Batching, timeouts and retries of embedding calls; tests shorten the waits. */
+  embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
@@ -140,6 +144,8 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
         await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
         const applied = await migrate(database.primary)
         if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
+        context.vectorSupport = await prepareVectorStorage(database.primary)
+        if (!context.vectorSupport.available) log.warn('memories are unavailable', { reason: context.vectorSupport.reason })
         // Encryption key (issue 4): the database's recorded key must be this one.
         await verifyEncryptionKey(database.primary, encryptionKey)
         break

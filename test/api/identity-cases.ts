@@ -66,6 +66,7 @@ export const HAPPY_CASES: ApiCase[] = [
       expect(result.body.lifecycleState).toBe('READY')
       expect(result.body.version).toMatch(/^\d+\.\d+\.\d+/)
       expect(result.body.runtime).toEqual({ node: process.versions.node, openssl: process.versions.openssl, uws: expect.stringMatching(/^20\.67\.0 \(uWebSockets \w+, uSockets \w+\)$/) })
+      expect(result.body.memories).toEqual({ available: true, pgvectorVersion: expect.stringMatching(/^0\.8\./) })
     },
   },
   {

@@ -1,15 +1,28 @@
 import type { DomainContext } from '../../domain/context.js'
 import type { JobProcessor } from '../job-processor.js'
+import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
+import { type MemoryJobDependencies, memoryIngestJob, spaceBackfillJob } from './memory-ingest.js'
 import { modelProbeJob } from './model-probe.js'
 
 export interface JobTuning {
   /** How long a connectivity probe waits for the provider. */
   probeTimeoutMs?: number
+  /** Batching, timeouts and retries of embedding calls. */
+  embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
 /** Every job kind this server version runs. */
 export function registerJobHandlers(jobs: JobProcessor, context: DomainContext, tuning: JobTuning = {}): void {
   jobs.register(apiKeyUsageJob(jobs.sql))
   jobs.register(modelProbeJob(context, tuning.probeTimeoutMs))
+  const memoryDependencies: MemoryJobDependencies = {
+    sql: jobs.sql,
+    secrets: () => context.secrets,
+    registry: jobs.registry,
+    enqueue: (kind, payload) => jobs.enqueue(jobs.sql, kind, payload),
+    policy: tuning.embeddingPolicy,
+  }
+  jobs.register(memoryIngestJob(memoryDependencies))
+  jobs.register(spaceBackfillJob(memoryDependencies))
 }

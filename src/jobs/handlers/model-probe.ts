@@ -1,21 +1,13 @@
 import type { ProbeTable, StoredProbe } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
 import type { DomainContext } from '../../domain/context.js'
-import { secretContext } from '../../domain/registry.js'
-import {
-  chatProbeRequest,
-  embeddingProbeRequest,
-  firstEmbedding,
-  looksLikeChatCompletion,
-  type ProbeHttpRequest,
-  UnsupportedProbeError,
-} from '../../probes/provider-protocol.js'
+import { providerAccess } from '../../domain/provider-access.js'
+import { postJson } from '../../probes/provider-http.js'
+import { chatProbeRequest, embeddingProbeRequest, firstEmbedding, looksLikeChatCompletion, UnsupportedProbeError } from '../../probes/provider-protocol.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
-import { secretRedactor } from '../../secrets/redaction.js'
 
 export const MODEL_PROBE_JOB = 'model.probe'
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
-const MAX_ERROR_SNIPPET = 300
 /** A probe answer is tiny; anything much larger is not a provider we understand. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 
@@ -52,16 +44,14 @@ export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_
       const table = probeTable(resource)
       const target = await probesSql.findProbeTarget(sql(), table, id)
       if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
-      const secret = target.credential_secret ? context.secrets.open(target.credential_secret, secretContext(table, id)) : undefined
-      const redact = secretRedactor(secret)
+      const { credential, redact } = providerAccess(context.secrets, table, target)
       const started = performance.now()
       let probe: StoredProbe
       let failure: ProbeFailure | undefined
       try {
-        const credential = { kind: target.credential_kind, headerName: target.credential.headerName, prefix: target.credential.prefix, secret }
         const subject = { providerType: target.provider_type, endpointUrl: target.endpoint_url, apiPath: target.api_path, modelIdentifier: target.model_identifier }
         const request = resource === 'EMBEDDER' ? embeddingProbeRequest(subject, credential) : chatProbeRequest(subject, credential)
-        const body = await callProvider(request, timeoutMs, redact)
+        const body = await postJson(request, { timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, redact })
         if (resource === 'EMBEDDER') {
           const vector = firstEmbedding(body)
           if (!vector) throw new ProbeFailure('the response carries no embedding vector')
@@ -90,37 +80,4 @@ export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_
       if (failure) throw failure.permanent ? new PermanentJobError(failure.message) : failure
     },
   }
-}
-
-async function callProvider(request: ProbeHttpRequest, timeoutMs: number, redact: (text: string) => string): Promise<unknown> {
-  let response: Response
-  try {
-    response = await fetch(request.url, {
-      method: 'POST',
-      headers: request.headers,
-      body: JSON.stringify(request.body),
-      signal: AbortSignal.timeout(timeoutMs),
-      // A redirect could carry the credential to another host.
-      redirect: 'error',
-    })
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause
-    if ((error as Error).name === 'TimeoutError') throw new ProbeFailure(`no answer within ${timeoutMs} ms`)
-    throw new ProbeFailure(`cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`)
-  }
-  const text = await readBounded(response)
-  if (!response.ok) throw new ProbeFailure(`HTTP ${response.status} from the provider: ${redact(text).slice(0, MAX_ERROR_SNIPPET)}`)
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new ProbeFailure(`the provider answered with something that is not JSON: ${redact(text).slice(0, MAX_ERROR_SNIPPET)}`)
-  }
-}
-
-async function readBounded(response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? 0)
-  if (declared > MAX_RESPONSE_BYTES) throw new ProbeFailure(`the response is ${declared} bytes; a probe answer is small`)
-  const text = await response.text()
-  if (text.length > MAX_RESPONSE_BYTES) throw new ProbeFailure('the response is too large for a probe answer')
-  return text
 }

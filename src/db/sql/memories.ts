@@ -1,0 +1,110 @@
+import type { Queryable } from '../database.js'
+
+export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
+
+/** A memory without its content: lists and status reads never carry the (possibly large) text. */
+export interface MemoryRow {
+  id: string
+  space_id: string
+  content_type: string
+  content_sha256: Buffer
+  metadata: Record<string, unknown>
+  /** A ChunkingConfig (src/domain/chunking/chunking-config.ts). */
+  chunking: Record<string, unknown>
+  status: MemoryStatus
+  processing_error: string | null
+  chunk_count: number
+  created_at: Date
+  updated_at: Date
+  created_by: string
+  updated_by: string
+}
+
+export interface NewMemoryRow extends MemoryRow {
+  content: string
+}
+
+const MEMORY_COLUMNS = [
+  'id', 'space_id', 'content_type', 'content_sha256', 'metadata', 'chunking', 'status', 'processing_error', 'chunk_count',
+  'created_at', 'updated_at', 'created_by', 'updated_by',
+] as const
+
+export interface MemoryFilter {
+  spaceId: string
+  status?: MemoryStatus
+  /** Metadata that must be contained in the memory's (jsonb @>). */
+  metadataContains?: Record<string, unknown>
+  after?: { createdAt: Date; id: string }
+  descending?: boolean
+  limit: number
+}
+
+export async function insertMemory(sql: Queryable, row: NewMemoryRow): Promise<void> {
+  await sql`insert into memories ${sql({ ...row, metadata: sql.json(row.metadata as never), chunking: sql.json(row.chunking as never) } as never)}`
+}
+
+export async function findMemory(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<MemoryRow | undefined> {
+  const rows = await sql<MemoryRow[]>`select ${sql(MEMORY_COLUMNS)} from memories where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+  return rows[0]
+}
+
+export async function findMemoryContent(sql: Queryable, id: string): Promise<{ content: string; content_type: string } | undefined> {
+  const rows = await sql<Array<{ content: string; content_type: string }>>`select content, content_type from memories where id = ${id}`
+  return rows[0]
+}
+
+/** The oldest memory of this space with this content, for create with dedupe. */
+export async function findMemoryByContent(sql: Queryable, spaceId: string, sha256: Buffer): Promise<MemoryRow | undefined> {
+  const rows = await sql<MemoryRow[]>`
+    select ${sql(MEMORY_COLUMNS)} from memories where space_id = ${spaceId} and content_sha256 = ${sha256}
+    order by created_at, id limit 1`
+  return rows[0]
+}
+
+export async function listMemories(sql: Queryable, filter: MemoryFilter): Promise<MemoryRow[]> {
+  const after = filter.after
+  return sql<MemoryRow[]>`
+    select ${sql(MEMORY_COLUMNS)} from memories
+    where space_id = ${filter.spaceId}
+      ${filter.status ? sql`and status = ${filter.status}` : sql``}
+      ${filter.metadataContains ? sql`and metadata @> ${sql.json(filter.metadataContains as never)}` : sql``}
+      ${after && !filter.descending ? sql`and (created_at, id) > (${after.createdAt}, ${after.id})` : sql``}
+      ${after && filter.descending ? sql`and (created_at, id) < (${after.createdAt}, ${after.id})` : sql``}
+    order by ${filter.descending ? sql`created_at desc, id desc` : sql`created_at, id`}
+    limit ${filter.limit}`
+}
+
+/**
+ * Takes a memory into processing (PENDING, or PROCESSING again after a crash) and
+ * returns it with its content; undefined when it is gone or already finished.
+ */
+export async function startProcessing(sql: Queryable, id: string): Promise<(MemoryRow & { content: string }) | undefined> {
+  const rows = await sql<Array<MemoryRow & { content: string }>>`
+    update memories set status = 'PROCESSING', processing_error = null, updated_at = now()
+    where id = ${id} and status in ('PENDING', 'PROCESSING')
+    returning *`
+  return rows[0]
+}
+
+export async function finishProcessing(sql: Queryable, id: string, outcome: { status: 'COMPLETED' | 'FAILED'; error?: string; chunkCount: number }): Promise<void> {
+  await sql`
+    update memories set status = ${outcome.status}, processing_error = ${outcome.error ?? null}, chunk_count = ${outcome.chunkCount}, updated_at = now()
+    where id = ${id}`
+}
+
+/** Deletes the given memories of these spaces; returns the ids deleted. */
+export async function deleteMemories(sql: Queryable, ids: string[]): Promise<Array<{ id: string; space_id: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<{ id: string; space_id: string }>>`delete from memories where id in ${sql(ids)} returning id, space_id`
+}
+
+export async function deleteMemoriesInSpace(sql: Queryable, spaceId: string, status: MemoryStatus | undefined): Promise<number> {
+  const rows = await sql`delete from memories where space_id = ${spaceId} ${status ? sql`and status = ${status}` : sql``} returning id`
+  return rows.length
+}
+
+/** The space of each given memory that exists, for checking access before a batch delete. */
+export async function spacesOfMemories(sql: Queryable, ids: string[]): Promise<Array<{ id: string; space_id: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<{ id: string; space_id: string }>>`select id, space_id from memories where id in ${sql(ids)}`
+}

@@ -1,0 +1,120 @@
+import type { Queryable } from '../database.js'
+
+export interface SpaceRow {
+  id: string
+  owner_id: string
+  name: string
+  labels: Record<string, string>
+  /** A ChunkingConfig (src/domain/chunking/chunking-config.ts). */
+  default_chunking: Record<string, unknown>
+  public_read: boolean
+  created_at: Date
+  updated_at: Date
+  created_by: string
+  updated_by: string
+}
+
+export type IndexState = 'BACKFILLING' | 'READY'
+
+export interface SpaceEmbedderRow {
+  space_id: string
+  embedder_id: string
+  /** The order the space lists its embedders in. */
+  position: number
+  default_retrieval_weight: number
+  index_state: IndexState
+  backfill_done: number
+  backfill_total: number
+  /** Why the back-fill stopped, when a provider failed for good. */
+  backfill_error: string | null
+  added_at: Date
+}
+
+export interface SpaceFilter {
+  ownerId: string
+  labels?: Record<string, string>
+  after?: { createdAt: Date; id: string }
+  limit: number
+}
+
+export async function insertSpace(sql: Queryable, row: SpaceRow): Promise<void> {
+  await sql`insert into spaces ${sql({ ...row, labels: sql.json(row.labels), default_chunking: sql.json(row.default_chunking as never) } as never)}`
+}
+
+export async function insertSpaceEmbedders(sql: Queryable, rows: SpaceEmbedderRow[]): Promise<void> {
+  if (rows.length > 0) await sql`insert into space_embedders ${sql(rows as never)}`
+}
+
+export async function findSpace(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<SpaceRow | undefined> {
+  const rows = await sql<SpaceRow[]>`select * from spaces where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+  return rows[0]
+}
+
+/** The embedders of the given spaces, each space's in its own order. */
+export async function listSpaceEmbedders(sql: Queryable, spaceIds: string[]): Promise<SpaceEmbedderRow[]> {
+  if (spaceIds.length === 0) return []
+  return sql<SpaceEmbedderRow[]>`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
+}
+
+/** One owner's spaces in keyset order (created_at, id). */
+export async function listSpaces(sql: Queryable, filter: SpaceFilter): Promise<SpaceRow[]> {
+  return sql<SpaceRow[]>`
+    select * from spaces
+    where owner_id = ${filter.ownerId}
+      ${filter.labels && Object.keys(filter.labels).length > 0 ? sql`and labels @> ${sql.json(filter.labels)}` : sql``}
+      ${filter.after ? sql`and (created_at, id) > (${filter.after.createdAt}, ${filter.after.id})` : sql``}
+    order by created_at, id
+    limit ${filter.limit}`
+}
+
+export async function updateSpace(
+  sql: Queryable,
+  id: string,
+  change: Pick<SpaceRow, 'name' | 'public_read' | 'labels' | 'updated_at' | 'updated_by'>,
+): Promise<SpaceRow> {
+  const rows = await sql<SpaceRow[]>`
+    update spaces set name = ${change.name}, public_read = ${change.public_read}, labels = ${sql.json(change.labels)},
+      updated_at = ${change.updated_at}, updated_by = ${change.updated_by}
+    where id = ${id} returning *`
+  return rows[0]!
+}
+
+/** Memories, chunks and vectors go with it (foreign keys cascade). */
+export async function deleteSpace(sql: Queryable, id: string): Promise<boolean> {
+  const rows = await sql`delete from spaces where id = ${id} returning id`
+  return rows.length > 0
+}
+
+/** The embedder's vectors in this space go with it (foreign key from chunk_vectors). */
+export async function removeSpaceEmbedder(sql: Queryable, spaceId: string, embedderId: string): Promise<boolean> {
+  const rows = await sql`delete from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId} returning embedder_id`
+  return rows.length > 0
+}
+
+export async function nextEmbedderPosition(sql: Queryable, spaceId: string): Promise<number> {
+  const rows = await sql<Array<{ next: number }>>`select coalesce(max(position) + 1, 0)::int as next from space_embedders where space_id = ${spaceId}`
+  return rows[0]!.next
+}
+
+/** Whether the embedder is already in some space: its index then exists. */
+export async function embedderInAnySpace(sql: Queryable, embedderId: string): Promise<boolean> {
+  const rows = await sql`select 1 from space_embedders where embedder_id = ${embedderId} limit 1`
+  return rows.length > 0
+}
+
+export async function recordBackfillProgress(
+  sql: Queryable,
+  spaceId: string,
+  embedderId: string,
+  progress: { done: number; total: number; ready: boolean; error?: string },
+): Promise<void> {
+  await sql`
+    update space_embedders set backfill_done = ${progress.done}, backfill_total = ${progress.total},
+      index_state = ${progress.ready ? 'READY' : 'BACKFILLING'}, backfill_error = ${progress.error ?? null}
+    where space_id = ${spaceId} and embedder_id = ${embedderId}`
+}
+
+export async function findSpaceEmbedder(sql: Queryable, spaceId: string, embedderId: string): Promise<SpaceEmbedderRow | undefined> {
+  const rows = await sql<SpaceEmbedderRow[]>`select * from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId}`
+  return rows[0]
+}

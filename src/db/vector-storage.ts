@@ -1,0 +1,77 @@
+import type { Queryable, Sql } from './database.js'
+
+/** Whether this database can hold memory vectors, and if not, what the operator must do. */
+export type VectorSupport = { available: true; version: string } | { available: false; reason: string }
+
+export const VECTOR_EXTENSION_HELP =
+  'memories need the PostgreSQL extension "vector" (pgvector 0.8 or newer): install it on the database server ' +
+  '(for example the postgresql-<major>-pgvector package, or make && make install from its source), then restart memsvc; ' +
+  'memsvc runs CREATE EXTENSION vector itself when its database user may, otherwise a superuser must run it once'
+
+/** pgvector's HNSW index takes `vector` up to 2,000 dimensions and `halfvec` up to 4,000. */
+export const MAX_VECTOR_INDEX_DIMENSIONS = 2_000
+export const MAX_HALFVEC_INDEX_DIMENSIONS = 4_000
+
+/** The same advisory lock as migrations (src/db/migrations.ts), so replicas never race on DDL. */
+const MIGRATION_LOCK_KEY = 0x6d656d737663
+
+/**
+ * The pgvector part of the schema, idempotent. Kept out of the numbered migrations so that
+ * a database without pgvector still migrates, and one that gains it later gets it on the
+ * next start. One row per chunk and embedder; `embedding` has no declared dimension,
+ * because each embedder has its own: its HNSW index casts to that embedder's dimension.
+ * The foreign key to space_embedders drops an embedder's vectors when it leaves the space.
+ */
+const VECTOR_STORAGE_SQL = `
+  create extension if not exists vector;
+  create table if not exists chunk_vectors (
+    chunk_id uuid not null references chunks (id) on delete cascade,
+    embedder_id uuid not null,
+    space_id uuid not null,
+    memory_id uuid not null,
+    embedding vector not null,
+    primary key (chunk_id, embedder_id),
+    foreign key (space_id, embedder_id) references space_embedders (space_id, embedder_id) on delete cascade
+  );
+  create index if not exists chunk_vectors_by_memory on chunk_vectors (memory_id);
+  create index if not exists chunk_vectors_by_space_embedder on chunk_vectors (space_id, embedder_id);
+`
+
+/**
+ * Creates the extension and the vector table when pgvector is installed on the server.
+ * Never throws for a missing or forbidden extension: the answer says why memories are
+ * unavailable, and the rest of the server runs on.
+ */
+export async function prepareVectorStorage(sql: Sql): Promise<VectorSupport> {
+  const available = await sql<Array<{ default_version: string }>>`select default_version from pg_available_extensions where name = 'vector'`
+  if (available.length === 0) return { available: false, reason: `the extension "vector" is not installed on this PostgreSQL server; ${VECTOR_EXTENSION_HELP}` }
+  try {
+    await sql.begin(async (tx) => {
+      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
+      await tx.unsafe(VECTOR_STORAGE_SQL)
+    })
+  } catch (error) {
+    return { available: false, reason: `CREATE EXTENSION vector failed (${(error as Error).message}); ${VECTOR_EXTENSION_HELP}` }
+  }
+  const installed = await sql<Array<{ extversion: string }>>`select extversion from pg_extension where extname = 'vector'`
+  return { available: true, version: installed[0]?.extversion ?? available[0]!.default_version }
+}
+
+/** The index name of one embedder's vectors (identifiers are at most 63 bytes: a UUID without dashes fits). */
+export const embedderIndexName = (embedderId: string) => `chunk_vectors_hnsw_${embedderId.replace(/-/g, '')}`
+
+/**
+ * The per-embedder HNSW index (cosine), partial on that embedder, over the vectors cast
+ * to its dimension: `halfvec` above 2,000 dimensions, none above 4,000 (exact search).
+ * Created when an embedder first joins a space, inside that transaction.
+ */
+export async function ensureEmbedderIndex(sql: Queryable, embedderId: string, dimensionality: number): Promise<boolean> {
+  if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS) return false
+  const [type, opclass] = dimensionality > MAX_VECTOR_INDEX_DIMENSIONS ? ['halfvec', 'halfvec_cosine_ops'] : ['vector', 'vector_cosine_ops']
+  // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
+  if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
+  await sql.unsafe(
+    `create index if not exists ${embedderIndexName(embedderId)} on chunk_vectors using hnsw ((embedding::${type}(${dimensionality})) ${opclass}) where embedder_id = '${embedderId}'`,
+  )
+  return true
+}

@@ -1,0 +1,292 @@
+import crypto from 'node:crypto'
+import * as memoriesSql from '../db/sql/memories.js'
+import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
+import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
+import { idSchema } from '../validation/identity.js'
+import {
+  batchCreateMemoriesSchema,
+  batchDeleteMemoriesSchema,
+  type ContentType,
+  createMemorySchema,
+  type CreateMemoryRequest,
+  listMemoriesSchema,
+  MAX_CONTENT_BYTES,
+  type MemoryStatus,
+} from '../validation/memory.js'
+import { parseInput } from '../validation/parse.js'
+import type { CallContext } from './call-context.js'
+import type { ChunkingConfig } from './chunking/chunking-config.js'
+import type { DomainContext } from './context.js'
+import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './memory-jobs.js'
+import { decodePageToken, nowMillis, pageOf } from './paging.js'
+import type { Principal } from './permissions.js'
+import { FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from './registry.js'
+import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
+import * as spacesSql from '../db/sql/spaces.js'
+
+export interface Memory {
+  memoryId: string
+  spaceId: string
+  contentType: ContentType
+  metadata: Record<string, unknown>
+  chunkingConfig: ChunkingConfig
+  processingStatus: MemoryStatus
+  processingError?: string
+  originalContentSha256: string
+  chunkCount: number
+  createdAt: number
+  updatedAt: number
+  createdById: string
+  updatedById: string
+}
+
+export interface MemoryContent {
+  memoryId: string
+  contentType: ContentType
+  originalContent: string
+}
+
+export const DEFAULT_CONTENT_TYPE: ContentType = 'text/plain'
+const DEFAULT_MEMORY_PAGE_SIZE = 100
+
+export function toMemory(row: MemoryRow): Memory {
+  return {
+    memoryId: row.id,
+    spaceId: row.space_id,
+    contentType: row.content_type as ContentType,
+    metadata: row.metadata,
+    chunkingConfig: row.chunking as ChunkingConfig,
+    processingStatus: row.status,
+    ...(row.processing_error ? { processingError: row.processing_error } : {}),
+    originalContentSha256: row.content_sha256.toString('hex'),
+    chunkCount: row.chunk_count,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+    createdById: row.created_by,
+    updatedById: row.updated_by,
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The content as text: given as text, or base64 of UTF-8 (every accepted content type is text). */
+function contentOf(request: CreateMemoryRequest): { text: string; field: string } {
+  if (request.originalContent !== undefined) {
+    if (Buffer.byteLength(request.originalContent) > MAX_CONTENT_BYTES) throw contentTooLarge('originalContent')
+    return { text: request.originalContent, field: 'originalContent' }
+  }
+  const encoded = request.originalContentB64!
+  // base64 is 4 characters for 3 bytes: reject before decoding what cannot fit.
+  if (encoded.length > Math.ceil(MAX_CONTENT_BYTES / 3) * 4) throw contentTooLarge('originalContentB64')
+  const bytes = Buffer.from(encoded, 'base64')
+  if (bytes.length > MAX_CONTENT_BYTES) throw contentTooLarge('originalContentB64')
+  try {
+    return { text: utf8.decode(bytes), field: 'originalContentB64' }
+  } catch {
+    throw invalidArgument('originalContentB64', 'must be UTF-8 text once decoded (text/plain, text/markdown and application/json are text)')
+  }
+}
+
+function contentTooLarge(field: string): AppError {
+  const description = `is larger than ${MAX_CONTENT_BYTES} bytes`
+  return new AppError('PAYLOAD_TOO_LARGE', `${field}: ${description}`, [{ field, description }])
+}
+
+function checkedContent(request: CreateMemoryRequest): string {
+  const { text, field } = contentOf(request)
+  if (text.trim().length === 0) throw invalidArgument(field, 'must not be empty')
+  // PostgreSQL text cannot hold NUL.
+  if (text.includes('\0')) throw invalidArgument(field, 'must not contain the NUL character')
+  if ((request.contentType ?? DEFAULT_CONTENT_TYPE) === 'application/json') {
+    try {
+      JSON.parse(text)
+    } catch {
+      throw invalidArgument(field, 'is not valid JSON, yet contentType is application/json')
+    }
+  }
+  return text
+}
+
+export interface CreateMemoryResult {
+  memory: Memory
+  /** False when dedupe found the same content already stored in the space (REST answers 200, not 201). */
+  created: boolean
+}
+
+async function createOne(context: DomainContext, principal: Principal, input: unknown): Promise<CreateMemoryResult> {
+  const request = parseInput(createMemorySchema, input)
+  const space = await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'CREATE')
+  const content = checkedContent(request)
+  const sha256 = crypto.createHash('sha256').update(content).digest()
+  if (request.dedupe) {
+    const existing = await memoriesSql.findMemoryByContent(context.sql, space.id, sha256)
+    if (existing) return { memory: toMemory(existing), created: false }
+  }
+  const now = nowMillis()
+  const row: NewMemoryRow = {
+    id: request.memoryId ?? crypto.randomUUID(),
+    space_id: space.id,
+    content,
+    content_type: request.contentType ?? DEFAULT_CONTENT_TYPE,
+    content_sha256: sha256,
+    metadata: request.metadata ?? {},
+    chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
+    status: 'PENDING',
+    processing_error: null,
+    chunk_count: 0,
+    created_at: now,
+    updated_at: now,
+    created_by: principal.userId,
+    updated_by: principal.userId,
+  }
+  try {
+    // The memory and its ingest job commit together: no memory is left without its job.
+    await context.sql.begin(async (tx) => {
+      await memoriesSql.insertMemory(tx, row)
+      await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, { memoryId: row.id } satisfies MemoryIngestPayload as never)
+    })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === UNIQUE_VIOLATION) throw alreadyExists(`a memory with id ${row.id} already exists`)
+    if (code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${space.id}`)
+    throw error
+  }
+  const { content: _content, ...stored } = row
+  return { memory: toMemory(stored), created: true }
+}
+
+/** POST /v1/memories: stored PENDING, chunked and embedded by a job. */
+export async function createMemory(context: DomainContext, call: CallContext, input: unknown): Promise<CreateMemoryResult> {
+  const principal = await context.authenticate(call)
+  requireVectorStorage(context)
+  return createOne(context, principal, input)
+}
+
+export interface BatchItemError {
+  code: number
+  status: string
+  message: string
+  details: Array<{ field: string; description: string }>
+}
+
+/** Each request on its own: one bad item answers its own error and the others are stored. */
+export async function batchCreateMemories(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ results: Array<{ memory: Memory; created: boolean } | { error: BatchItemError }> }> {
+  const principal = await context.authenticate(call)
+  const { requests } = parseInput(batchCreateMemoriesSchema, input)
+  requireVectorStorage(context)
+  const results = []
+  for (const [index, item] of requests.entries()) {
+    try {
+      results.push(await createOne(context, principal, item))
+    } catch (error) {
+      const appError = toAppError(error)
+      if (appError.code === 'INTERNAL') context.log.error('memory batch item failed', { index, error: error as Error })
+      results.push({
+        error: {
+          code: appError.httpStatus,
+          status: appError.code,
+          message: appError.message,
+          details: appError.details.map((detail) => ({ field: `requests.${index}.${detail.field}`, description: detail.description })),
+        },
+      })
+    }
+  }
+  return { results }
+}
+
+/** The memory and its space, if the caller may act on it; NOT_FOUND otherwise. */
+async function findAccessibleMemory(context: DomainContext, principal: Principal, memoryId: string, action: 'GET' | 'DELETE'): Promise<MemoryRow> {
+  const memory = await memoriesSql.findMemory(context.sql, memoryId)
+  const space = memory ? await spacesSql.findSpace(context.sql, memory.space_id) : undefined
+  requireSpaceAccess(principal, space, 'MEMORY', action, `memory ${memoryId}`)
+  return memory!
+}
+
+export async function getMemory(context: DomainContext, call: CallContext, memoryId: unknown): Promise<Memory> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, memoryId, 'memoryId')
+  requireVectorStorage(context)
+  return toMemory(await findAccessibleMemory(context, principal, id, 'GET'))
+}
+
+export async function getMemoryContent(context: DomainContext, call: CallContext, memoryId: unknown): Promise<MemoryContent> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, memoryId, 'memoryId')
+  requireVectorStorage(context)
+  await findAccessibleMemory(context, principal, id, 'GET')
+  const stored = await memoriesSql.findMemoryContent(context.sql, id)
+  if (!stored) throw notFound(`memory ${id}`)
+  return { memoryId: id, contentType: stored.content_type as ContentType, originalContent: stored.content }
+}
+
+/** GET /v1/spaces/{id}/memories: by creation time, either way, with a status filter. */
+export async function listMemories(context: DomainContext, call: CallContext, input: unknown): Promise<{ memories: Memory[]; nextToken?: string }> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(listMemoriesSchema, input)
+  requireVectorStorage(context)
+  await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'LIST')
+  const pageSize = request.maxResults ?? DEFAULT_MEMORY_PAGE_SIZE
+  const rows = await memoriesSql.listMemories(context.sql, {
+    spaceId: request.spaceId,
+    status: request.statusFilter,
+    after: decodePageToken(request.nextToken),
+    descending: request.sortOrder === 'DESCENDING',
+    limit: pageSize + 1,
+  })
+  const page = pageOf(rows, pageSize, toMemory)
+  return { memories: page.items, nextToken: page.nextToken }
+}
+
+/** Its chunks and vectors go with it; a running ingest finds it gone and stops. */
+export async function deleteMemory(context: DomainContext, call: CallContext, memoryId: unknown): Promise<void> {
+  const principal = await context.authenticate(call)
+  const id = parseInput(idSchema, memoryId, 'memoryId')
+  requireVectorStorage(context)
+  await findAccessibleMemory(context, principal, id, 'DELETE')
+  await memoriesSql.deleteMemories(context.sql, [id])
+}
+
+export interface BatchDeleteResult {
+  deletedCount: number
+  /** For a delete by ids: each id's outcome, in request order. */
+  results?: Array<{ memoryId: string; deleted: boolean; error?: string }>
+}
+
+/** By ids (each checked like a single delete), or every memory of a space, optionally by status. */
+export async function batchDeleteMemories(context: DomainContext, call: CallContext, input: unknown): Promise<BatchDeleteResult> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(batchDeleteMemoriesSchema, input)
+  requireVectorStorage(context)
+  if (request.spaceId) {
+    await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'DELETE')
+    return { deletedCount: await memoriesSql.deleteMemoriesInSpace(context.sql, request.spaceId, request.statusFilter) }
+  }
+  const ids = [...new Set(request.memoryIds!)]
+  const located = await memoriesSql.spacesOfMemories(context.sql, ids)
+  const spaceIds = [...new Set(located.map((entry) => entry.space_id))]
+  const allowed = new Set<string>()
+  const refusals = new Map<string, string>()
+  for (const spaceId of spaceIds) {
+    try {
+      requireSpaceAccess(principal, await spacesSql.findSpace(context.sql, spaceId), 'MEMORY', 'DELETE', `space ${spaceId}`)
+      allowed.add(spaceId)
+    } catch (error) {
+      // A space the caller may not see reads as absent, like its memories.
+      const appError = toAppError(error)
+      refusals.set(spaceId, appError.code === 'PERMISSION_DENIED' ? appError.message : 'not found')
+    }
+  }
+  const spaceOf = new Map(located.map((entry) => [entry.id, entry.space_id]))
+  const deletable = ids.filter((id) => allowed.has(spaceOf.get(id) ?? ''))
+  const deleted = new Set((await memoriesSql.deleteMemories(context.sql, deletable)).map((row) => row.id))
+  const results = request.memoryIds!.map((memoryId) => {
+    if (deleted.has(memoryId)) return { memoryId, deleted: true }
+    const spaceId = spaceOf.get(memoryId)
+    return { memoryId, deleted: false, error: (spaceId && refusals.get(spaceId)) || 'not found' }
+  })
+  return { deletedCount: deleted.size, results }
+}

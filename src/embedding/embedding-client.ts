@@ -1,0 +1,142 @@
+import type { ProviderAccess } from '../domain/provider-access.js'
+import { postJson, ProviderCallError } from '../probes/provider-http.js'
+import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
+
+/** What the client needs to know of a registered embedder. */
+export interface EmbedderProfile {
+  id: string
+  providerType: string
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+  dimensionality: number
+  /** In tokens, as registered; absent when the provider did not say. */
+  maxSequenceLength?: number
+}
+
+export interface EmbeddingPolicy {
+  /** Inputs per request. */
+  batchSize: number
+  requestTimeoutMs: number
+  /** Tries of one batch before the failure goes back to the job queue, which retries the job later. */
+  attemptsPerBatch: number
+  /** First wait after a transient failure; doubles each time, up to maxRetryDelayMs. */
+  retryBaseMs: number
+  maxRetryDelayMs: number
+}
+
+export const DEFAULT_EMBEDDING_POLICY: EmbeddingPolicy = {
+  batchSize: 32,
+  requestTimeoutMs: 30_000,
+  attemptsPerBatch: 5,
+  retryBaseMs: 500,
+  maxRetryDelayMs: 30_000,
+}
+
+/**
+ * No tokenizer is embedded, so a chunk sent to a provider is cut to maxSequenceLength
+ * times this many characters. English averages about four characters a token; three
+ * keeps most texts under the limit without cutting what would have fitted by much.
+ */
+export const CHARS_PER_TOKEN_ESTIMATE = 3
+const MAX_EMBEDDING_RESPONSE_BYTES = 64 * 1024 * 1024
+const RETRY_JITTER = 0.2
+
+export class EmbeddingError extends Error {
+  constructor(
+    message: string,
+    /** Trying again cannot help: wrong dimensionality, a 4xx, an unsupported credential. */
+    readonly permanent: boolean,
+  ) {
+    super(message)
+    this.name = 'EmbeddingError'
+  }
+}
+
+export type EmbeddingOutcome = 'ok' | 'retried' | 'failed'
+
+/** Told about every request, for metrics. */
+export type EmbeddingObserver = (outcome: EmbeddingOutcome, seconds: number) => void
+
+export interface EmbeddingCall {
+  embedder: EmbedderProfile
+  access: ProviderAccess
+  policy: EmbeddingPolicy
+  observe?: EmbeddingObserver
+  /** Waits between retries; tests pass a recorder. */
+  sleep?: (ms: number) => Promise<void>
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export function retryDelay(policy: EmbeddingPolicy, failedAttempts: number, retryAfterMs: number | undefined, random = Math.random): number {
+  if (retryAfterMs !== undefined) return retryAfterMs
+  const exponential = Math.min(policy.retryBaseMs * 2 ** (failedAttempts - 1), policy.maxRetryDelayMs)
+  return Math.round(exponential * (1 - RETRY_JITTER + random() * 2 * RETRY_JITTER))
+}
+
+export function truncateForEmbedder(text: string, maxSequenceLength: number | undefined): string {
+  if (maxSequenceLength === undefined) return text
+  const budget = maxSequenceLength * CHARS_PER_TOKEN_ESTIMATE
+  return text.length <= budget ? text : text.slice(0, budget)
+}
+
+/**
+ * Embeds `texts` in batches with the provider's own API and returns one vector per text,
+ * in order. Transient failures are retried here with capped exponential backoff (a 429's
+ * Retry-After is honoured when it is within the cap); past attemptsPerBatch they fail
+ * transient, for the job queue to retry later. Anything else fails permanent.
+ */
+export async function embedTexts(call: EmbeddingCall, texts: string[], inputType: 'search_document' | 'search_query' = 'search_document'): Promise<number[][]> {
+  const vectors: number[][] = []
+  for (let start = 0; start < texts.length; start += call.policy.batchSize) {
+    const batch = texts.slice(start, start + call.policy.batchSize).map((text) => truncateForEmbedder(text, call.embedder.maxSequenceLength))
+    vectors.push(...(await embedBatch(call, batch, inputType)))
+  }
+  return vectors
+}
+
+async function embedBatch(call: EmbeddingCall, batch: string[], inputType: 'search_document' | 'search_query'): Promise<number[][]> {
+  const { embedder, access, policy } = call
+  const sleep = call.sleep ?? defaultSleep
+  let request
+  try {
+    request = embeddingRequest(embedder, access.credential, batch, inputType)
+  } catch (error) {
+    if (error instanceof UnsupportedProbeError) throw new EmbeddingError(error.message.replace('probing', 'embedding'), true)
+    throw error
+  }
+  for (let attempt = 1; ; attempt++) {
+    const started = performance.now()
+    const seconds = () => (performance.now() - started) / 1000
+    let body: unknown
+    try {
+      body = await postJson(request, { timeoutMs: policy.requestTimeoutMs, maxResponseBytes: MAX_EMBEDDING_RESPONSE_BYTES, redact: access.redact })
+    } catch (error) {
+      if (!(error instanceof ProviderCallError)) throw error
+      const message = access.redact(error.message)
+      const delay = error.transient ? retryDelay(policy, attempt, error.retryAfterMs) : undefined
+      if (delay === undefined || attempt >= policy.attemptsPerBatch || delay > policy.maxRetryDelayMs) {
+        call.observe?.('failed', seconds())
+        const tries = attempt === 1 ? '' : ` (after ${attempt} attempts)`
+        throw new EmbeddingError(`embedder ${embedder.id}: ${message}${tries}`, !error.transient)
+      }
+      call.observe?.('retried', seconds())
+      await sleep(delay)
+      continue
+    }
+    call.observe?.('ok', seconds())
+    return checkedVectors(embedder, body, batch.length)
+  }
+}
+
+function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: number): number[][] {
+  const vectors = allEmbeddings(body)
+  if (!vectors) throw new EmbeddingError(`embedder ${embedder.id}: the response carries no embedding vectors`, true)
+  if (vectors.length !== expected) throw new EmbeddingError(`embedder ${embedder.id}: asked for ${expected} vectors, the provider returned ${vectors.length}`, true)
+  const wrong = vectors.find((vector) => vector.length !== embedder.dimensionality)
+  if (wrong) {
+    throw new EmbeddingError(`embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`, true)
+  }
+  return vectors
+}

@@ -1,0 +1,215 @@
+import * as v from 'valibot'
+import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../domain/chunking/chunking-config.js'
+import { labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
+
+/** Spaces, memories and their chunking settings (design.md §5). */
+
+export const CONTENT_TYPES = ['text/plain', 'text/markdown', 'application/json'] as const
+export type ContentType = (typeof CONTENT_TYPES)[number]
+export const MEMORY_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
+export type MemoryStatus = (typeof MEMORY_STATUSES)[number]
+
+export const MAX_SPACE_NAME_LENGTH = 200
+/** More embedders per space would multiply every ingest by as many provider calls. */
+export const MAX_SPACE_EMBEDDERS = 10
+export const MAX_RETRIEVAL_WEIGHT = 1_000
+export const DEFAULT_RETRIEVAL_WEIGHT = 1
+export const MAX_CHUNK_SIZE = 100_000
+export const MAX_SEPARATORS = 20
+export const MAX_SEPARATOR_LENGTH = 100
+export const MAX_METADATA_PROPERTIES = 50
+/** The stored metadata as JSON; far above any real use, small enough for every list page. */
+export const MAX_METADATA_BYTES = 64 * 1024
+/** Content of one memory, in UTF-8 bytes: larger answers 413. */
+export const MAX_CONTENT_BYTES = 4 * 1024 * 1024
+export const MAX_MEMORY_PAGE_SIZE = 500
+export const MAX_BATCH_SIZE = 500
+export const SORT_ORDERS = ['ASCENDING', 'DESCENDING'] as const
+export const MEMORY_SORT_FIELDS = ['createdAt'] as const
+
+const integerFrom = (min: number, max: number) =>
+  v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
+
+const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern, 'u')
+    return true
+  } catch {
+    return false
+  }
+}
+
+const recursiveSchema = v.pipe(
+  v.strictObject({
+    chunkSize: v.optional(integerFrom(1, MAX_CHUNK_SIZE)),
+    chunkOverlap: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
+    separators: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string('must be strings'), v.maxLength(MAX_SEPARATOR_LENGTH, `separators are at most ${MAX_SEPARATOR_LENGTH} characters`)), 'must be a list'),
+        v.maxLength(MAX_SEPARATORS, `at most ${MAX_SEPARATORS} separators`),
+      ),
+    ),
+    keepStrategy: v.optional(oneOf(KEEP_STRATEGIES)),
+    separatorIsRegex: v.optional(v.boolean('must be true or false')),
+  }),
+  v.forward(
+    v.check((input) => (input.chunkOverlap ?? 0) < (input.chunkSize ?? DEFAULT_CHUNK_SIZE), 'must be smaller than chunkSize'),
+    ['chunkOverlap'],
+  ),
+  v.forward(
+    v.check((input) => !input.separatorIsRegex || (input.separators ?? []).every(compiles), 'every separator must be a valid regular expression when separatorIsRegex is true'),
+    ['separators'],
+  ),
+  // Unset fields take the defaults; the overlap defaults to an eighth of the size (64 for 512).
+  v.transform((input) => {
+    const chunkSize = input.chunkSize ?? DEFAULT_CHUNK_SIZE
+    return {
+      chunkSize,
+      chunkOverlap: input.chunkOverlap ?? Math.floor(chunkSize / 8),
+      separators: input.separators ?? DEFAULT_SEPARATORS,
+      keepStrategy: input.keepStrategy ?? 'KEEP_END',
+      separatorIsRegex: input.separatorIsRegex ?? false,
+    }
+  }),
+)
+
+const sentenceSchema = v.pipe(
+  v.strictObject({
+    maxChunkSize: v.optional(integerFrom(1, MAX_CHUNK_SIZE)),
+    minChunkSize: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
+  }),
+  v.forward(
+    v.check((input) => (input.minChunkSize ?? 0) < (input.maxChunkSize ?? DEFAULT_CHUNK_SIZE), 'must be smaller than maxChunkSize'),
+    ['minChunkSize'],
+  ),
+  v.transform((input) => ({ maxChunkSize: input.maxChunkSize ?? DEFAULT_CHUNK_SIZE, minChunkSize: input.minChunkSize ?? 0 })),
+)
+
+/** Exactly one of none, recursive, sentence. */
+export const chunkingConfigSchema = v.pipe(
+  v.strictObject({
+    none: v.optional(v.strictObject({})),
+    recursive: v.optional(recursiveSchema),
+    sentence: v.optional(sentenceSchema),
+  }),
+  v.check((input) => Object.values(input).filter((value) => value !== undefined).length === 1, 'set exactly one of none, recursive, sentence'),
+  v.transform((input) => (input.recursive ? { recursive: input.recursive } : input.sentence ? { sentence: input.sentence } : { none: {} as Record<string, never> })),
+)
+
+const retrievalWeightSchema = v.pipe(
+  v.number('must be a number'),
+  v.minValue(0, `must be from 0 to ${MAX_RETRIEVAL_WEIGHT}`),
+  v.maxValue(MAX_RETRIEVAL_WEIGHT, `must be from 0 to ${MAX_RETRIEVAL_WEIGHT}`),
+)
+
+const spaceEmbedderSchema = v.strictObject({
+  embedderId: uuidSchema,
+  defaultRetrievalWeight: v.optional(retrievalWeightSchema),
+})
+
+const spaceNameSchema = v.pipe(
+  v.string('must be a string'),
+  v.check((text) => text.trim().length > 0, 'must not be empty'),
+  v.maxLength(MAX_SPACE_NAME_LENGTH, `at most ${MAX_SPACE_NAME_LENGTH} characters`),
+)
+
+export const createSpaceSchema = v.strictObject({
+  spaceId: v.optional(uuidSchema),
+  ownerId: v.optional(uuidSchema),
+  name: spaceNameSchema,
+  labels: v.optional(labelsSchema),
+  spaceEmbedders: v.pipe(
+    v.array(spaceEmbedderSchema, 'must be a list'),
+    v.minLength(1, 'a space needs at least one embedder'),
+    v.maxLength(MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
+    v.check((entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length, 'names the same embedder twice'),
+  ),
+  defaultChunkingConfig: v.optional(chunkingConfigSchema),
+  publicRead: v.optional(v.boolean('must be true or false')),
+})
+
+export const updateSpaceSchema = v.pipe(
+  v.strictObject({
+    name: v.optional(spaceNameSchema),
+    publicRead: v.optional(v.boolean('must be true or false')),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
+
+export const listSpacesSchema = v.strictObject({
+  maxResults: v.optional(pageSizeSchema),
+  nextToken: v.optional(pageTokenSchema),
+  ownerId: v.optional(uuidSchema),
+  labelFilter: v.optional(labelsSchema),
+})
+
+export const addEmbedderSchema = spaceEmbedderSchema
+export const removeEmbedderSchema = v.strictObject({ embedderId: uuidSchema })
+
+const metadataSchema = v.pipe(
+  v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be a JSON object'),
+  v.check((metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES, `at most ${MAX_METADATA_PROPERTIES} top-level properties`),
+  // PostgreSQL's jsonb cannot hold the NUL character.
+  v.check((metadata) => !JSON.stringify(metadata).includes('\\u0000'), 'must not contain the NUL character'),
+  v.check((metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES, `at most ${MAX_METADATA_BYTES} bytes as JSON`),
+)
+
+/** The size limit is checked by the use case (413), after decoding: schemas check shape only. */
+export const createMemorySchema = v.pipe(
+  v.strictObject({
+    memoryId: v.optional(uuidSchema),
+    spaceId: uuidSchema,
+    originalContent: v.optional(v.string('must be a string')),
+    originalContentB64: v.optional(v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64'))),
+    contentType: v.optional(oneOf(CONTENT_TYPES)),
+    metadata: v.optional(metadataSchema),
+    chunkingConfig: v.optional(chunkingConfigSchema),
+    dedupe: v.optional(v.boolean('must be true or false')),
+  }),
+  v.forward(
+    v.check((input) => (input.originalContent === undefined) !== (input.originalContentB64 === undefined), 'send exactly one of originalContent and originalContentB64'),
+    ['originalContent'],
+  ),
+)
+export type CreateMemoryRequest = v.InferOutput<typeof createMemorySchema>
+
+export const batchCreateMemoriesSchema = v.strictObject({
+  requests: v.pipe(
+    v.array(v.unknown(), 'must be a list'),
+    v.minLength(1, 'must hold at least one request'),
+    v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} requests`),
+  ),
+})
+
+const memoryPageSizeSchema = v.union(
+  [
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_MEMORY_PAGE_SIZE)),
+    v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(MAX_MEMORY_PAGE_SIZE)),
+  ],
+  `must be an integer from 1 to ${MAX_MEMORY_PAGE_SIZE}`,
+)
+
+export const listMemoriesSchema = v.strictObject({
+  spaceId: uuidSchema,
+  statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+  maxResults: v.optional(memoryPageSizeSchema),
+  nextToken: v.optional(pageTokenSchema),
+  sortBy: v.optional(oneOf(MEMORY_SORT_FIELDS)),
+  sortOrder: v.optional(oneOf(SORT_ORDERS)),
+})
+
+export const batchDeleteMemoriesSchema = v.pipe(
+  v.strictObject({
+    memoryIds: v.optional(v.pipe(v.array(uuidSchema, 'must be a list'), v.minLength(1, 'must name at least one memory'), v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`))),
+    spaceId: v.optional(uuidSchema),
+    statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+  }),
+  v.forward(
+    v.check((input) => (input.memoryIds === undefined) !== (input.spaceId === undefined), 'send memoryIds, or spaceId with an optional statusFilter'),
+    ['memoryIds'],
+  ),
+  v.forward(v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'), ['statusFilter']),
+)

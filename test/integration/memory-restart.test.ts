@@ -1,0 +1,66 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import * as chunksSql from '../../src/db/sql/chunks.js'
+import * as memories from '../../src/domain/memories.js'
+import * as spaces from '../../src/domain/spaces.js'
+import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
+import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
+import { waitFor } from '../support/wait.js'
+
+/** A claimed job whose server stopped is taken again once its lease has passed. */
+const SHORT_LEASE = { ...FAST_MEMORY_JOBS, jobs: { ...FAST_MEMORY_JOBS.jobs, leaseSeconds: 2 } }
+const TEXT = Array.from({ length: 40 }, (_, i) => `Line ${i} of a memory that outlives its server.`).join('\n')
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
+  it('leaves the memory PROCESSING with nothing written; the next server finishes it with no duplicate chunks', async () => {
+    let database: TestDatabase | undefined
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-restart-'))
+    cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }))
+    if (engine === 'postgresql') {
+      database = await createTestDatabase()
+      cleanups.push(() => database!.drop())
+    }
+    const shared = engine === 'postgresql' ? { 'db-url': database!.jdbcUrl } : { 'data-dir': dataDir }
+    const first: MemoryFixture = await startMemoryFixture(engine, SHORT_LEASE, {}, { ...shared, 'shutdown-timeout-sec': 1 })
+    let firstStopped = false
+    cleanups.push(async () => {
+      if (!firstStopped) await first.stop()
+    })
+    const embedderId = await first.registerEmbedder(first.alice)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const alice = first.as(first.alice)
+    const space = await spaces.createSpace(first.server.server.context, alice, { name: 'restart', spaceEmbedders: [{ embedderId }], defaultChunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 10 } } })
+    // The provider takes the requests but answers none until released: the ingest is mid-way.
+    const release = first.embedder.hold()
+    const { memory } = await memories.createMemory(first.server.server.context, alice, { spaceId: space.spaceId, originalContent: TEXT })
+    await waitFor('the ingest to call the provider', () => first.embedder.requests.some((request) => request.inputs.some((input) => input.startsWith('Line'))))
+    await first.server.stop()
+    firstStopped = true
+    // The first server is gone; what it asked for is answered only now, to nobody.
+    release()
+
+    const second: TestServer = await startTestServer({ engine, ...(engine === 'postgresql' ? { database } : { dataDir }), startOptions: SHORT_LEASE })
+    cleanups.push(() => second.stop())
+    const stranded = await memories.getMemory(second.server.context, alice, memory.memoryId)
+    expect(stranded.processingStatus).toBe('PROCESSING')
+    expect(await chunksSql.listChunks(second.server.context.sql, memory.memoryId)).toEqual([])
+    const done = await waitFor('the second server to finish the memory', async () => {
+      const current = await memories.getMemory(second.server.context, alice, memory.memoryId)
+      return current.processingStatus === 'COMPLETED' ? current : undefined
+    }, { timeoutMs: 60_000 })
+    const chunks = await chunksSql.listChunks(second.server.context.sql, memory.memoryId)
+    expect(done.chunkCount).toBe(chunks.length)
+    expect(new Set(chunks.map((chunk) => chunk.chunk_index)).size).toBe(chunks.length)
+    expect(await chunksSql.countVectors(second.server.context.sql, memory.memoryId)).toEqual([{ embedder_id: embedderId, count: chunks.length }])
+    await first.embedder.close()
+    first.client.close()
+  }, 300_000)
+})
