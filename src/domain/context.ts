@@ -3,11 +3,11 @@ import { AppError } from '../errors/app-error.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import type { SecretBox } from '../secrets/secret-box.js'
-import { API_KEY_USAGE_JOB } from '../jobs/handlers/api-key-usage.js'
-import type { JobProcessor } from '../jobs/job-processor.js'
 import type { DrainController } from '../lifecycle/drain.js'
 import { Authenticator } from './auth.js'
 import type { CallContext } from './call-context.js'
+import { API_KEY_USAGE_JOB } from './job-kinds.js'
+import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
 
@@ -18,7 +18,7 @@ export class DomainContext {
   drainController: DrainController | undefined
   #authenticator: Authenticator | undefined
   #secrets: SecretBox | undefined
-  #jobs: JobProcessor | undefined
+  #jobs: JobQueue | undefined
 
   constructor(
     readonly lifecycle: Lifecycle,
@@ -35,14 +35,15 @@ export class DomainContext {
   }
 
   /** The job queue; from here on, authentication's usage stamps are written by jobs. */
-  attachJobs(jobs: JobProcessor): void {
+  attachJobs(jobs: JobQueue): void {
     this.#jobs = jobs
+    const background = this.#database!.background
     this.authenticator.setUsageSink(async (usage) => {
-      await jobs.enqueue(jobs.sql, API_KEY_USAGE_JOB, { usage })
+      await jobs.enqueue(background, API_KEY_USAGE_JOB, { usage })
     })
   }
 
-  get jobs(): JobProcessor {
+  get jobs(): JobQueue {
     if (!this.#jobs) throw new AppError('UNAVAILABLE', 'the server is starting and has not started its job processor yet')
     return this.#jobs
   }

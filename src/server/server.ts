@@ -32,6 +32,8 @@ export interface RunningServer {
   grpcPort: number
   lifecycle: Lifecycle
   context: DomainContext
+  /** The background job processor, once the server is READY (tests register their own kinds on it). */
+  readonly jobs: JobProcessor
   tls: TlsMaterial | undefined
   /** Resolves once the server first reaches READY. */
   ready: Promise<void>
@@ -101,6 +103,7 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
   log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
 
   let stopping = false
+  let jobs: JobProcessor | undefined
   let healthTimer: NodeJS.Timeout | undefined
 
   const connect = async () => {
@@ -132,8 +135,8 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     }
     if (stopping) return
     context.attachSecrets(encryptionKey.box)
-    const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
-    registerJobHandlers(jobs, context, options)
+    jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
+    registerJobHandlers(jobs, encryptionKey.box, options)
     context.attachJobs(jobs)
     drainController.addIntake(jobs)
     lifecycle.setDatabaseReachable(true)
@@ -174,5 +177,17 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     return shutdownPromise
   }
 
-  return { restPort, grpcPort, lifecycle, context, tls, ready, shutdown }
+  return {
+    restPort,
+    grpcPort,
+    lifecycle,
+    context,
+    get jobs() {
+      if (!jobs) throw new Error('the job processor starts when the server becomes READY')
+      return jobs
+    },
+    tls,
+    ready,
+    shutdown,
+  }
 }

@@ -1,4 +1,4 @@
-import type { DomainContext } from '../../domain/context.js'
+import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
 import { modelProbeJob } from './model-probe.js'
@@ -8,8 +8,8 @@ export interface JobTuning {
   probeTimeoutMs?: number
 }
 
-/** Every job kind this server version runs. */
-export function registerJobHandlers(jobs: JobProcessor, context: DomainContext, tuning: JobTuning = {}): void {
+/** Every job kind this server version runs (src/domain/job-kinds.ts names them); all run on the background pool. */
+export function registerJobHandlers(jobs: JobProcessor, secrets: SecretBox, tuning: JobTuning = {}): void {
   jobs.register(apiKeyUsageJob(jobs.sql))
-  jobs.register(modelProbeJob(context, tuning.probeTimeoutMs))
+  jobs.register(modelProbeJob(jobs.sql, secrets, tuning.probeTimeoutMs))
 }
