@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
-import { DomainContext } from '../domain/context.js'
+import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { isDatabaseUnreachable } from '../errors/app-error.js'
 import { DrainController } from '../lifecycle/drain.js'
@@ -9,9 +9,9 @@ import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
-import { createMetrics } from '../observability/metrics.js'
+import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
-import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
+import { EncryptionKeyError, type LoadedKey, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
 import { loadUws } from '../runtime/uws.js'
 import { resolveTlsMaterial, type TlsMaterial } from '../tls/certificates.js'
@@ -31,7 +31,8 @@ export interface RunningServer {
   restPort: number
   grpcPort: number
   lifecycle: Lifecycle
-  context: DomainContext
+  /** The use cases' context, once the server is READY (UNAVAILABLE before). */
+  readonly context: DomainContext
   /** The background job processor, once the server is READY (tests register their own kinds on it). */
   readonly jobs: JobProcessor
   tls: TlsMaterial | undefined
@@ -53,11 +54,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
-/**
- * Starts both listeners at once (probes answer while STARTING), then reaches the
- * database with backoff, applies migrations and becomes READY. A database lost later
- * only flips readiness until it is back.
- */
 export interface StartOptions {
   /** Job processor tuning; tests shorten the retry delays. */
   jobs?: Partial<JobProcessorOptions>
@@ -65,95 +61,44 @@ export interface StartOptions {
   probeTimeoutMs?: number
 }
 
+/**
+ * Starts both listeners at once (probes answer while STARTING, API calls get 503), then
+ * reaches the database with backoff, applies migrations, builds the DomainContext and
+ * becomes READY. A database lost later only flips readiness until it is back.
+ */
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
   const lifecycle = new Lifecycle()
   const licenses = readLicenseSummary(config.licenseDir)
-  if (!licenses.present) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
-  if (config.metrics.authDisabled) log.warn('GET /metrics is served without a secret (--metrics-auth-disabled)')
-  else if (config.metrics.usingDefaultSecret) {
-    log.warn('GET /metrics uses the built-in default secret; set --metrics-scrape-secret or SERVICE_METRICS_SECRET')
-  }
-
+  warnAboutOperatorSettings(config, licenses.present, log)
   const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
   // Logged at every start so that operators can compare it with what a client pinned.
   if (tls) log.info('TLS certificate', { certFile: tls.certFile, selfSigned: tls.selfSigned, sha256Fingerprint: tls.fingerprint })
-  const context = new DomainContext(lifecycle, log, VERSION, licenses, tls !== undefined)
-  const drainController = new DrainController(lifecycle, log)
-  context.drainController = drainController
+  const facts: ServerFacts = { lifecycle, log, version: VERSION, licenses, tlsEnabled: tls !== undefined, drainController: new DrainController(lifecycle, log) }
+  const server = new ServerContext(facts)
   let database: Database | undefined
   const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
-
-  const http = new HttpServer({ uws: loadUws(), tls, maxBodyBytes: config.maxMessageBytes, lifecycle, metrics, log })
-  registerRestRoutes(http, context, metrics, config)
-  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
-  registerGrpcServices(grpc, context)
-  grpc.addStandardServices(readAsset('descriptor.binpb'))
-
-  let restPort: number
-  let grpcPort: number
-  try {
-    restPort = await http.listen(config.bindAddress, config.restPort)
-    grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
-  } catch (error) {
-    http.close()
-    grpc.server.forceShutdown()
-    throw error
-  }
-  const scheme = tls ? 'https' : 'http'
-  log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+  const { http, grpc, restPort, grpcPort } = await listen(config, server, metrics, tls)
 
   let stopping = false
   let jobs: JobProcessor | undefined
   let healthTimer: NodeJS.Timeout | undefined
 
   const connect = async () => {
-    // Encryption key (issue 4): a bad key file fails start-up before the database is touched.
+    // A bad key file fails start-up before the database is touched.
     const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
     database = await openDatabase(config, log)
-    context.attachDatabase(database)
     log.info('database', { target: database.description })
-    let delay = FIRST_RETRY_DELAY_MS
-    for (let attempt = 1; !stopping; attempt++) {
-      try {
-        await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
-        const applied = await migrate(database.primary)
-        if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
-        // Encryption key (issue 4): the database's recorded key must be this one.
-        await verifyEncryptionKey(database.primary, encryptionKey)
-        break
-      } catch (error) {
-        if (error instanceof EncryptionKeyError) throw error
-        // Unreachable (including our own check timing out, ETIMEDOUT) is expected while the database comes up.
-        if (!isDatabaseUnreachable(error) && attempt > 1) {
-          log.error('database start-up failed', { error: error as Error, attempt })
-        } else {
-          log.warn('database not reachable yet; retrying', { error: error as Error, attempt, retryInMs: delay })
-        }
-        await sleep(delay)
-        delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)
-      }
-    }
+    await prepareDatabase(database, encryptionKey, log, () => stopping)
     if (stopping) return
-    context.attachSecrets(encryptionKey.box)
     jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
     registerJobHandlers(jobs, encryptionKey.box, options)
-    context.attachJobs(jobs)
-    drainController.addIntake(jobs)
+    facts.drainController.addIntake(jobs)
+    server.open(new DomainContext(facts, { database, secrets: encryptionKey.box, jobs }))
     lifecycle.setDatabaseReachable(true)
     lifecycle.transition('READY')
     jobs.start()
     log.info('ready', { state: lifecycle.state })
-    healthTimer = setInterval(async () => {
-      try {
-        await withTimeout(database!.ping(), DATABASE_CHECK_TIMEOUT_MS)
-        if (!lifecycle.databaseReachable) log.info('database reachable again')
-        lifecycle.setDatabaseReachable(true)
-      } catch (error) {
-        if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off until it is back', { error: error as Error })
-        lifecycle.setDatabaseReachable(false)
-      }
-    }, DATABASE_CHECK_INTERVAL_MS)
-    healthTimer.unref()
+    healthTimer = watchDatabase(database, lifecycle, log)
   }
   const ready = connect()
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
@@ -164,13 +109,13 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
       stopping = true
       log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
       // Probes keep answering (not ready) while the drain runs, so load balancers see it.
-      const outcome = await drainController.drain(reason, config.shutdownTimeoutMs)
+      const outcome = await facts.drainController.drain(reason, config.shutdownTimeoutMs)
       if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
       http.close()
       await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
       if (healthTimer) clearInterval(healthTimer)
       await ready.catch(() => {})
-      await context.detachDatabase().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
+      await server.domainIfOpen?.close().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
       await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
       log.info('stopped', { state: lifecycle.state })
     })()
@@ -181,7 +126,9 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     restPort,
     grpcPort,
     lifecycle,
-    context,
+    get context() {
+      return server.domain
+    },
     get jobs() {
       if (!jobs) throw new Error('the job processor starts when the server becomes READY')
       return jobs
@@ -190,4 +137,77 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
     ready,
     shutdown,
   }
+}
+
+function warnAboutOperatorSettings(config: ServerConfig, licencesPresent: boolean, log: Logger): void {
+  if (!licencesPresent) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
+  if (config.metrics.authDisabled) log.warn('GET /metrics is served without a secret (--metrics-auth-disabled)')
+  else if (config.metrics.usingDefaultSecret) {
+    log.warn('GET /metrics uses the built-in default secret; set --metrics-scrape-secret or SERVICE_METRICS_SECRET')
+  }
+}
+
+/** Both listeners, with every route and service registered; they answer from here on, before the database is reached. */
+async function listen(config: ServerConfig, server: ServerContext, metrics: ServerMetrics, tls: TlsMaterial | undefined) {
+  const { lifecycle, log } = server.facts
+  const http = new HttpServer({ uws: loadUws(), tls, maxBodyBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  registerRestRoutes(http, server, metrics, config)
+  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  registerGrpcServices(grpc, server)
+  grpc.addStandardServices(readAsset('descriptor.binpb'))
+  try {
+    const restPort = await http.listen(config.bindAddress, config.restPort)
+    const grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
+    const scheme = tls ? 'https' : 'http'
+    log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+    return { http, grpc, restPort, grpcPort }
+  } catch (error) {
+    http.close()
+    grpc.server.forceShutdown()
+    throw error
+  }
+}
+
+/**
+ * Waits for the database with backoff, applies migrations and checks that the database
+ * recorded this encryption key (another key would make the stored secrets unreadable).
+ * Returns early when the server is stopped meanwhile.
+ */
+async function prepareDatabase(database: Database, encryptionKey: LoadedKey, log: Logger, stopping: () => boolean): Promise<void> {
+  let delay = FIRST_RETRY_DELAY_MS
+  for (let attempt = 1; !stopping(); attempt++) {
+    try {
+      await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
+      const applied = await migrate(database.primary)
+      if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
+      await verifyEncryptionKey(database.primary, encryptionKey)
+      return
+    } catch (error) {
+      if (error instanceof EncryptionKeyError) throw error
+      // Unreachable (including our own check timing out, ETIMEDOUT) is expected while the database comes up.
+      if (!isDatabaseUnreachable(error) && attempt > 1) {
+        log.error('database start-up failed', { error: error as Error, attempt })
+      } else {
+        log.warn('database not reachable yet; retrying', { error: error as Error, attempt, retryInMs: delay })
+      }
+      await sleep(delay)
+      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)
+    }
+  }
+}
+
+/** Readiness follows the database: checked every few seconds, flipped both ways, logged only on change. */
+function watchDatabase(database: Database, lifecycle: Lifecycle, log: Logger): NodeJS.Timeout {
+  const timer = setInterval(async () => {
+    try {
+      await withTimeout(database.ping(), DATABASE_CHECK_TIMEOUT_MS)
+      if (!lifecycle.databaseReachable) log.info('database reachable again')
+      lifecycle.setDatabaseReachable(true)
+    } catch (error) {
+      if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off until it is back', { error: error as Error })
+      lifecycle.setDatabaseReachable(false)
+    }
+  }, DATABASE_CHECK_INTERVAL_MS)
+  timer.unref()
+  return timer
 }

@@ -128,7 +128,7 @@ describe('background jobs shared by several processes (postgresql)', () => {
     } })
     const slow = await jobs.enqueue(jobs.sql, 'test.slow', {})
     await waitFor('the slow job to start', () => started === 1)
-    const drained = server.server.context.drainController!.drain('test', 30_000)
+    const drained = server.server.context.drainController.drain('test', 30_000)
     await waitFor('DRAINING', () => server.server.lifecycle.state === 'DRAINING')
     const queued = await jobs.enqueue(jobs.sql, 'test.slow', {})
     release()

@@ -1,5 +1,5 @@
 import { createApiKey, deleteApiKey, listApiKeys, updateApiKey } from '../../../domain/api-keys.js'
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import { getSystemInfo, initializeSystem } from '../../../domain/system.js'
 import { createUser, deleteUser, getMe, getUser, listUsers } from '../../../domain/users.js'
 import { type ApiKey, ApiKeyServiceService } from '../../../generated/memsvc/v1/apikeys.js'
@@ -13,30 +13,30 @@ import { defined, enumOrUndefined, mapOrUndefined } from '../proto-input.js'
 const asProtoKey = (key: unknown) => key as ApiKey
 const asProtoUser = (user: unknown) => user as User
 
-export function addIdentityServices(grpc: GrpcServer, context: DomainContext): void {
+export function addIdentityServices(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(SystemServiceService, {
     async getSystemInfo() {
-      const info = await getSystemInfo(context)
+      const info = await getSystemInfo(server)
       return { ...info, lifecycleState: LifecycleState[info.lifecycleState] }
     },
-    initializeSystem: () => initializeSystem(context),
+    initializeSystem: async () => initializeSystem(server.domain),
   })
 
   grpc.addService(UserServiceService, {
     async createUser(request, call) {
       const input = defined({ userId: request.userId, username: request.username, displayName: request.displayName, role: enumOrUndefined(request.role) })
-      return asProtoUser(await createUser(context, call, input))
+      return asProtoUser(await createUser(server.domain, call, input))
     },
     async listUsers(request, call) {
-      const page = await listUsers(context, call, defined({ maxResults: request.maxResults, nextToken: request.nextToken }))
+      const page = await listUsers(server.domain, call, defined({ maxResults: request.maxResults, nextToken: request.nextToken }))
       return { users: page.users.map(asProtoUser), nextToken: page.nextToken }
     },
-    getUser: async (request, call) => asProtoUser(await getUser(context, call, request.userId)),
+    getUser: async (request, call) => asProtoUser(await getUser(server.domain, call, request.userId)),
     async deleteUser(request, call) {
-      await deleteUser(context, call, request.userId)
+      await deleteUser(server.domain, call, request.userId)
       return {}
     },
-    getMe: async (_request, call) => asProtoUser(await getMe(context, call)),
+    getMe: async (_request, call) => asProtoUser(await getMe(server.domain, call)),
   })
 
   grpc.addService({ ...ApiKeyServiceService, listApiKeys: listApiKeysFromJson }, {
@@ -47,7 +47,7 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
         ownerId: request.ownerId,
         apiKeyId: request.apiKeyId,
       })
-      const created = await createApiKey(context, call, input)
+      const created = await createApiKey(server.domain, call, input)
       return { apiKeyMetadata: asProtoKey(created.apiKeyMetadata), rawApiKey: created.rawApiKey }
     },
     async listApiKeys(request, call) {
@@ -58,7 +58,7 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
         status: enumOrUndefined(request.status),
         labelFilter: mapOrUndefined(request.labelFilter),
       })
-      const page = await listApiKeys(context, call, input)
+      const page = await listApiKeys(server.domain, call, input)
       return { keys: page.keysJson, nextToken: page.nextToken }
     },
     async updateApiKey(request, call) {
@@ -67,10 +67,10 @@ export function addIdentityServices(grpc: GrpcServer, context: DomainContext): v
         replaceLabels: request.replaceLabels?.items,
         mergeLabels: request.mergeLabels?.items,
       })
-      return asProtoKey(await updateApiKey(context, call, request.apiKeyId, input))
+      return asProtoKey(await updateApiKey(server.domain, call, request.apiKeyId, input))
     },
     async deleteApiKey(request, call) {
-      await deleteApiKey(context, call, request.apiKeyId)
+      await deleteApiKey(server.domain, call, request.apiKeyId)
       return {}
     },
   })

@@ -1,4 +1,4 @@
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import { createEmbedder, deleteEmbedder, getEmbedder, listEmbedders, updateEmbedder } from '../../../domain/embedders.js'
 import { createLlm, deleteLlm, getLlm, listLlms, updateLlm } from '../../../domain/llms.js'
 import { type Embedder, EmbedderServiceService } from '../../../generated/memsvc/v1/embedders.js'
@@ -91,27 +91,27 @@ function updateInput(fields: UpdateRequestFields, own: Record<string, unknown> =
   })
 }
 
-export function addRegistryServices(grpc: GrpcServer, context: DomainContext): void {
+export function addRegistryServices(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(EmbedderServiceService, {
     async createEmbedder(request, call) {
       const input = createInput(request, { distributionType: enumOrUndefined(request.distributionType) })
-      return asProtoEmbedder(await createEmbedder(context, call, input))
+      return asProtoEmbedder(await createEmbedder(server.domain, call, input))
     },
     async listEmbedders(request, call) {
-      const page = await listEmbedders(context, call, listInput(request))
+      const page = await listEmbedders(server.domain, call, listInput(request))
       return { embedders: page.embedders.map(asProtoEmbedder), nextToken: page.nextToken }
     },
-    getEmbedder: async (request, call) => asProtoEmbedder(await getEmbedder(context, call, request.embedderId)),
+    getEmbedder: async (request, call) => asProtoEmbedder(await getEmbedder(server.domain, call, request.embedderId)),
     async updateEmbedder(request, call) {
       const { embedderId, ...fields } = request
       const input = updateInput(fields, { distributionType: enumOrUndefined(request.distributionType) })
-      return asProtoEmbedder(await updateEmbedder(context, call, embedderId, input))
+      return asProtoEmbedder(await updateEmbedder(server.domain, call, embedderId, input))
     },
     async deleteEmbedder(request, call) {
-      await deleteEmbedder(context, call, request.embedderId)
+      await deleteEmbedder(server.domain, call, request.embedderId)
       return {}
     },
-    probeEmbedder: (request, call) => requestProbe(context, call, 'EMBEDDER', request.embedderId),
+    probeEmbedder: async (request, call) => requestProbe(server.domain, call, 'EMBEDDER', request.embedderId),
   })
 
   grpc.addService(LlmServiceService, {
@@ -120,25 +120,25 @@ export function addRegistryServices(grpc: GrpcServer, context: DomainContext): v
         capabilities: capabilitiesInput(request.capabilities),
         defaultSamplingParams: samplingInput(request.defaultSamplingParams),
       })
-      return asProtoLlm(await createLlm(context, call, input))
+      return asProtoLlm(await createLlm(server.domain, call, input))
     },
     async listLlms(request, call) {
-      const page = await listLlms(context, call, listInput(request))
+      const page = await listLlms(server.domain, call, listInput(request))
       return { llms: page.llms.map(asProtoLlm), nextToken: page.nextToken }
     },
-    getLlm: async (request, call) => asProtoLlm(await getLlm(context, call, request.llmId)),
+    getLlm: async (request, call) => asProtoLlm(await getLlm(server.domain, call, request.llmId)),
     async updateLlm(request, call) {
       const { llmId, ...fields } = request
       const input = updateInput(fields, {
         capabilities: capabilitiesInput(request.capabilities),
         defaultSamplingParams: samplingInput(request.defaultSamplingParams),
       })
-      return asProtoLlm(await updateLlm(context, call, llmId, input))
+      return asProtoLlm(await updateLlm(server.domain, call, llmId, input))
     },
     async deleteLlm(request, call) {
-      await deleteLlm(context, call, request.llmId)
+      await deleteLlm(server.domain, call, request.llmId)
       return {}
     },
-    probeLlm: (request, call) => requestProbe(context, call, 'LLM', request.llmId),
+    probeLlm: async (request, call) => requestProbe(server.domain, call, 'LLM', request.llmId),
   })
 }
