@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import * as esbuild from 'esbuild'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
@@ -64,6 +65,13 @@ describe('import structure of src/', () => {
       .filter(([file]) => file.startsWith(folder))
       .flatMap(([file, imports]) => imports.filter((name) => mayNotImport.test(name)).map((name) => `${file} -> ${name}`))
     expect(upward).toEqual([])
+  })
+
+  it('lets the browser console bundle, from outside src/console, only files that import nothing', async () => {
+    const bundle = await esbuild.build({ entryPoints: [path.join(SRC, 'console/main.ts')], bundle: true, write: false, metafile: true, platform: 'browser', logLevel: 'silent' })
+    const fromServer = Object.keys(bundle.metafile.inputs).filter((input) => !input.startsWith('src/console/'))
+    expect(fromServer).toEqual(['src/validation/registry-values.ts'])
+    expect(graph.get('validation/registry-values.ts')).toEqual([])
   })
 
   it('finds a cycle when there is one', () => {
