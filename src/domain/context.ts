@@ -29,33 +29,19 @@ export interface DomainParts {
   readonly jobs: JobQueue
 }
 
+/** The facts and the parts, as members of the context (declaration merging with the class below). */
+export interface DomainContext extends ServerFacts, DomainParts {}
+
 /**
  * What the use cases need from a running server, complete from the moment it exists: the
  * server builds it once, when it becomes READY (see ServerContext for the time before).
  */
-export class DomainContext implements ServerFacts, DomainParts {
-  readonly lifecycle: Lifecycle
-  readonly log: Logger
-  readonly version: string
-  readonly licenses: LicenseSummary
-  readonly tlsEnabled: boolean
-  readonly drainController: DrainController
-  readonly database: Database
-  readonly secrets: SecretBox
-  readonly jobs: JobQueue
+export class DomainContext {
   readonly authenticator: Authenticator
 
   /** Starts authentication, whose usage stamps are written by jobs on the background pool. */
   constructor(facts: ServerFacts, parts: DomainParts) {
-    this.lifecycle = facts.lifecycle
-    this.log = facts.log
-    this.version = facts.version
-    this.licenses = facts.licenses
-    this.tlsEnabled = facts.tlsEnabled
-    this.drainController = facts.drainController
-    this.database = parts.database
-    this.secrets = parts.secrets
-    this.jobs = parts.jobs
+    Object.assign(this, facts, parts)
     this.authenticator = new Authenticator(parts.database, facts.log)
     this.authenticator.start()
     this.authenticator.setUsageSink(async (usage) => {

@@ -1,6 +1,7 @@
 import type { CredentialsView } from '../../../domain/registry.js'
-import type { StringMap } from '../../../generated/memsvc/v1/common.js'
-import { type Credentials, Credentials_Kind, Modality, type ModalityList } from '../../../generated/memsvc/v1/registry.js'
+import type { CreateEmbedderRequest, ListEmbeddersRequest, UpdateEmbedderRequest } from '../../../generated/memsvc/v1/embedders.js'
+import type { CreateLlmRequest, ListLlmsRequest, UpdateLlmRequest } from '../../../generated/memsvc/v1/llms.js'
+import { type Credentials, Credentials_Kind, Modality } from '../../../generated/memsvc/v1/registry.js'
 import type { Modality as DomainModality } from '../../../validation/registry-values.js'
 import { defined, enumOrUndefined, listOrUndefined, mapOrUndefined, protoEnum, type ToProto } from '../proto-mapping.js'
 
@@ -17,22 +18,7 @@ function credentialsFromProto(credentials: Credentials | undefined): Record<stri
   })
 }
 
-interface SharedCreateRequest {
-  ownerId?: string | undefined
-  displayName?: string | undefined
-  description?: string | undefined
-  providerType: string
-  endpointUrl?: string | undefined
-  apiPath?: string | undefined
-  modelIdentifier?: string | undefined
-  supportedModalities: Modality[]
-  labels: { [key: string]: string }
-  version?: string | undefined
-  monitoringEndpoint?: string | undefined
-  credentials?: Credentials | undefined
-}
-
-export const sharedCreateFromProto = (request: SharedCreateRequest) => ({
+export const sharedCreateFromProto = (request: CreateEmbedderRequest | CreateLlmRequest) => ({
   ownerId: request.ownerId,
   displayName: request.displayName,
   description: request.description,
@@ -47,15 +33,7 @@ export const sharedCreateFromProto = (request: SharedCreateRequest) => ({
   credentials: credentialsFromProto(request.credentials),
 })
 
-export interface ListRequest {
-  maxResults?: number | undefined
-  nextToken?: string | undefined
-  ownerId?: string | undefined
-  providerType: string
-  labelFilter: { [key: string]: string }
-}
-
-export const listFromProto = (request: ListRequest) => ({
+export const listFromProto = (request: ListEmbeddersRequest | ListLlmsRequest) => ({
   maxResults: request.maxResults,
   nextToken: request.nextToken,
   ownerId: request.ownerId,
@@ -63,23 +41,8 @@ export const listFromProto = (request: ListRequest) => ({
   labelFilter: mapOrUndefined(request.labelFilter),
 })
 
-interface SharedUpdateFields {
-  displayName?: string | undefined
-  description?: string | undefined
-  providerType: string
-  endpointUrl?: string | undefined
-  apiPath?: string | undefined
-  modelIdentifier?: string | undefined
-  supportedModalities?: ModalityList | undefined
-  version?: string | undefined
-  monitoringEndpoint?: string | undefined
-  credentials?: Credentials | undefined
-  replaceLabels?: StringMap | undefined
-  mergeLabels?: StringMap | undefined
-}
-
 /** Wrapper messages mean "given", even when empty (an empty ModalityList is refused by validation, not ignored). */
-export const sharedUpdateFromProto = (fields: SharedUpdateFields) => ({
+export const sharedUpdateFromProto = (fields: Omit<UpdateEmbedderRequest, 'embedderId'> | Omit<UpdateLlmRequest, 'llmId'>) => ({
   displayName: fields.displayName,
   description: fields.description,
   providerType: enumOrUndefined(fields.providerType),
