@@ -3,7 +3,8 @@
 //
 //   0. the uWebSockets.js addon, compiled from third_party/uWebSockets.js (cached by input hash)
 //   1. protobuf code and descriptor set (buf)
-//   2. the postgres 3.4.9 fixes (queue, design.md §2; type fetch) must be in node_modules before bundling
+//   2. the postgres 3.4.9 fixes (a queue that slows every query under load; the array-type fetch on connect)
+//      must be in node_modules before bundling (docs/architecture.md, "The patched database client")
 //   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
 //   4. the web console (src/console → dist/console, esbuild), embedded as assets
 //   5. licences of everything that ends up in the executable
@@ -92,7 +93,7 @@ function generateProtobuf(): void {
   execFileSync(BUF, ['build', '-o', path.join(DIST, 'descriptor.binpb')], { cwd: ROOT, stdio: 'inherit' })
 }
 
-/** design.md §2 and scripts/patch-postgres.mjs: never bundle postgres 3.4.9 unpatched. */
+/** Never bundle postgres 3.4.9 unpatched: its queue slows every query under load (scripts/patch-postgres.mjs). */
 function ensurePostgresPatched(): number {
   const changed = patchPostgres()
   const { files } = postgresPatchStatus()

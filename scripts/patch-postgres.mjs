@@ -3,7 +3,7 @@
 // whose content is exactly the known 3.4.9 file (checked by SHA-256), so an upgrade of the
 // package fails loudly here instead of silently shipping without the fix.
 //
-// 1. Queue (design.md §2). The connection queue degrades under sustained load: shift()
+// 1. Queue (docs/architecture.md, "The patched database client"). The connection queue degrades under sustained load: shift()
 //    leaves a hole in its array and only resets when the queue drains completely, and
 //    remove() scans the whole array with indexOf. On a server whose queue never fully
 //    drains, the array grows without bound and each operation gets slower (13.0k -> 6.6k

@@ -1,5 +1,5 @@
-// gRPC load from h2load: a grpc-js load client saturates near 5k calls/s on these
-// machines (design.md §2), far below the server. h2load sends a pre-encoded gRPC frame
+// gRPC load from h2load: a grpc-js load client saturates near 5k calls/s on the project's
+// two-core machines, far below the server. h2load sends a pre-encoded gRPC frame
 // (-d) with the headers gRPC needs; it sees only HTTP status, so the caller checks the
 // gRPC status separately (a pre-flight call, and the server's own counters).
 import fs from 'node:fs'

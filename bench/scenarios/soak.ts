@@ -1,6 +1,6 @@
 // Soak: one uninterrupted wrk load on the list endpoint, the server's own request count
 // read every sample interval; each interval's rate is divided by the first one's. It
-// must stay flat (postgres 3.4.9's unpatched queue makes it sink; design.md §2).
+// must stay flat (postgres 3.4.9's unpatched queue makes it sink; docs/architecture.md).
 // `--unpatched-soak` adds the same soak on the auth-lookup floor with the patched and
 // with the original queue, to show the patch is what keeps it flat.
 import { floorCount, memsvcRouteCount } from '../lib/counters.js'

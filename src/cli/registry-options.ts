@@ -1,4 +1,4 @@
-// The settings of embedders and LLMs (spec part 2) as option tables: one row per
+// The settings of embedders and LLMs (the fields their create and update requests take) as option tables: one row per
 // setting says its flag, the request field it fills and how its text is parsed. The
 // create and update commands, their help and their requests are all built from these
 // rows, so a setting is described exactly once.

@@ -1,4 +1,14 @@
-// What differs between the embedder and the LLM registries (design.md §3, spec part 2).
+// What differs between the embedder and the LLM registries, as the console shows them. The
+// lists and default paths are the server's own (src/validation/registry-values.ts).
+import {
+  DEFAULT_LLM_API_PATH,
+  defaultEmbedderApiPath,
+  EMBEDDER_PROVIDER_TYPES,
+  INT32_MAX,
+  LLM_PROVIDER_TYPES,
+} from '../validation/registry-values.js'
+
+export { DISTRIBUTION_TYPES, INT32_MAX, MODALITIES } from '../validation/registry-values.js'
 
 export interface RegistryKind {
   kind: 'embedder' | 'llm'
@@ -14,12 +24,6 @@ export interface RegistryKind {
   defaultApiPath(provider: string): string
 }
 
-export const EMBEDDER_PROVIDERS = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
-export const LLM_PROVIDERS = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
-export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
-export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
-export const INT32_MAX = 2_147_483_647
-
 export const EMBEDDERS: RegistryKind = {
   kind: 'embedder',
   route: 'embedders',
@@ -29,9 +33,8 @@ export const EMBEDDERS: RegistryKind = {
   singular: 'embedder',
   plural: 'embedders',
   title: 'Embedders',
-  providers: EMBEDDER_PROVIDERS,
-  // Spec part 2: VENDORD /v2/embed, TEI /embed, all others /embeddings.
-  defaultApiPath: (provider) => (provider === 'VENDORD' ? '/v2/embed' : provider === 'TEI' ? '/embed' : '/embeddings'),
+  providers: EMBEDDER_PROVIDER_TYPES,
+  defaultApiPath: defaultEmbedderApiPath,
 }
 
 export const LLMS: RegistryKind = {
@@ -43,9 +46,8 @@ export const LLMS: RegistryKind = {
   singular: 'LLM',
   plural: 'LLMs',
   title: 'LLMs',
-  providers: LLM_PROVIDERS,
-  // Spec part 2: default /v1/chat/completions.
-  defaultApiPath: () => '/v1/chat/completions',
+  providers: LLM_PROVIDER_TYPES,
+  defaultApiPath: () => DEFAULT_LLM_API_PATH,
 }
 
 /** Usual local addresses, offered as placeholders only (never sent unless typed). */
@@ -76,7 +78,7 @@ export interface NumberSpec {
   hint: string
 }
 
-/** Sampling settings and their ranges (spec part 2). */
+/** Sampling settings and their ranges, as the server's validation (samplingParamsSchema) accepts them. */
 export const SAMPLING: NumberSpec[] = [
   { name: 'maxTokens', label: 'Max tokens', min: 1, max: INT32_MAX, step: '1', hint: 'A positive whole number.' },
   { name: 'temperature', label: 'Temperature', min: 0, max: 2, step: '0.01', hint: '0.0 to 2.0' },

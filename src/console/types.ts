@@ -1,43 +1,11 @@
-// Shapes of the API's JSON (proto3 JSON mapping, lowerCamelCase; times in epoch ms).
+// Shapes of the API's JSON (lowerCamelCase; times in epoch ms). Where the server's domain
+// defines a response, the console uses that definition: type-only imports, which the
+// console bundle drops, so no server code reaches the browser.
+import type { User } from '../domain/users.js'
 
-export interface User {
-  userId: string
-  username: string
-  displayName?: string
-  role: 'ADMIN' | 'USER'
-  createdAt?: number
-  updatedAt?: number
-}
-
-export interface SystemInfo {
-  version: string
-  lifecycleState: string
-  initialized: boolean
-  license?: Record<string, unknown>
-  storage?: string
-  tlsEnabled?: boolean
-}
-
-export interface InitResult {
-  alreadyInitialized: boolean
-  message: string
-  rootApiKey?: string
-  userId?: string
-}
-
-export interface ApiKey {
-  apiKeyId: string
-  userId: string
-  keyPrefix: string
-  status: 'ACTIVE' | 'INACTIVE'
-  labels: Record<string, string>
-  expiresAt?: number | string
-  lastUsedAt?: number | string
-  createdAt: number | string
-  updatedAt: number | string
-  createdById?: string
-  updatedById?: string
-}
+export type { ApiKey } from '../domain/api-keys.js'
+export type { InitializeSystemResult as InitResult, SystemInfo } from '../domain/system.js'
+export type { User } from '../domain/users.js'
 
 export interface Credentials {
   kind: 'API_KEY' | 'CLOUD_ADC' | 'NONE'

@@ -182,7 +182,7 @@ export const MIGRATIONS: Migration[] = [
       -- Each key's response JSON (the domain's ApiKey: toApiKey() then JSON.stringify),
       -- kept current by a trigger on every insert and update from any writer. Listing
       -- keys then reads one short text per row: building the JSON per request, in Node
-      -- or in SQL, cost several times the lookup itself (bench, issue 8). json, not
+      -- or in SQL, cost several times the lookup itself (bench profile of GET /v1/apikeys). json, not
       -- jsonb, keeps the field order; json_strip_nulls drops the absent optional
       -- timestamps as JSON.stringify drops undefined, and writes it compactly.
       alter table api_keys add column wire_json text;

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto'
 import * as apiKeysSql from '../db/sql/api-keys.js'
 import type { ApiKeyRow } from '../db/sql/api-keys.js'
-import * as usersSql from '../db/sql/users.js'
 import type { Queryable } from '../db/database.js'
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../errors/app-error.js'
 import { createApiKeySchema, idSchema, listApiKeysSchema, updateApiKeySchema } from '../validation/identity.js'
@@ -10,7 +9,7 @@ import { displayPrefix, generateApiKey, hashApiKey } from './api-key-format.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { decodePageToken, encodePageToken, nowMillis, pageSizeOrDefault } from './paging.js'
-import { hasPermission, type Principal, requireOwnership } from './permissions.js'
+import { authoriseOwner, hasPermission, type Principal, requireOwnership } from './permissions.js'
 
 /** Key metadata as every response carries it: never the raw key, never the hash. */
 export interface ApiKey {
@@ -81,12 +80,10 @@ export async function createApiKey(
 ): Promise<{ apiKeyMetadata: ApiKey; rawApiKey: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(createApiKeySchema, input)
-  const ownerId = request.ownerId ?? principal.userId
-  requireOwnership(principal, 'APIKEY', 'CREATE', ownerId)
   if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
     throw invalidArgument('expiresAt', 'must be in the future')
   }
-  if (ownerId !== principal.userId && !(await usersSql.findUserById(context.sql, ownerId))) throw notFound(`user ${ownerId}`)
+  const ownerId = await authoriseOwner(context.sql, principal, 'APIKEY', request.ownerId)
   const { row, rawApiKey } = await issueApiKey(context.sql, {
     ownerId,
     creatorId: principal.userId,

@@ -1,112 +1,105 @@
 import type { Database, Sql } from '../db/database.js'
 import type { VectorSupport } from '../db/vector-storage.js'
 import { AppError, databaseUnreachable } from '../errors/app-error.js'
+import type { DrainController } from '../lifecycle/drain.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import type { SecretBox } from '../secrets/secret-box.js'
-import { API_KEY_USAGE_JOB } from '../jobs/handlers/api-key-usage.js'
-import type { JobProcessor } from '../jobs/job-processor.js'
-import type { DrainController } from '../lifecycle/drain.js'
 import { Authenticator } from './auth.js'
 import type { CallContext } from './call-context.js'
+import { API_KEY_USAGE_JOB } from './job-kinds.js'
+import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
 
-/** What the use cases need from the running server. One per server instance. */
+/** What a server knows from its first moment, before any database: enough for probes, system info and drain. */
+export interface ServerFacts {
+  readonly lifecycle: Lifecycle
+  readonly log: Logger
+  readonly version: string
+  readonly licenses: LicenseSummary
+  readonly tlsEnabled: boolean
+  readonly drainController: DrainController
+}
+
+/** What the use cases need besides the facts; each exists once the database is migrated and the encryption key checked. */
+export interface DomainParts {
+  readonly database: Database
+  /** The server key's operations (seal, open, fingerprint). */
+  readonly secrets: SecretBox
+  readonly jobs: JobQueue
+  /** Whether memories can be stored here (pgvector), as found when the database was prepared. */
+  readonly vectorSupport: VectorSupport
+}
+
+/** The facts and the parts, as members of the context (declaration merging with the class below). */
+export interface DomainContext extends ServerFacts, DomainParts {}
+
+/**
+ * What the use cases need from a running server, complete from the moment it exists: the
+ * server builds it once, when it becomes READY (see ServerContext for the time before).
+ */
 export class DomainContext {
-  #database: Database | undefined
-  /** Set by the server; absent in contexts that cannot drain. */
-  drainController: DrainController | undefined
-  #authenticator: Authenticator | undefined
-  #secrets: SecretBox | undefined
-  #jobs: JobProcessor | undefined
-  /** Whether memories can be stored here (pgvector); known once the database is migrated. */
-  vectorSupport: VectorSupport = { available: false, reason: 'the server has not reached its database yet' }
+  readonly authenticator: Authenticator
 
-  constructor(
-    readonly lifecycle: Lifecycle,
-    readonly log: Logger,
-    readonly version: string,
-    readonly licenses: LicenseSummary,
-    readonly tlsEnabled: boolean,
-  ) {}
-
-  attachDatabase(database: Database): void {
-    this.#database = database
-    this.#authenticator = new Authenticator(database, this.log)
-    this.#authenticator.start()
-  }
-
-  /** The job queue; from here on, authentication's usage stamps are written by jobs. */
-  attachJobs(jobs: JobProcessor): void {
-    this.#jobs = jobs
+  /** Starts authentication, whose usage stamps are written by jobs on the background pool. */
+  constructor(facts: ServerFacts, parts: DomainParts) {
+    Object.assign(this, facts, parts)
+    this.authenticator = new Authenticator(parts.database, facts.log)
+    this.authenticator.start()
     this.authenticator.setUsageSink(async (usage) => {
-      await jobs.enqueue(jobs.sql, API_KEY_USAGE_JOB, { usage })
+      await parts.jobs.enqueue(parts.database.background, API_KEY_USAGE_JOB, { usage })
     })
   }
 
-  get jobs(): JobProcessor {
-    if (!this.#jobs) throw new AppError('UNAVAILABLE', 'the server is starting and has not started its job processor yet')
-    return this.#jobs
-  }
-
-  /** The server key's operations (seal, fingerprint), once the key has been checked against the database. */
-  attachSecrets(secrets: SecretBox): void {
-    this.#secrets = secrets
-  }
-
-  get secrets(): SecretBox {
-    if (!this.#secrets) throw new AppError('UNAVAILABLE', 'the server is starting and has not checked its encryption key yet')
-    return this.#secrets
-  }
-
-  async detachDatabase(): Promise<void> {
-    await this.#authenticator?.stop()
-  }
-
-  get authenticator(): Authenticator {
-    if (!this.#authenticator) throw new AppError('UNAVAILABLE', 'the server is starting and has not reached its database yet')
-    return this.#authenticator
-  }
-
   /** Every protected use case starts here. */
-  /**
-   * Not async itself: hands back the authenticator's own promise, since an async wrapper
-   * returning a promise costs an extra promise and three microtask turns on every request.
-   */
   authenticate(call: CallContext): Promise<Principal> {
     if (call.principal) return Promise.resolve(call.principal)
-    try {
-      this.#requireMigratedDatabase()
-    } catch (error) {
-      return Promise.reject(error)
-    }
+    // While the health check finds the database unreachable, 503 at once: a request sent to
+    // the pool then would only wait for a connection that cannot be made.
+    if (!this.lifecycle.databaseReachable) return Promise.reject(databaseUnreachable())
     return this.authenticator.authenticate(call.authorization)
   }
 
-  get database(): Database | undefined {
-    return this.#database
-  }
-
-  /** The primary pool; until the database is connected, calls fail as UNAVAILABLE rather than hang. */
+  /** The primary pool, for requests. */
   get sql(): Sql {
-    return this.#requireMigratedDatabase().primary
-  }
-
-  /**
-   * Until migrations have run the tables may not exist: a clear 503, not an INTERNAL "relation does not exist".
-   * While the health check finds the database unreachable, 503 at once: a request sent to the pool
-   * then would only wait for a connection that cannot be made.
-   */
-  #requireMigratedDatabase(): Database {
-    if (!this.#database || this.lifecycle.state === 'STARTING') {
-      throw new AppError('UNAVAILABLE', 'the server is starting and its database is not ready yet; try again shortly')
-    }
     if (!this.lifecycle.databaseReachable) throw databaseUnreachable()
-    return this.#database
+    return this.database.primary
   }
 
   get storage(): string {
-    return this.#database?.engine ?? 'unknown'
+    return this.database.engine
+  }
+
+  /** Writes the usage stamps still in memory and stops listening for key changes. */
+  async close(): Promise<void> {
+    await this.authenticator.stop()
+  }
+}
+
+/**
+ * What the transports hold from the start. While the server is STARTING only the facts
+ * exist (probes, system info); a use case that needs the database answers UNAVAILABLE
+ * (HTTP 503) until the server has built its DomainContext and become READY.
+ */
+export class ServerContext {
+  #domain: DomainContext | undefined
+
+  constructor(readonly facts: ServerFacts) {}
+
+  /** Called once by the server, just before it becomes READY. */
+  open(domain: DomainContext): void {
+    this.#domain = domain
+  }
+
+  /** The use cases' context; UNAVAILABLE while the server is starting. */
+  get domain(): DomainContext {
+    if (!this.#domain) throw new AppError('UNAVAILABLE', 'the server is starting and its database is not ready yet; try again shortly')
+    return this.#domain
+  }
+
+  /** The context if the server has become READY, without failing when it has not. */
+  get domainIfOpen(): DomainContext | undefined {
+    return this.#domain
   }
 }

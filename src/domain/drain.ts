@@ -1,4 +1,3 @@
-import { AppError } from '../errors/app-error.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
 import { drainSchema } from '../validation/admin.js'
 import { parseInput } from '../validation/parse.js'
@@ -16,7 +15,6 @@ export async function drainServer(context: DomainContext, call: CallContext, inp
   const principal = await context.authenticate(call)
   requirePermission(principal, 'DRAIN_SERVER')
   const request = parseInput(drainSchema, input)
-  if (!context.drainController) throw new AppError('UNAVAILABLE', 'drain is not available on this server')
   const waitMs = request.waitForQuiesce ? request.timeoutSec * 1000 : 0
   context.log.info('drain requested', { userId: principal.userId, reason: request.reason, waitForQuiesce: request.waitForQuiesce })
   const outcome = await context.drainController.drain(request.reason, waitMs)

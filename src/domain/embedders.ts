@@ -5,6 +5,7 @@ import { parseInput } from '../validation/parse.js'
 import type { ProbeStatus } from './probes.js'
 import {
   createEmbedderSchema,
+  defaultEmbedderApiPath,
   type DistributionType,
   type EmbedderProviderType,
   listEmbeddersSchema,
@@ -13,7 +14,8 @@ import {
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { authoriseOwner, credentialsView, type CredentialsView } from './registry.js'
+import { authoriseOwner } from './permissions.js'
+import { credentialsView, type CredentialsView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 /** An embedder as every response carries it: credentials without the secret. */
@@ -40,13 +42,6 @@ export interface Embedder {
   updatedAt: number
   createdById: string
   updatedById: string
-}
-
-/** Spec part 2: VENDORD /v2/embed, TEI /embed, all others /embeddings. */
-export function defaultEmbedderApiPath(providerType: EmbedderProviderType): string {
-  if (providerType === 'VENDORD') return '/v2/embed'
-  if (providerType === 'TEI') return '/embed'
-  return '/embeddings'
 }
 
 /** How the shared registration steps name and store embedders. */

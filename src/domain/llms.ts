@@ -6,6 +6,7 @@ import type { ProbeStatus } from './probes.js'
 import {
   type CapabilitiesInput,
   createLlmSchema,
+  DEFAULT_LLM_API_PATH,
   listLlmsSchema,
   type LlmProviderType,
   type Modality,
@@ -14,7 +15,8 @@ import {
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { authoriseOwner, credentialsView, type CredentialsView } from './registry.js'
+import { authoriseOwner } from './permissions.js'
+import { credentialsView, type CredentialsView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 export interface LlmCapabilities {
@@ -52,9 +54,6 @@ export interface Llm {
   createdById: string
   updatedById: string
 }
-
-/** Spec part 2. */
-export const DEFAULT_LLM_API_PATH = '/v1/chat/completions'
 
 /**
  * The spec gives no defaults. The default API path is a chat-completions endpoint, so

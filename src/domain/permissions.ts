@@ -1,4 +1,6 @@
-import { AppError } from '../errors/app-error.js'
+import type { Queryable } from '../db/database.js'
+import * as usersSql from '../db/sql/users.js'
+import { AppError, notFound } from '../errors/app-error.js'
 
 export type Role = 'ADMIN' | 'USER'
 export const ROLES: Role[] = ['ADMIN', 'USER']
@@ -67,4 +69,15 @@ export function requirePermission(principal: Principal, permission: Permission):
 export function requireOwnership(principal: Principal, resource: ResourceName, action: string, ownerId: string): void {
   const scope: Scope = ownerId === principal.userId ? 'OWN' : 'ANY'
   requirePermission(principal, `${action}_${resource}_${scope}` as Permission)
+}
+
+/**
+ * The owner of something being created: the caller unless the request names another.
+ * Creating for someone else needs the _ANY permission, and that someone must exist.
+ */
+export async function authoriseOwner(sql: Queryable, principal: Principal, resource: ResourceName, requestedOwnerId: string | undefined): Promise<string> {
+  const ownerId = requestedOwnerId ?? principal.userId
+  requireOwnership(principal, resource, 'CREATE', ownerId)
+  if (ownerId !== principal.userId && !(await usersSql.findUserById(sql, ownerId))) throw notFound(`user ${ownerId}`)
+  return ownerId
 }

@@ -1,16 +1,18 @@
 import * as probesSql from '../db/sql/probes.js'
-import type { StoredProbe } from '../db/sql/probes.js'
-import { MODEL_PROBE_JOB, type ModelProbePayload, probeTable } from '../jobs/handlers/model-probe.js'
+import type { ProbeTable, StoredProbe } from '../db/sql/probes.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
+import { MODEL_PROBE_JOB, type ProbedResource } from './job-kinds.js'
 import { requireVisible } from './registry.js'
 
 export type ProbeStatus = StoredProbe
 
+export const probeTable = (resource: ProbedResource): ProbeTable => (resource === 'EMBEDDER' ? 'embedders' : 'llms')
+
 /** Queues a probe after a registration's endpoint or credentials changed; the write has already succeeded. */
-export async function enqueueProbe(context: DomainContext, resource: ModelProbePayload['resource'], id: string): Promise<void> {
+export async function enqueueProbe(context: DomainContext, resource: ProbedResource, id: string): Promise<void> {
   try {
     await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
   } catch (error) {
@@ -22,7 +24,7 @@ export async function enqueueProbe(context: DomainContext, resource: ModelProbeP
 export async function requestProbe(
   context: DomainContext,
   call: CallContext,
-  resource: ModelProbePayload['resource'],
+  resource: ProbedResource,
   rawId: unknown,
 ): Promise<{ jobId: string }> {
   const principal = await context.authenticate(call)

@@ -12,8 +12,8 @@ import { nextLabels, type RegistryResource, registrationConflict, requireVisible
  * The steps of create, list, get, update and delete that embedders and LLMs share, so
  * that both kinds keep the same visibility, conflict, audit and probe rules. Each
  * kind's module (embedders.ts, llms.ts) parses its requests, builds its rows and maps
- * them to responses, and calls these for the rest. Kept apart from registry.ts because
- * probes.ts depends on registry.ts, and these steps depend on probes.ts.
+ * them to responses, and calls these for the rest. The rules these steps apply
+ * (visibility, conflicts, sealing credentials, labels) are in registry.ts.
  */
 
 /** What the shared steps need to know about one kind of registration. */

@@ -1,7 +1,5 @@
 import crypto from 'node:crypto'
-import type { Queryable } from '../db/database.js'
 import type { CredentialColumns } from '../db/sql/credential-columns.js'
-import * as usersSql from '../db/sql/users.js'
 import { alreadyExists, invalidArgument, notFound } from '../errors/app-error.js'
 import type { SecretBox } from '../secrets/secret-box.js'
 import { MAX_LABELS } from '../validation/common.js'
@@ -94,14 +92,6 @@ export function credentialsView(row: CredentialColumns): CredentialsView {
     default:
       return { kind: 'NONE' }
   }
-}
-
-/** Creating for someone else needs _ANY, and that someone must exist. */
-export async function authoriseOwner(sql: Queryable, principal: Principal, resource: RegistryResource, requestedOwnerId: string | undefined): Promise<string> {
-  const ownerId = requestedOwnerId ?? principal.userId
-  requireOwnership(principal, resource, 'CREATE', ownerId)
-  if (ownerId !== principal.userId && !(await usersSql.findUserById(sql, ownerId))) throw notFound(`user ${ownerId}`)
-  return ownerId
 }
 
 /**

@@ -3,7 +3,7 @@ import * as systemSql from '../db/sql/system.js'
 import * as usersSql from '../db/sql/users.js'
 import { issueApiKey } from './api-keys.js'
 import { nowMillis } from './paging.js'
-import type { DomainContext } from './context.js'
+import type { DomainContext, ServerContext } from './context.js'
 import type { LicenseSummary } from './licenses.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
 import { RUNTIME, type RuntimeInfo } from '../runtime/environment.js'
@@ -24,20 +24,22 @@ export interface SystemInfo {
 }
 
 /** Public (no credential): enough for an operator or the console to see what is running. */
-export async function getSystemInfo(context: DomainContext): Promise<SystemInfo> {
-  const initialized = context.database && context.lifecycle.started ? await systemSql.isInitialized(context.sql) : false
+export async function getSystemInfo(server: ServerContext): Promise<SystemInfo> {
+  const { facts, domainIfOpen: domain } = server
   return {
-    version: context.version,
-    lifecycleState: context.lifecycle.state,
-    initialized,
-    license: context.licenses,
-    storage: context.storage,
-    tlsEnabled: context.tlsEnabled,
-    debugDatabaseListen: context.database?.debugListen ?? '',
+    version: facts.version,
+    lifecycleState: facts.lifecycle.state,
+    initialized: domain ? await systemSql.isInitialized(domain.sql) : false,
+    license: facts.licenses,
+    storage: domain?.storage ?? 'unknown',
+    tlsEnabled: facts.tlsEnabled,
+    debugDatabaseListen: domain?.database.debugListen ?? '',
     runtime: RUNTIME,
-    memories: context.vectorSupport.available
-      ? { available: true, pgvectorVersion: context.vectorSupport.version }
-      : { available: false, reason: context.vectorSupport.reason },
+    memories: !domain
+      ? { available: false, reason: 'the server has not reached its database yet' }
+      : domain.vectorSupport.available
+        ? { available: true, pgvectorVersion: domain.vectorSupport.version }
+        : { available: false, reason: domain.vectorSupport.reason },
   }
 }
 

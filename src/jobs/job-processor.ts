@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import type { Queryable, Sql } from '../db/database.js'
 import * as jobsSql from '../db/sql/jobs.js'
+import type { JobQueue } from '../domain/job-queue.js'
 import type { WorkIntake } from '../lifecycle/drain.js'
 import type { Logger } from '../observability/logger.js'
 
@@ -46,7 +47,7 @@ const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
  * once; failures retry with exponential backoff until the kind's attempts run out,
  * then the job stays FAILED with its last error. Jobs survive restarts.
  */
-export class JobProcessor implements WorkIntake {
+export class JobProcessor implements WorkIntake, JobQueue {
   readonly name = 'background jobs'
   readonly workerId = `${process.pid}-${crypto.randomBytes(3).toString('hex')}`
   readonly #handlers = new Map<string, JobHandler<never>>()
@@ -102,7 +103,7 @@ export class JobProcessor implements WorkIntake {
   }
 
   /** Stores a job (in the caller's transaction, if it passes one) and wakes this process's loop. */
-  async enqueue(sql: Queryable, kind: string, payload: Record<string, unknown>, delayMs = 0): Promise<string> {
+  async enqueue(sql: Queryable, kind: string, payload: object, delayMs = 0): Promise<string> {
     const handler = this.#handlers.get(kind)
     if (!handler) throw new Error(`no handler for job kind ${kind}`)
     const id = crypto.randomUUID()

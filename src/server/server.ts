@@ -1,9 +1,9 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
-import { prepareVectorStorage } from '../db/vector-storage.js'
+import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
-import { DomainContext } from '../domain/context.js'
+import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { DrainController } from '../lifecycle/drain.js'
@@ -14,7 +14,7 @@ import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
 import { preparePrivateDataDir } from '../runtime/data-dir.js'
-import { EncryptionKeyError, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
+import { EncryptionKeyError, type LoadedKey, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
 import { loadUws } from '../runtime/uws.js'
 import { resolveTlsMaterial, type TlsMaterial } from '../tls/certificates.js'
@@ -35,7 +35,10 @@ export interface RunningServer {
   restPort: number
   grpcPort: number
   lifecycle: Lifecycle
-  context: DomainContext
+  /** The use cases' context, once the server is READY (UNAVAILABLE before). */
+  readonly context: DomainContext
+  /** The background job processor, once the server is READY (tests register their own kinds on it). */
+  readonly jobs: JobProcessor
   tls: TlsMaterial | undefined
   /** Resolves once the server first reaches READY. */
   ready: Promise<void>
@@ -55,34 +58,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())
 
-/** The REST listener with every route, wired to `context` (tests wire it to a context of their own). */
-export function createRestServer(options: {
-  config: ServerConfig
-  context: DomainContext
-  lifecycle: Lifecycle
-  metrics: ServerMetrics
-  log: Logger
-  tls?: TlsMaterial
-}): HttpServer {
-  const { config, context, lifecycle, metrics, log, tls } = options
-  const http = new HttpServer({
-    uws: loadUws(),
-    tls,
-    maxBodyBytes: config.maxMessageBytes,
-    authenticate: (authorization) => context.authenticate({ requestId: '', transport: 'rest', authorization }),
-    lifecycle,
-    metrics,
-    log,
-  })
-  registerRestRoutes(http, context, metrics, config)
-  return http
-}
-
-/**
- * Starts both listeners at once (probes answer while STARTING), then reaches the
- * database with backoff, applies migrations and becomes READY. A database lost later
- * only flips readiness until it is back.
- */
 export interface StartOptions {
   /** Job processor tuning; tests shorten the retry delays. */
   jobs?: Partial<JobProcessorOptions>
@@ -92,107 +67,75 @@ export interface StartOptions {
   embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
+/** The REST listener with every route, wired to `server` (tests wire it to a context of their own). */
+export function createRestServer(options: {
+  config: ServerConfig
+  server: ServerContext
+  lifecycle: Lifecycle
+  metrics: ServerMetrics
+  log: Logger
+  tls?: TlsMaterial
+}): HttpServer {
+  const { config, server, lifecycle, metrics, log, tls } = options
+  const http = new HttpServer({
+    uws: loadUws(),
+    tls,
+    maxBodyBytes: config.maxMessageBytes,
+    // Checked from the headers before a body is read; UNAVAILABLE (503) while the server is starting.
+    authenticate: (authorization) => server.domain.authenticate({ requestId: '', transport: 'rest', authorization }),
+    lifecycle,
+    metrics,
+    log,
+  })
+  registerRestRoutes(http, server, metrics, config)
+  return http
+}
+
+/**
+ * Starts both listeners at once (probes answer while STARTING, API calls get 503), then
+ * reaches the database with backoff, applies migrations, builds the DomainContext and
+ * becomes READY. A database lost later only flips readiness until it is back.
+ */
 export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
   preparePrivateDataDir(config.dataDir, log)
   const lifecycle = new Lifecycle()
   const licenses = readLicenseSummary(config.licenseDir)
-  if (!licenses.present) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
-  if (config.metrics.authDisabled) log.warn('GET /metrics is served without a secret (--metrics-auth-disabled)')
-  else if (config.metrics.usingDefaultSecret) {
-    log.warn('GET /metrics uses the built-in default secret; set --metrics-scrape-secret or SERVICE_METRICS_SECRET')
-  }
-
+  warnAboutOperatorSettings(config, licenses.present, log)
   const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
   // Logged at every start so that operators can compare it with what a client pinned.
   if (tls) log.info('TLS certificate', { certFile: tls.certFile, selfSigned: tls.selfSigned, sha256Fingerprint: tls.fingerprint })
-  const context = new DomainContext(lifecycle, log, VERSION, licenses, tls !== undefined)
-  const drainController = new DrainController(lifecycle, log)
-  context.drainController = drainController
+  const facts: ServerFacts = { lifecycle, log, version: VERSION, licenses, tlsEnabled: tls !== undefined, drainController: new DrainController(lifecycle, log) }
+  const server = new ServerContext(facts)
   let database: Database | undefined
   const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
-
-  const http = createRestServer({ config, context, lifecycle, metrics, log, tls })
-  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
-  registerGrpcServices(grpc, context)
-  grpc.addStandardServices(readAsset('descriptor.binpb'))
-
-  let restPort: number
-  let grpcPort: number
-  try {
-    restPort = await http.listen(config.bindAddress, config.restPort)
-    grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
-  } catch (error) {
-    http.close()
-    grpc.server.forceShutdown()
-    throw error
-  }
-  const scheme = tls ? 'https' : 'http'
-  log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+  const { http, grpc, restPort, grpcPort } = await listen(config, server, metrics, tls)
 
   let stopping = false
+  let jobs: JobProcessor | undefined
   let healthTimer: NodeJS.Timeout | undefined
 
   const connect = async () => {
-    // Encryption key (issue 4): a bad key file fails start-up before the database is touched.
+    // A bad key file fails start-up before the database is touched.
     const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
     database = await openDatabase(config, log)
-    context.attachDatabase(database)
     log.info('database', { target: database.description })
-    let delay = FIRST_RETRY_DELAY_MS
-    for (let attempt = 1; !stopping; attempt++) {
-      try {
-        await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
-        const applied = await migrate(database.primary)
-        if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
-        context.vectorSupport = await prepareVectorStorage(database.primary)
-        if (!context.vectorSupport.available) log.warn('memories are unavailable', { reason: context.vectorSupport.reason })
-        // Encryption key (issue 4): the database's recorded key must be this one.
-        await verifyEncryptionKey(database.primary, encryptionKey)
-        break
-      } catch (error) {
-        if (error instanceof EncryptionKeyError) throw error
-        // Unreachable (including our own check timing out, ETIMEDOUT) is expected while the database comes up.
-        if (!isDatabaseUnreachable(error) && attempt > 1) {
-          log.error('database start-up failed', { error: error as Error, attempt })
-        } else {
-          log.warn('database not reachable yet; retrying', { error: error as Error, attempt, retryInMs: delay })
-        }
-        await sleep(delay)
-        delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)
-      }
-    }
-    if (stopping) return
-    context.attachSecrets(encryptionKey.box)
-    const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
-    registerJobHandlers(jobs, context, options)
-    context.attachJobs(jobs)
-    drainController.addIntake(jobs)
+    const vectorSupport = await prepareDatabase(database, encryptionKey, log, () => stopping)
+    if (stopping || !vectorSupport) return
+    jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
+    registerJobHandlers(jobs, encryptionKey.box, options)
+    facts.drainController.addIntake(jobs)
     // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
     if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
+    server.open(new DomainContext(facts, { database, secrets: encryptionKey.box, jobs, vectorSupport }))
     lifecycle.setDatabaseReachable(true)
     lifecycle.transition('READY')
     jobs.start()
     log.info('ready', { state: lifecycle.state })
-    // One ping at a time: a ping that waits out its timeout must not pile up behind the next.
-    const checkDatabase = async () => {
-      try {
-        await withTimeout(database!.ping(), database!.pingTimeoutMs)
-        if (!lifecycle.databaseReachable) log.info('database reachable again')
-        if (lifecycle.databaseDiskFull) log.info('database disk has space again')
-        lifecycle.setDatabaseReachable(true)
-        lifecycle.setDatabaseDiskFull(false)
-      } catch (error) {
-        if (isDatabaseDiskFull(error)) {
-          if (!lifecycle.databaseDiskFull) log.warn('database disk full; readiness is off and writes get 503 until space is freed', { error: error as Error })
-          lifecycle.setDatabaseDiskFull(true)
-        } else {
-          if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
-          lifecycle.setDatabaseReachable(false)
-        }
-      }
-      if (!stopping) healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
-    }
-    healthTimer = setTimeout(() => void checkDatabase(), DATABASE_CHECK_INTERVAL_MS).unref()
+    const watched = database
+    const check = () => checkDatabase(watched, lifecycle, log).finally(() => {
+      if (!stopping) healthTimer = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
+    })
+    healthTimer = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
   }
   const ready = connect()
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
@@ -203,18 +146,114 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
       stopping = true
       log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
       // Probes keep answering (not ready) while the drain runs, so load balancers see it.
-      const outcome = await drainController.drain(reason, config.shutdownTimeoutMs)
+      const outcome = await facts.drainController.drain(reason, config.shutdownTimeoutMs)
       if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
       http.close()
       await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
       if (healthTimer) clearTimeout(healthTimer)
       await ready.catch(() => {})
-      await context.detachDatabase().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
+      await server.domainIfOpen?.close().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
       await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
       log.info('stopped', { state: lifecycle.state })
     })()
     return shutdownPromise
   }
 
-  return { restPort, grpcPort, lifecycle, context, tls, ready, shutdown }
+  return {
+    restPort,
+    grpcPort,
+    lifecycle,
+    get context() {
+      return server.domain
+    },
+    get jobs() {
+      if (!jobs) throw new Error('the job processor starts when the server becomes READY')
+      return jobs
+    },
+    tls,
+    ready,
+    shutdown,
+  }
+}
+
+function warnAboutOperatorSettings(config: ServerConfig, licencesPresent: boolean, log: Logger): void {
+  if (!licencesPresent) log.warn('licence directory is missing or empty; set --license-dir', { dir: config.licenseDir })
+  if (config.metrics.authDisabled) log.warn('GET /metrics is served without a secret (--metrics-auth-disabled)')
+  else if (config.metrics.usingDefaultSecret) {
+    log.warn('GET /metrics uses the built-in default secret; set --metrics-scrape-secret or SERVICE_METRICS_SECRET')
+  }
+}
+
+/** Both listeners, with every route and service registered; they answer from here on, before the database is reached. */
+async function listen(config: ServerConfig, server: ServerContext, metrics: ServerMetrics, tls: TlsMaterial | undefined) {
+  const { lifecycle, log } = server.facts
+  const http = createRestServer({ config, server, lifecycle, metrics, log, tls })
+  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
+  registerGrpcServices(grpc, server)
+  grpc.addStandardServices(readAsset('descriptor.binpb'))
+  try {
+    const restPort = await http.listen(config.bindAddress, config.restPort)
+    const grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
+    const scheme = tls ? 'https' : 'http'
+    log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+    return { http, grpc, restPort, grpcPort }
+  } catch (error) {
+    http.close()
+    grpc.server.forceShutdown()
+    throw error
+  }
+}
+
+/**
+ * Waits for the database with backoff, applies migrations, sets up vector storage where
+ * pgvector exists, and checks that the database recorded this encryption key (another key
+ * would make the stored secrets unreadable). Returns undefined when the server is stopped meanwhile.
+ */
+async function prepareDatabase(database: Database, encryptionKey: LoadedKey, log: Logger, stopping: () => boolean): Promise<VectorSupport | undefined> {
+  let delay = FIRST_RETRY_DELAY_MS
+  for (let attempt = 1; !stopping(); attempt++) {
+    try {
+      await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
+      const applied = await migrate(database.primary)
+      if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
+      const vectorSupport = await prepareVectorStorage(database.primary)
+      if (!vectorSupport.available) log.warn('memories are unavailable', { reason: vectorSupport.reason })
+      await verifyEncryptionKey(database.primary, encryptionKey)
+      return vectorSupport
+    } catch (error) {
+      if (error instanceof EncryptionKeyError) throw error
+      // Unreachable (including our own check timing out, ETIMEDOUT) is expected while the database comes up.
+      if (!isDatabaseUnreachable(error) && attempt > 1) {
+        log.error('database start-up failed', { error: error as Error, attempt })
+      } else {
+        log.warn('database not reachable yet; retrying', { error: error as Error, attempt, retryInMs: delay })
+      }
+      await sleep(delay)
+      delay = Math.min(delay * 2, MAX_RETRY_DELAY_MS)
+    }
+  }
+  return undefined
+}
+
+/**
+ * Readiness follows the database, flipped both ways and logged only on change. One ping at
+ * a time (the caller schedules the next when this one ends): a ping that waits out its
+ * timeout must not pile up behind the next.
+ */
+async function checkDatabase(database: Database, lifecycle: Lifecycle, log: Logger): Promise<void> {
+  try {
+    await withTimeout(database.ping(), database.pingTimeoutMs)
+    if (!lifecycle.databaseReachable) log.info('database reachable again')
+    if (lifecycle.databaseDiskFull) log.info('database disk has space again')
+    lifecycle.setDatabaseReachable(true)
+    lifecycle.setDatabaseDiskFull(false)
+  } catch (error) {
+    if (isDatabaseDiskFull(error)) {
+      if (!lifecycle.databaseDiskFull) log.warn('database disk full; readiness is off and writes get 503 until space is freed', { error: error as Error })
+      lifecycle.setDatabaseDiskFull(true)
+    } else {
+      if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
+      lifecycle.setDatabaseReachable(false)
+    }
+  }
 }

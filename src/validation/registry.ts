@@ -1,20 +1,8 @@
 import * as v from 'valibot'
 import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
+import { CREDENTIAL_KINDS, DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES, INT32_MAX, LLM_PROVIDER_TYPES, MODALITIES } from './registry-values.js'
 
-/** Spec part 2, exactly. */
-export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
-export const LLM_PROVIDER_TYPES = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
-export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
-export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
-export const CREDENTIAL_KINDS = ['API_KEY', 'CLOUD_ADC', 'NONE'] as const
-
-export type EmbedderProviderType = (typeof EMBEDDER_PROVIDER_TYPES)[number]
-export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number]
-export type Modality = (typeof MODALITIES)[number]
-export type DistributionType = (typeof DISTRIBUTION_TYPES)[number]
-export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
-
-export const INT32_MAX = 2_147_483_647
+export * from './registry-values.js'
 export const MAX_URL_LENGTH = 2048
 export const MAX_API_PATH_LENGTH = 512
 export const MAX_MODEL_IDENTIFIER_LENGTH = 256
@@ -185,25 +173,60 @@ export const samplingParamsSchema = v.strictObject({
 export type SamplingParams = v.InferOutput<typeof samplingParamsSchema>
 export type CapabilitiesInput = v.InferOutput<typeof capabilitiesSchema>
 
+/**
+ * Every field of a registration as create takes it, in the order errors are reported.
+ * Update takes the same fields, each optional, except that labels are replaced or merged,
+ * "" clears an optional text field, and credentials may keep the stored secret.
+ */
+function registrationFields<const T extends readonly string[]>(providerTypes: T) {
+  return {
+    displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
+    description: boundedText(MAX_DESCRIPTION_LENGTH),
+    providerType: oneOf(providerTypes),
+    endpointUrl: httpUrlSchema,
+    apiPath: apiPathSchema,
+    modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
+  }
+}
+
+/** Fields that come after each kind's own fields. */
+const trailingRegistrationFields = {
+  supportedModalities: modalitiesSchema,
+  labels: labelsSchema,
+  version: boundedText(MAX_VERSION_LENGTH),
+  monitoringEndpoint: httpUrlSchema,
+}
+
+/** Fields of a create request that may be left out; every other field is required. */
+const OPTIONAL_ON_CREATE = ['description', 'apiPath', 'supportedModalities', 'labels', 'version', 'monitoringEndpoint'] as const
+
+const clearableUrl = clearable(httpUrlSchema, 'an http or https URL')
+
+const embedderFields = v.strictObject({
+  ...registrationFields(EMBEDDER_PROVIDER_TYPES),
+  dimensionality: positiveInt32,
+  distributionType: oneOf(DISTRIBUTION_TYPES),
+  maxSequenceLength: positiveInt32,
+  ...trailingRegistrationFields,
+})
 
 export const createEmbedderSchema = v.strictObject({
   embedderId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
-  displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
-  description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
-  providerType: oneOf(EMBEDDER_PROVIDER_TYPES),
-  endpointUrl: httpUrlSchema,
-  apiPath: v.optional(apiPathSchema),
-  modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
-  dimensionality: positiveInt32,
+  ...v.partial(embedderFields, [...OPTIONAL_ON_CREATE, 'maxSequenceLength']).entries,
   distributionType: v.optional(oneOf(DISTRIBUTION_TYPES), 'DENSE'),
-  maxSequenceLength: v.optional(positiveInt32),
-  supportedModalities: v.optional(modalitiesSchema),
-  labels: v.optional(labelsSchema),
-  version: v.optional(boundedText(MAX_VERSION_LENGTH)),
-  monitoringEndpoint: v.optional(httpUrlSchema),
   credentials: v.optional(createCredentialsSchema),
 })
+
+export const updateEmbedderSchema = v.pipe(
+  v.strictObject({
+    ...v.partial(v.omit(embedderFields, ['labels'])).entries,
+    monitoringEndpoint: v.optional(clearableUrl),
+    credentials: v.optional(updateCredentialsSchema),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
 
 /** Paging, label filter, provider filter and (admins) owner: the same for every registry. */
 function listRegistrationsSchema<const T extends readonly string[]>(providerTypes: T) {
@@ -216,63 +239,29 @@ function listRegistrationsSchema<const T extends readonly string[]>(providerType
   })
 }
 
-export const updateEmbedderSchema = v.pipe(
-  v.strictObject({
-    displayName: v.optional(requiredText(MAX_DISPLAY_NAME_LENGTH)),
-    description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
-    providerType: v.optional(oneOf(EMBEDDER_PROVIDER_TYPES)),
-    endpointUrl: v.optional(httpUrlSchema),
-    apiPath: v.optional(apiPathSchema),
-    modelIdentifier: v.optional(requiredText(MAX_MODEL_IDENTIFIER_LENGTH)),
-    dimensionality: v.optional(positiveInt32),
-    distributionType: v.optional(oneOf(DISTRIBUTION_TYPES)),
-    maxSequenceLength: v.optional(positiveInt32),
-    supportedModalities: v.optional(modalitiesSchema),
-    version: v.optional(boundedText(MAX_VERSION_LENGTH)),
-    monitoringEndpoint: v.optional(clearable(httpUrlSchema, 'an http or https URL')),
-    credentials: v.optional(updateCredentialsSchema),
-    ...labelUpdateFields,
-  }),
-  oneLabelUpdateOnly(),
-)
-
 export const listEmbeddersSchema = listRegistrationsSchema(EMBEDDER_PROVIDER_TYPES)
+
+const llmFields = v.strictObject({
+  ...registrationFields(LLM_PROVIDER_TYPES),
+  ...trailingRegistrationFields,
+  clientConfig: clientConfigSchema,
+  maxContextLength: positiveInt32,
+  capabilities: capabilitiesSchema,
+  defaultSamplingParams: samplingParamsSchema,
+})
 
 export const createLlmSchema = v.strictObject({
   llmId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
-  displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
-  description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
-  providerType: oneOf(LLM_PROVIDER_TYPES),
-  endpointUrl: httpUrlSchema,
-  apiPath: v.optional(apiPathSchema),
-  modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
-  supportedModalities: v.optional(modalitiesSchema),
-  labels: v.optional(labelsSchema),
-  version: v.optional(boundedText(MAX_VERSION_LENGTH)),
-  monitoringEndpoint: v.optional(httpUrlSchema),
-  clientConfig: v.optional(clientConfigSchema),
-  maxContextLength: v.optional(positiveInt32),
-  capabilities: v.optional(capabilitiesSchema),
-  defaultSamplingParams: v.optional(samplingParamsSchema),
+  ...v.partial(llmFields, [...OPTIONAL_ON_CREATE, 'clientConfig', 'maxContextLength', 'capabilities', 'defaultSamplingParams']).entries,
   credentials: v.optional(createCredentialsSchema),
 })
 
 export const updateLlmSchema = v.pipe(
   v.strictObject({
-    displayName: v.optional(requiredText(MAX_DISPLAY_NAME_LENGTH)),
-    description: v.optional(boundedText(MAX_DESCRIPTION_LENGTH)),
-    providerType: v.optional(oneOf(LLM_PROVIDER_TYPES)),
-    endpointUrl: v.optional(httpUrlSchema),
-    apiPath: v.optional(apiPathSchema),
-    modelIdentifier: v.optional(requiredText(MAX_MODEL_IDENTIFIER_LENGTH)),
-    supportedModalities: v.optional(modalitiesSchema),
-    version: v.optional(boundedText(MAX_VERSION_LENGTH)),
-    monitoringEndpoint: v.optional(clearable(httpUrlSchema, 'an http or https URL')),
+    ...v.partial(v.omit(llmFields, ['labels'])).entries,
+    monitoringEndpoint: v.optional(clearableUrl),
     clientConfig: v.optional(clearable(clientConfigSchema, 'valid JSON text of an object')),
-    maxContextLength: v.optional(positiveInt32),
-    capabilities: v.optional(capabilitiesSchema),
-    defaultSamplingParams: v.optional(samplingParamsSchema),
     credentials: v.optional(updateCredentialsSchema),
     ...labelUpdateFields,
   }),

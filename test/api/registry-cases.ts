@@ -5,7 +5,7 @@ import type { Actor, IdentityFixture } from '../support/identity-fixture.js'
 import type { ApiCase } from './identity-cases.js'
 
 /**
- * The embedder and LLM registry as a table (issue 4), in the shape of identity-cases:
+ * The embedder and LLM registry as a table, in the shape of identity-cases:
  * every case runs over REST and gRPC, on PostgreSQL and PGlite. Cases shared by both
  * resources are generated once per resource; each case prepares what it consumes.
  */
@@ -573,7 +573,7 @@ export const DEFAULT_CAPABILITIES = {
   supportsSamplingParameters: true, supportsStreaming: false, supportsSystemMessages: true,
 }
 
-/** Inside-the-range edges of every sampling setting (spec part 2 and part 8). */
+/** Inside-the-range edges of every sampling setting (the ranges samplingParamsSchema accepts). */
 const SAMPLING_INSIDE: Array<[string, number | string[]]> = [
   ['temperature', 0], ['temperature', 2], ['temperature', 1.25],
   ['topP', 0], ['topP', 1], ['topP', 0.5],

@@ -1,4 +1,4 @@
-// `memsvc embedder …` and `memsvc llm …` end to end: every setting of spec part 2 as
+// `memsvc embedder …` and `memsvc llm …` end to end: every setting of a registration as
 // an option, each credential form, capability flags in both forms, sampling settings,
 // and updates that change only what was given. Plaintext server; one user.
 import fs from 'node:fs'

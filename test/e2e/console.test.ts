@@ -273,7 +273,7 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     const form = page.locator('form.registry-form')
     await form.waitFor()
 
-    // The API path follows the provider's default (spec part 2) until it is edited by hand.
+    // The API path follows the provider's default (validation/registry-values.ts) until it is edited by hand.
     const provider = form.getByLabel(labelled('Provider type'))
     const apiPath = form.getByLabel(labelled('API path'))
     for (const [value, path] of [['TEI', '/embed'], ['VENDORD', '/v2/embed'], ['VLLM', '/embeddings'], ['TEI', '/embed']]) {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import * as grpc from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DomainContext } from '../../src/domain/context.js'
+import type { ServerContext } from '../../src/domain/context.js'
 import { AppError } from '../../src/errors/app-error.js'
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js'
 import { createLogger } from '../../src/observability/logger.js'
@@ -73,7 +73,7 @@ beforeAll(async () => {
       server.addService(definition, faulty as never, options as never)
     },
   }
-  registerGrpcServices(recorder as unknown as GrpcServer, {} as DomainContext)
+  registerGrpcServices(recorder as unknown as GrpcServer, {} as ServerContext)
   const port = await server.bind('127.0.0.1', 0)
   address = `127.0.0.1:${port}`
   client = new grpc.Client(address, grpc.credentials.createInsecure())

@@ -26,7 +26,7 @@ const jobStatus = async (server: TestServer, id: string) => (await jobsSql.findJ
 describe.each(ENGINES)('background jobs (%s)', (engine) => {
   it('retries a failing job with backoff until it succeeds', async () => {
     const server = await start(engine)
-    const jobs = server.server.context.jobs
+    const jobs = server.server.jobs
     let calls = 0
     jobs.register({ kind: 'test.flaky', maxAttempts: 5, run: async () => {
       calls++
@@ -40,7 +40,7 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
 
   it('ends a job that keeps failing in FAILED with its last error; a permanent error is not retried', async () => {
     const server = await start(engine)
-    const jobs = server.server.context.jobs
+    const jobs = server.server.jobs
     jobs.register({ kind: 'test.broken', maxAttempts: 3, run: async (_payload, attempt) => {
       throw new Error(`broken on attempt ${attempt}`)
     } })
@@ -81,12 +81,12 @@ describe('background jobs shared by several processes (postgresql)', () => {
     const servers = [await start('postgresql', database), await start('postgresql', database)]
     const runs: Array<{ server: number; id: string }> = []
     servers.forEach((server, index) =>
-      server.server.context.jobs.register({ kind: 'test.count', maxAttempts: 1, run: async (payload: { n: number }) => {
+      server.server.jobs.register({ kind: 'test.count', maxAttempts: 1, run: async (payload: { n: number }) => {
         runs.push({ server: index, id: String(payload.n) })
         await new Promise((resolve) => setTimeout(resolve, 2))
       } }),
     )
-    const jobs = servers[0]!.server.context.jobs
+    const jobs = servers[0]!.server.jobs
     await jobs.sql.begin(async (tx) => {
       for (let n = 0; n < 200; n++) await jobs.enqueue(tx, 'test.count', { n })
     })
@@ -105,12 +105,12 @@ describe('background jobs shared by several processes (postgresql)', () => {
     const database = await createTestDatabase()
     databases.push(database)
     const first = await start('postgresql', database)
-    first.server.context.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
-    const id = await first.server.context.jobs.enqueue(first.server.context.sql, 'test.later', {}, 1_000)
+    first.server.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
+    const id = await first.server.jobs.enqueue(first.server.context.sql, 'test.later', {}, 1_000)
     await first.stop()
     running.splice(running.indexOf(first), 1)
     const second = await start('postgresql', database)
-    second.server.context.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
+    second.server.jobs.register({ kind: 'test.later', maxAttempts: 1, run: async () => {} })
     await waitFor('the job to run on the second server', async () => (await jobStatus(second, id)) === 'SUCCEEDED')
   })
 
@@ -118,7 +118,7 @@ describe('background jobs shared by several processes (postgresql)', () => {
     const database = await createTestDatabase()
     databases.push(database)
     const server = await start('postgresql', database)
-    const jobs = server.server.context.jobs
+    const jobs = server.server.jobs
     let release = () => {}
     const released = new Promise<void>((resolve) => (release = resolve))
     let started = 0
@@ -128,7 +128,7 @@ describe('background jobs shared by several processes (postgresql)', () => {
     } })
     const slow = await jobs.enqueue(jobs.sql, 'test.slow', {})
     await waitFor('the slow job to start', () => started === 1)
-    const drained = server.server.context.drainController!.drain('test', 30_000)
+    const drained = server.server.context.drainController.drain('test', 30_000)
     await waitFor('DRAINING', () => server.server.lifecycle.state === 'DRAINING')
     const queued = await jobs.enqueue(jobs.sql, 'test.slow', {})
     release()

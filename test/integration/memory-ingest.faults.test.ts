@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as chunksSql from '../../src/db/sql/chunks.js'
 import * as jobsSql from '../../src/db/sql/jobs.js'
 import * as memories from '../../src/domain/memories.js'
-import { MEMORY_INGEST_JOB } from '../../src/domain/memory-jobs.js'
+import { MEMORY_INGEST_JOB } from '../../src/domain/job-kinds.js'
 import * as spaces from '../../src/domain/spaces.js'
 import { memoryIngestJob } from '../../src/jobs/handlers/memory-ingest.js'
 import { ENGINES } from '../support/databases.js'
@@ -100,7 +100,7 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     const before = await chunksSql.listChunks(sql(), done.memoryId)
     // As after a crash between the embedding calls and the write: the memory is PROCESSING again.
     await sql()`update memories set status = 'PROCESSING' where id = ${done.memoryId}`
-    const handler = memoryIngestJob({ sql: sql(), secrets: () => context().secrets, registry: context().jobs.registry, enqueue: async () => {} })
+    const handler = memoryIngestJob({ sql: sql(), secrets: () => context().secrets, registry: fixture.server.server.jobs.registry, enqueue: async () => {} })
     await handler.run({ memoryId: done.memoryId }, 1)
     await handler.run({ memoryId: done.memoryId }, 1) // already COMPLETED: nothing to do
     const after = await chunksSql.listChunks(sql(), done.memoryId)

@@ -96,8 +96,10 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
   })
 
   it('without pgvector, memory calls answer FAILED_PRECONDITION naming the extension and how to install it', async () => {
-    const saved: VectorSupport = context().vectorSupport
-    context().vectorSupport = { available: false, reason: 'the extension "vector" is not installed on this PostgreSQL server; install pgvector 0.8 or newer' }
+    // The context is built once with what the server found; this test stands in a database without pgvector.
+    const writable = context() as { vectorSupport: VectorSupport }
+    const saved = writable.vectorSupport
+    writable.vectorSupport = { available: false, reason: 'the extension "vector" is not installed on this PostgreSQL server; install pgvector 0.8 or newer' }
     try {
       const result = await failure(memories.createMemory(context(), alice(), { spaceId, originalContent: 'a' }))
       expect(result.code).toBe('FAILED_PRECONDITION')
@@ -106,7 +108,7 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
       expect((await failure(memories.listMemories(context(), alice(), { spaceId }))).code).toBe('FAILED_PRECONDITION')
       expect((await createSpace({})).code).toBe('FAILED_PRECONDITION')
     } finally {
-      context().vectorSupport = saved
+      writable.vectorSupport = saved
     }
   })
 })

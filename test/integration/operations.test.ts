@@ -14,7 +14,7 @@ const PROMTOOL = (() => {
   return found.status === 0 ? found.stdout.trim() : undefined
 })()
 
-/** The single REST error shape of design.md §3. */
+/** The one REST error shape: {error: {code, status, message, details, requestId}} (errors/app-error.ts). */
 function expectErrorBody(body: unknown, code: number, status: string, requestId?: string) {
   expect(body).toEqual({
     error: {

@@ -384,7 +384,7 @@ describe.runIf(ON_POSTGRES)('PostgreSQL outages (through a TCP proxy the test co
       const now = await readyz(server!)
       return now.status === 503 ? now : undefined
     })
-    // design.md §3 body {ready, state}; the server adds a reason while the database is away.
+    // The readiness body is {ready, state}; the server adds a reason while the database is away.
     expect(down.body).toMatchObject({ ready: false, state: 'READY' })
     expect(Object.keys(down.body).filter((key) => !['ready', 'state', 'reason'].includes(key))).toEqual([])
     expect(await health.check('')).toBe(ServingStatus.NOT_SERVING)

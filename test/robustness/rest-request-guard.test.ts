@@ -4,7 +4,7 @@
 // becomes one logged 500 carrying the request id. Both walk every route the REST server
 // registers, so a route added later is covered without editing this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { DomainContext } from '../../src/domain/context.js'
+import type { ServerContext } from '../../src/domain/context.js'
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js'
 import { ENGINES } from '../support/databases.js'
 import { httpRequest } from '../support/http-client.js'
@@ -21,8 +21,8 @@ const touchesContext = (pattern: string) => !pattern.startsWith('/console') && p
 type Trap = 'throw' | 'bigint' | 'cyclic'
 
 /**
- * A REST server wired exactly as `serve` wires it, to a domain context (and lifecycle, as the
- * routes see it) that is booby-trapped once armed: every property read then throws, or hands
+ * A REST server wired exactly as `serve` wires it, to a server context (and its facts, as the
+ * routes see them) that is booby-trapped once armed: every property read then throws, or hands
  * back a value JSON cannot serialise. The server's own lifecycle stays real and READY.
  */
 function trappedRestServer(logs: string[]) {
@@ -32,7 +32,7 @@ function trappedRestServer(logs: string[]) {
       get(object, property) {
         if (trap === undefined) {
           const value = Reflect.get(object, property, object)
-          return property === 'lifecycle' ? trapped(value as object) : value
+          return property === 'facts' ? trapped(value as object) : value
         }
         if (trap === 'throw') throw new TypeError(`trapped read of ${String(property)}`)
         if (trap === 'bigint') return 10n
@@ -44,7 +44,7 @@ function trappedRestServer(logs: string[]) {
   const lifecycle = new Lifecycle()
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
-  const http = restServerOver({ lifecycle, log: (line) => logs.push(line), wrap: (context: DomainContext) => trapped(context) })
+  const http = restServerOver({ lifecycle, log: (line) => logs.push(line), wrap: (server: ServerContext) => trapped(server) })
   return { http, arm: (next: Trap) => (trap = next) }
 }
 

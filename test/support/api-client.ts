@@ -33,7 +33,7 @@ interface Operation {
 
 const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
 
-// Embedders and LLMs (issue 4): REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
+// Embedders and LLMs: REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
 const credentialsMessage = (credentials: any) =>
   credentials === undefined ? undefined : { ...credentials, kind: credentials.kind ?? 'KIND_UNSPECIFIED', cloudAdc: credentials.cloudAdc && { scopes: [], ...credentials.cloudAdc } }
 const samplingMessage = (sampling: any) => (sampling === undefined ? undefined : { stopSequences: [], ...sampling })

@@ -1,6 +1,7 @@
 import { resolveServerConfig } from '../../src/config/server-config.js'
-import { DomainContext } from '../../src/domain/context.js'
+import { ServerContext } from '../../src/domain/context.js'
 import { readLicenseSummary } from '../../src/domain/licenses.js'
+import { DrainController } from '../../src/lifecycle/drain.js'
 import { Lifecycle } from '../../src/lifecycle/lifecycle.js'
 import { createLogger } from '../../src/observability/logger.js'
 import { createMetrics } from '../../src/observability/metrics.js'
@@ -12,14 +13,23 @@ export type RegisteredRoute = HttpServer['routes'][number]
 const ROUTE_TABLE_CONFIG = resolveServerConfig({ 'tls-disabled': true, 'metrics-scrape-secret': 'route-table-secret', 'data-dir': '/nonexistent' }, {}, {})
 
 /**
- * A REST server wired as `serve` wires it (never listening), over `wrap(context)`: tests that
+ * A REST server wired as `serve` wires it (never listening), over `wrap(server)`: tests that
  * walk every route read its `routes`, so a route added later is covered without editing them.
+ * The server context has no database: its use cases answer UNAVAILABLE unless wrapped.
  */
-export function restServerOver(options: { lifecycle: Lifecycle; log?: (line: string) => void; wrap?: (context: DomainContext) => DomainContext }): HttpServer {
+export function restServerOver(options: { lifecycle: Lifecycle; log?: (line: string) => void; wrap?: (server: ServerContext) => ServerContext }): HttpServer {
   const log = createLogger('debug', options.log ?? (() => {}))
-  const context = new DomainContext(new Lifecycle(), log, 'test', readLicenseSummary('/nonexistent'), false)
   const lifecycle = options.lifecycle
-  return createRestServer({ config: ROUTE_TABLE_CONFIG, context: options.wrap ? options.wrap(context) : context, lifecycle, metrics: createMetrics(lifecycle, async () => []), log })
+  const routesLifecycle = new Lifecycle()
+  const server = new ServerContext({
+    lifecycle: routesLifecycle,
+    log,
+    version: 'test',
+    licenses: readLicenseSummary('/nonexistent'),
+    tlsEnabled: false,
+    drainController: new DrainController(routesLifecycle, log),
+  })
+  return createRestServer({ config: ROUTE_TABLE_CONFIG, server: options.wrap ? options.wrap(server) : server, lifecycle, metrics: createMetrics(lifecycle, async () => []), log })
 }
 
 /** Every route `serve` registers. */

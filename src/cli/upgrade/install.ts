@@ -13,7 +13,7 @@ const EXECUTABLE_MODE = 0o755
 /** Errors that mean "this directory is not ours to write", as opposed to a real failure. */
 const NOT_WRITABLE = new Set(['EACCES', 'EPERM', 'EROFS'])
 
-/** The second per-user install directory (spec part 1), ~/.local/bin. */
+/** The second per-user install directory the service specification names, ~/.local/bin. */
 export function fallbackInstallDir(): string {
   return path.join(os.homedir(), '.local', 'bin')
 }

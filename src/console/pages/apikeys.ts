@@ -60,25 +60,60 @@ function editLabelsDialog(key: ApiKey): Promise<ApiKey | undefined> {
   })
 }
 
+/** What the pieces of the page share: whose keys are shown, the filter, and the page's slots. */
+interface KeysView {
+  context: PageContext
+  ownerId: string
+  statusFilter: string
+  nextToken: string | undefined
+  tbody: HTMLTableSectionElement
+  tableSlot: HTMLElement
+  moreSlot: HTMLElement
+  newKeySlot: HTMLElement
+  /** Where focus goes when the row it was in is gone. */
+  createButton: HTMLButtonElement
+}
+
 export async function apiKeysPage(context: PageContext): Promise<void> {
   const { root, me } = context
-  const isAdmin = me.role === 'ADMIN'
-  const ownerId = (isAdmin && context.query.get('owner')) || me.userId
-  let statusFilter = context.query.get('status') ?? ''
-  let nextToken: string | undefined
-  let users: User[] = []
+  const view: KeysView = {
+    context,
+    ownerId: (me.role === 'ADMIN' && context.query.get('owner')) || me.userId,
+    statusFilter: context.query.get('status') ?? '',
+    nextToken: undefined,
+    tbody: h('tbody'),
+    tableSlot: h('div', null, loading('API keys')),
+    moreSlot: h('div', { class: 'actions' }),
+    newKeySlot: h('div'),
+    createButton: h('button', { type: 'submit', class: 'button primary' }, 'Create API key'),
+  }
+  const owner = await ownerControls(view)
+  if (!context.isCurrent()) return
+  root.append(
+    pageHeading('API keys'),
+    h('p', { class: 'muted' }, owner.note),
+    section('Create an API key', createKeyForm(view)),
+    view.newKeySlot,
+    h('section', { class: 'panel', 'aria-labelledby': 'keys-title' },
+      h('div', { class: 'panel-head' },
+        h('h3', { id: 'keys-title' }, 'Keys'),
+        h('div', { class: 'filters' }, owner.picker, h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusFilterSelect(view))),
+      ),
+      view.tableSlot,
+      view.moreSlot,
+    ),
+  )
+  await loadKeys(view, true)
+}
 
-  const ownerNote = h('p', { class: 'muted' })
-  const newKeySlot = h('div')
-  const tableSlot = h('div', null, loading('API keys'))
-  const moreSlot = h('div', { class: 'actions' })
-
-  // ---- create ----
+/** Labels and expiry; on success the raw key is shown once and the key tops the list. */
+function createKeyForm(view: KeysView): HTMLFormElement {
+  const { me } = view.context
   const errors = new FormErrors()
   const labels = field(errors, { name: 'labels', label: 'Labels', hint: LABELS_HINT }, textarea({ rows: 3, placeholder: 'env=dev\nteam=search', spellcheck: 'false' }))
   const expires = field(errors, { name: 'expiresAt', label: 'Expires at (optional)', hint: 'Your local time. Leave empty for a key that does not expire.' }, input({ type: 'datetime-local' }))
-  const createButton = h('button', { type: 'submit', class: 'button primary' }, 'Create API key')
-  const createForm = h('form', {
+  const createButton = view.createButton
+  return h('form', {
     class: 'form',
     novalidate: true,
     'aria-label': 'Create an API key',
@@ -94,190 +129,199 @@ export async function apiKeysPage(context: PageContext): Promise<void> {
         if (Number.isNaN(at)) return errors.showClient([{ field: 'expiresAt', description: 'not a valid date and time' }])
         body.expiresAt = at
       }
-      if (ownerId !== me.userId) body.ownerId = ownerId
+      if (view.ownerId !== me.userId) body.ownerId = view.ownerId
       setBusy(createButton, true, 'Creating…')
       const result = await call<{ apiKeyMetadata: ApiKey; rawApiKey: string }>('Create API key', 'POST', '/v1/apikeys', { body })
       setBusy(createButton, false, 'Create API key')
       if (!result.ok || !result.data) return void errors.show(result.error!)
       labels.control.value = ''
       expires.control.value = ''
-      showNewKey(result.data.rawApiKey, result.data.apiKeyMetadata)
+      showNewKey(view, result.data.rawApiKey, result.data.apiKeyMetadata)
       // Shown at the top of the list without listing again, so the create stays the newest debug entry.
       const created = result.data.apiKeyMetadata
-      if (tbody.isConnected && (!statusFilter || statusFilter === created.status)) tbody.prepend(row(created))
-      else if (!tbody.isConnected) await loadList(true)
+      if (view.tbody.isConnected && (!view.statusFilter || view.statusFilter === created.status)) view.tbody.prepend(keyRow(view, created))
+      else if (!view.tbody.isConnected) await loadKeys(view, true)
     },
   }, errors.summary, h('div', { class: 'row' }, labels.wrapper, expires.wrapper), h('div', { class: 'actions' }, createButton))
+}
 
-  function showNewKey(raw: string, key: ApiKey): void {
-    const id = 'new-key-value'
-    replace(newKeySlot, h('section', { class: 'panel one-time', 'aria-labelledby': 'new-key-title', 'data-testid': 'new-key' },
-      h('h3', { id: 'new-key-title', tabindex: '-1' }, `New API key ${key.keyPrefix}…`),
-      h('div', { class: 'notice warning', role: 'alert' }, h('strong', null, 'Copy this key now. '), 'It is shown only once; the server keeps only a hash of it.'),
-      h('label', { for: id }, 'API key'),
-      h('div', { class: 'copy-row' }, h('input', { id, type: 'text', class: 'secret mono', readonly: true, value: raw, spellcheck: 'false' }), copyButton('Copy key', () => raw)),
-      h('div', { class: 'actions' }, h('button', {
-        type: 'button',
-        class: 'button',
-        onClick: () => {
-          newKeySlot.replaceChildren()
-          createButton.focus()
-          announce('The new key is no longer shown')
-        },
-      }, 'Done: hide the key')),
-    ))
-    newKeySlot.querySelector<HTMLElement>('h3')?.focus()
-  }
+/** The raw key, once, with a copy button; hidden again on request. */
+function showNewKey(view: KeysView, raw: string, key: ApiKey): void {
+  const id = 'new-key-value'
+  replace(view.newKeySlot, h('section', { class: 'panel one-time', 'aria-labelledby': 'new-key-title', 'data-testid': 'new-key' },
+    h('h3', { id: 'new-key-title', tabindex: '-1' }, `New API key ${key.keyPrefix}…`),
+    h('div', { class: 'notice warning', role: 'alert' }, h('strong', null, 'Copy this key now. '), 'It is shown only once; the server keeps only a hash of it.'),
+    h('label', { for: id }, 'API key'),
+    h('div', { class: 'copy-row' }, h('input', { id, type: 'text', class: 'secret mono', readonly: true, value: raw, spellcheck: 'false' }), copyButton('Copy key', () => raw)),
+    h('div', { class: 'actions' }, h('button', {
+      type: 'button',
+      class: 'button',
+      onClick: () => {
+        view.newKeySlot.replaceChildren()
+        view.createButton.focus()
+        announce('The new key is no longer shown')
+      },
+    }, 'Done: hide the key')),
+  ))
+  view.newKeySlot.querySelector<HTMLElement>('h3')?.focus()
+}
 
-  // ---- list ----
-  const tbody = h('tbody')
-  function row(key: ApiKey): HTMLTableRowElement {
-    const active = key.status === 'ACTIVE'
-    const mine = isSessionKey(key)
-    const toggle = h('button', {
-      type: 'button',
-      class: 'button small',
-      'data-action': 'toggle-status',
-      onClick: async () => {
-        if (active && mine) {
-          const sure = await confirmDialog({
-            title: 'Deactivate the key you are signed in with?',
-            message: 'This console uses this key. Deactivating it signs you out at once.',
-            confirmLabel: 'Deactivate and sign out',
-            danger: true,
-          })
-          if (!sure) return
-        }
-        setBusy(toggle, true)
-        const result = await call<ApiKey>(active ? 'Deactivate API key' : 'Activate API key', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { status: active ? 'INACTIVE' : 'ACTIVE' } })
-        if (!result.ok || !result.data) {
-          setBusy(toggle, false)
-          return announceError(result)
-        }
-        replaceRow(tr, row(result.data), 'toggle-status')
-        announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
-      },
-    }, active ? 'Deactivate' : 'Activate')
-    const edit = h('button', {
-      type: 'button',
-      class: 'button small',
-      'data-action': 'edit-labels',
-      onClick: async () => {
-        const updated = await editLabelsDialog(key)
-        if (updated) {
-          replaceRow(tr, row(updated), 'edit-labels')
-          announce(`Labels of ${key.keyPrefix}… saved`)
-        }
-      },
-    }, 'Edit labels')
-    const remove = h('button', {
-      type: 'button',
-      class: 'button small danger',
-      'data-action': 'delete',
-      onClick: async () => {
+function keyRow(view: KeysView, key: ApiKey): HTMLTableRowElement {
+  const active = key.status === 'ACTIVE'
+  const mine = isSessionKey(key)
+  const tr: HTMLTableRowElement = h('tr', { 'data-key-id': key.apiKeyId, 'data-key-prefix': key.keyPrefix },
+    h('th', { scope: 'row' }, h('code', null, `${key.keyPrefix}…`), mine ? h('span', { class: 'tag' }, 'this session') : null),
+    h('td', { 'data-col': 'status' }, badge(active ? 'Active' : 'Inactive', active ? 'ok' : 'off')),
+    h('td', null, labelChips(key.labels)),
+    h('td', null, expiryCell(key)),
+    h('td', null, time(key.lastUsedAt)),
+    h('td', { class: 'optional-col' }, time(key.createdAt)),
+  )
+  const actions = [statusButton(view, key, tr), editLabelsButton(view, key, tr), deleteButton(view, key, tr)]
+  tr.append(h('td', { class: 'row-actions' }, h('div', { class: 'actions' }, ...actions)))
+  return tr
+}
+
+/** Activate or deactivate; deactivating the session's own key asks first, since it signs the console out. */
+function statusButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
+  const active = key.status === 'ACTIVE'
+  const toggle = h('button', {
+    type: 'button',
+    class: 'button small',
+    'data-action': 'toggle-status',
+    onClick: async () => {
+      if (active && isSessionKey(key)) {
         const sure = await confirmDialog({
-          title: `Delete API key ${key.keyPrefix}…?`,
-          message: [
-            'Anything using this key stops working immediately. This cannot be undone.',
-            mine ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.')) : null,
-          ],
-          confirmLabel: 'Delete key',
+          title: 'Deactivate the key you are signed in with?',
+          message: 'This console uses this key. Deactivating it signs you out at once.',
+          confirmLabel: 'Deactivate and sign out',
           danger: true,
         })
         if (!sure) return
-        const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
-        if (!result.ok) return announceError(result)
-        const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
-        tr.remove()
-        announce(`API key ${key.keyPrefix}… deleted`)
-        ;(next?.querySelector<HTMLElement>('button') ?? createButton).focus()
-      },
-    }, 'Delete')
-    const tr = h('tr', { 'data-key-id': key.apiKeyId, 'data-key-prefix': key.keyPrefix },
-      h('th', { scope: 'row' }, h('code', null, `${key.keyPrefix}…`), mine ? h('span', { class: 'tag' }, 'this session') : null),
-      h('td', { 'data-col': 'status' }, badge(active ? 'Active' : 'Inactive', active ? 'ok' : 'off')),
-      h('td', null, labelChips(key.labels)),
-      h('td', null, expiryCell(key)),
-      h('td', null, time(key.lastUsedAt)),
-      h('td', { class: 'optional-col' }, time(key.createdAt)),
-      h('td', { class: 'row-actions' }, h('div', { class: 'actions' }, toggle, edit, remove)),
-    )
-    return tr
-  }
+      }
+      setBusy(toggle, true)
+      const result = await call<ApiKey>(active ? 'Deactivate API key' : 'Activate API key', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { status: active ? 'INACTIVE' : 'ACTIVE' } })
+      if (!result.ok || !result.data) {
+        setBusy(toggle, false)
+        return announceError(view, result)
+      }
+      replaceRow(tr, keyRow(view, result.data), 'toggle-status')
+      announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
+    },
+  }, active ? 'Deactivate' : 'Activate')
+  return toggle
+}
 
-  function replaceRow(old: HTMLTableRowElement, fresh: HTMLTableRowElement, focusAction: string): void {
-    old.replaceWith(fresh)
-    fresh.querySelector<HTMLElement>(`[data-action="${focusAction}"]`)?.focus()
-  }
+function editLabelsButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
+  return h('button', {
+    type: 'button',
+    class: 'button small',
+    'data-action': 'edit-labels',
+    onClick: async () => {
+      const updated = await editLabelsDialog(key)
+      if (updated) {
+        replaceRow(tr, keyRow(view, updated), 'edit-labels')
+        announce(`Labels of ${key.keyPrefix}… saved`)
+      }
+    },
+  }, 'Edit labels')
+}
 
-  function announceError(result: ApiResult<unknown>): void {
-    announce(`Failed: ${describeError(result.error!)}`)
-    replace(moreSlot, errorNotice(result.error!))
-  }
+/** Deletes after confirmation; focus moves to a neighbouring row, or to the create button. */
+function deleteButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
+  return h('button', {
+    type: 'button',
+    class: 'button small danger',
+    'data-action': 'delete',
+    onClick: async () => {
+      const sure = await confirmDialog({
+        title: `Delete API key ${key.keyPrefix}…?`,
+        message: [
+          'Anything using this key stops working immediately. This cannot be undone.',
+          isSessionKey(key) ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.')) : null,
+        ],
+        confirmLabel: 'Delete key',
+        danger: true,
+      })
+      if (!sure) return
+      const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
+      if (!result.ok) return announceError(view, result)
+      const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+      tr.remove()
+      announce(`API key ${key.keyPrefix}… deleted`)
+      ;(next?.querySelector<HTMLElement>('button') ?? view.createButton).focus()
+    },
+  }, 'Delete')
+}
 
-  async function loadList(reset: boolean): Promise<void> {
-    if (reset) nextToken = undefined
-    const result = await call<{ keys: ApiKey[]; nextToken?: string }>('List API keys', 'GET',
-      `/v1/apikeys${query({ maxResults: PAGE_SIZE, status: statusFilter || undefined, ownerId: ownerId !== me.userId ? ownerId : undefined, nextToken })}`)
-    if (!context.isCurrent()) return
-    if (!result.ok || !result.data) {
-      replace(tableSlot, errorNotice(result.error!, 'Could not list the API keys'))
-      return
-    }
-    if (reset) tbody.replaceChildren()
-    for (const key of result.data.keys) tbody.appendChild(row(key))
-    nextToken = result.data.nextToken
-    if (tbody.children.length === 0) {
-      replace(tableSlot, notice('info', statusFilter ? `No ${statusFilter.toLowerCase()} keys.` : 'No API keys yet.'))
-    } else {
-      replace(tableSlot, h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'API keys' },
-        h('thead', null, h('tr', null, ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title)))),
-        tbody,
-      )))
-    }
-    replace(moreSlot, nextToken ? h('button', { type: 'button', class: 'button', onClick: () => loadList(false) }, 'Load more') : null)
-  }
+function replaceRow(old: HTMLTableRowElement, fresh: HTMLTableRowElement, focusAction: string): void {
+  old.replaceWith(fresh)
+  fresh.querySelector<HTMLElement>(`[data-action="${focusAction}"]`)?.focus()
+}
 
+function announceError(view: KeysView, result: ApiResult<unknown>): void {
+  announce(`Failed: ${describeError(result.error!)}`)
+  replace(view.moreSlot, errorNotice(result.error!))
+}
+
+/** A page of keys (the first again when `reset`), with "Load more" while the server has more. */
+async function loadKeys(view: KeysView, reset: boolean): Promise<void> {
+  const { context, tbody } = view
+  if (reset) view.nextToken = undefined
+  const ownerId = view.ownerId !== context.me.userId ? view.ownerId : undefined
+  const result = await call<{ keys: ApiKey[]; nextToken?: string }>('List API keys', 'GET',
+    `/v1/apikeys${query({ maxResults: PAGE_SIZE, status: view.statusFilter || undefined, ownerId, nextToken: view.nextToken })}`)
+  if (!context.isCurrent()) return
+  if (!result.ok || !result.data) {
+    replace(view.tableSlot, errorNotice(result.error!, 'Could not list the API keys'))
+    return
+  }
+  if (reset) tbody.replaceChildren()
+  for (const key of result.data.keys) tbody.appendChild(keyRow(view, key))
+  view.nextToken = result.data.nextToken
+  if (tbody.children.length === 0) {
+    replace(view.tableSlot, notice('info', view.statusFilter ? `No ${view.statusFilter.toLowerCase()} keys.` : 'No API keys yet.'))
+  } else {
+    replace(view.tableSlot, h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'API keys' },
+      h('thead', null, h('tr', null, ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title)))),
+      tbody,
+    )))
+  }
+  replace(view.moreSlot, view.nextToken ? h('button', { type: 'button', class: 'button', onClick: () => loadKeys(view, false) }, 'Load more') : null)
+}
+
+function statusFilterSelect(view: KeysView): HTMLSelectElement {
   const statusSelect = select([['', 'All'], ['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']], {
     id: 'status-filter',
-    value: statusFilter,
+    value: view.statusFilter,
     onChange: () => {
-      statusFilter = statusSelect.value
-      void loadList(true)
+      view.statusFilter = statusSelect.value
+      void loadKeys(view, true)
     },
   })
-  statusSelect.value = statusFilter
+  statusSelect.value = view.statusFilter
+  return statusSelect
+}
 
-  const ownerPicker = h('div', { class: 'inline-field' })
-  if (isAdmin) {
+/** For admins with other users: a picker of whose keys to manage. And a line saying whose keys these are. */
+async function ownerControls(view: KeysView): Promise<{ picker: HTMLElement; note: string }> {
+  const { context, ownerId } = view
+  const { me } = context
+  const picker = h('div', { class: 'inline-field' })
+  let users: User[] = []
+  if (me.role === 'ADMIN') {
     const usersResult = await call<{ users: User[] }>('List users', 'GET', `/v1/users${query({ maxResults: 1000 })}`)
     users = usersResult.data?.users ?? []
     if (users.length > 1) {
-      const picker = select(users.map((user) => [user.userId, `${user.username}${user.userId === me.userId ? ' (you)' : ''}`]), {
+      const choice = select(users.map((user) => [user.userId, `${user.username}${user.userId === me.userId ? ' (you)' : ''}`]), {
         id: 'owner-picker',
-        onChange: () => context.navigate(`#/apikeys${picker.value === me.userId ? '' : `?owner=${encodeURIComponent(picker.value)}`}`),
+        onChange: () => context.navigate(`#/apikeys${choice.value === me.userId ? '' : `?owner=${encodeURIComponent(choice.value)}`}`),
       })
-      picker.value = ownerId
-      replace(ownerPicker, h('label', { for: 'owner-picker' }, 'Keys of'), picker)
+      choice.value = ownerId
+      replace(picker, h('label', { for: 'owner-picker' }, 'Keys of'), choice)
     }
   }
   const owner = users.find((user) => user.userId === ownerId)
-  ownerNote.textContent = ownerId === me.userId ? 'Keys you own.' : `Keys of ${owner?.username ?? ownerId}: new keys are created for this user.`
-
-  if (!context.isCurrent()) return
-  root.append(
-    pageHeading('API keys'),
-    ownerNote,
-    section('Create an API key', createForm),
-    newKeySlot,
-    h('section', { class: 'panel', 'aria-labelledby': 'keys-title' },
-      h('div', { class: 'panel-head' },
-        h('h3', { id: 'keys-title' }, 'Keys'),
-        h('div', { class: 'filters' }, ownerPicker, h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusSelect)),
-      ),
-      tableSlot,
-      moreSlot,
-    ),
-  )
-  await loadList(true)
+  const note = ownerId === me.userId ? 'Keys you own.' : `Keys of ${owner?.username ?? ownerId}: new keys are created for this user.`
+  return { picker, note }
 }

@@ -216,15 +216,149 @@ interface RegistryForm {
 
 const numberOrUndefined = (control: HTMLInputElement): number | undefined => (control.value.trim() === '' ? undefined : Number(control.value))
 
+type TextOptions = { required?: boolean; hint?: Child; value?: string; type?: string; placeholder?: string; max?: number }
+type NumberOptions = { min: number; max: number; step: string; hint?: string; required?: boolean; value?: unknown }
+
+/** Text and number fields whose server errors show in `errors`. */
+function fieldMakers(errors: FormErrors) {
+  const text = (name: string, label: string, options: TextOptions = {}) =>
+    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: options.type ?? 'text', value: options.value ?? '', placeholder: options.placeholder, maxlength: options.max, spellcheck: 'false' }))
+  const number = (name: string, label: string, options: NumberOptions) =>
+    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: 'number', min: options.min, max: options.max, step: options.step, inputmode: options.step === '1' ? 'numeric' : 'decimal', value: options.value === undefined ? '' : String(options.value) }))
+  return { text, number }
+}
+
+type FieldMakers = ReturnType<typeof fieldMakers>
+
+const str = (value: unknown) => (value === undefined || value === null ? '' : String(value))
+
+/** The fields only one kind has: where they go in the form, and how they add to its value. */
+interface KindFields {
+  /** In the "Model" section, after the shared ones. */
+  modelFields: Child[]
+  /** Sections after "Model". */
+  sections: Child[]
+  collect(value: FormValue): void
+}
+
+function embedderFields(errors: FormErrors, make: FieldMakers, initial: Registration | undefined, modalities: HTMLElement): KindFields {
+  const dimensionality = make.number('dimensionality', 'Dimensionality', { min: 1, max: INT32_MAX, step: '1', required: true, hint: 'Output vector dimensions.', value: initial?.dimensionality })
+  const distributionType = field(errors, { name: 'distributionType', label: 'Distribution type' }, select([...DISTRIBUTION_TYPES]))
+  distributionType.control.value = str(initial?.distributionType) || 'DENSE'
+  const maxSequenceLength = make.number('maxSequenceLength', 'Max sequence length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; maximum input sequence length in tokens.', value: initial?.maxSequenceLength })
+  return {
+    modelFields: [h('div', { class: 'row' }, dimensionality.wrapper, distributionType.wrapper, maxSequenceLength.wrapper), modalities],
+    sections: [],
+    collect(value) {
+      value.dimensionality = numberOrUndefined(dimensionality.control)
+      value.distributionType = distributionType.control.value
+      value.maxSequenceLength = numberOrUndefined(maxSequenceLength.control)
+    },
+  }
+}
+
+function llmFields(errors: FormErrors, make: FieldMakers, initial: Registration | undefined, modalities: HTMLElement): KindFields {
+  const maxContextLength = make.number('maxContextLength', 'Max context length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; in tokens.', value: initial?.maxContextLength })
+  const capabilities = (initial?.capabilities ?? {}) as Record<string, boolean | undefined>
+  const capabilityBoxes = CAPABILITIES.map(([name, , fallback]) => h('input', { type: 'checkbox', name: `capabilities.${name}`, value: name, checked: capabilities[name] ?? fallback }))
+  const capabilityGroup = groupField(errors, { name: 'capabilities', label: 'Capabilities', hint: 'Chat, sampling parameters and system messages are on by default.' }, capabilityBoxes, CAPABILITIES.map(([, label]) => label))
+  const sampling = (initial?.defaultSamplingParams ?? {}) as Record<string, unknown>
+  const samplingFields: Record<string, HTMLInputElement> = {}
+  const samplingWrappers = SAMPLING.map((spec) => {
+    const made = make.number(`defaultSamplingParams.${spec.name}`, spec.label, { min: spec.min, max: spec.max, step: spec.step, hint: spec.hint, value: sampling[spec.name] })
+    samplingFields[spec.name] = made.control
+    return made.wrapper
+  })
+  const stopSequences = field(errors, { name: 'defaultSamplingParams.stopSequences', label: 'Stop sequences', hint: 'One per line; at most 16.' },
+    textarea({ rows: 2, value: ((sampling.stopSequences as string[] | undefined) ?? []).join('\n'), spellcheck: 'false' }))
+  const clientConfig = field(errors, { name: 'clientConfig', label: 'Client config (JSON)', hint: 'Optional provider-specific configuration: a JSON object.' },
+    textarea({ rows: 3, class: 'mono', value: str(initial?.clientConfig), spellcheck: 'false', placeholder: '{"timeoutMs": 30000}' }))
+  return {
+    modelFields: [maxContextLength.wrapper, modalities],
+    sections: [
+      h('div', { class: 'form-section capabilities' }, capabilityGroup),
+      h('fieldset', { class: 'form-section', 'data-field': 'defaultSamplingParams' }, h('legend', null, 'Default sampling'), h('p', { class: 'hint' }, 'Each is optional; leave a field empty to leave it unset.'), h('div', { class: 'grid3' }, samplingWrappers), stopSequences.wrapper),
+      h('fieldset', { class: 'form-section' }, h('legend', null, 'Client'), clientConfig.wrapper),
+    ],
+    collect(value) {
+      value.maxContextLength = numberOrUndefined(maxContextLength.control)
+      value.clientConfig = clientConfig.control.value.trim()
+      value.capabilities = Object.fromEntries(capabilityBoxes.map((box) => [box.value, box.checked]))
+      const chosen: Record<string, unknown> = {}
+      for (const spec of SAMPLING) {
+        const given = numberOrUndefined(samplingFields[spec.name]!)
+        if (given !== undefined) chosen[spec.name] = given
+      }
+      const stops = lines(stopSequences.control.value)
+      if (stops.length) chosen.stopSequences = stops
+      value.defaultSamplingParams = chosen
+    },
+  }
+}
+
+/** The credential form (none, inline API key, cloud ADC) with the panel of the chosen form; a stored secret is kept unless a new one is typed. */
+function credentialsSection(errors: FormErrors, make: FieldMakers, initial: Registration | undefined): { section: HTMLElement; collect(): Credentials } {
+  const credentials: Credentials = initial?.credentials ?? { kind: 'NONE' }
+  const kinds = [['NONE', 'None (e.g. a local deployment)'], ['API_KEY', 'Inline API key'], ['CLOUD_ADC', 'Cloud application default credentials']] as const
+  const kindRadios = kinds.map(([value]) => h('input', { type: 'radio', name: 'credentials.kind', value, checked: credentials.kind === value }))
+  const kindGroup = groupField(errors, { name: 'credentials', label: 'Credential form' }, kindRadios, kinds.map(([, label]) => label))
+  const storedFingerprint = credentials.kind === 'API_KEY' ? credentials.apiKey?.secretFingerprint : undefined
+  const inlineSecret = field(errors, {
+    name: 'credentials.apiKey.inlineSecret',
+    label: 'API key (secret)',
+    hint: storedFingerprint ? `Leave empty to keep the stored secret (fingerprint ${storedFingerprint}). It is never shown again.` : 'Stored encrypted; never shown again.',
+  }, input({ type: 'password', autocomplete: 'new-password', spellcheck: 'false' }))
+  const headerName = make.text('credentials.apiKey.headerName', 'Header name', { value: credentials.apiKey?.headerName ?? 'Authorization' })
+  const prefix = make.text('credentials.apiKey.prefix', 'Prefix', { value: credentials.apiKey?.prefix ?? 'Bearer', hint: 'Put before the secret in the header, e.g. "Bearer".' })
+  const scopes = field(errors, { name: 'credentials.cloudAdc.scopes', label: 'Additional OAuth scopes', hint: 'One per line; optional.' }, textarea({ rows: 2, value: (credentials.cloudAdc?.scopes ?? []).join('\n'), spellcheck: 'false' }))
+  const quotaProjectId = make.text('credentials.cloudAdc.quotaProjectId', 'Quota project', { value: credentials.cloudAdc?.quotaProjectId ?? '', hint: 'Optional.' })
+  const apiKeyPanel = h('div', { class: 'sub-panel', 'data-kind': 'API_KEY' }, inlineSecret.wrapper, h('div', { class: 'row' }, headerName.wrapper, prefix.wrapper))
+  const adcPanel = h('div', { class: 'sub-panel', 'data-kind': 'CLOUD_ADC' }, scopes.wrapper, quotaProjectId.wrapper)
+  const selectedKind = () => (kindRadios.find((radio) => radio.checked)?.value ?? 'NONE') as Credentials['kind']
+  const showCredentialPanels = () => {
+    apiKeyPanel.hidden = selectedKind() !== 'API_KEY'
+    adcPanel.hidden = selectedKind() !== 'CLOUD_ADC'
+    inlineSecret.control.required = selectedKind() === 'API_KEY' && !storedFingerprint
+  }
+  for (const radio of kindRadios) radio.addEventListener('change', showCredentialPanels)
+  showCredentialPanels()
+  return {
+    section: h('fieldset', { class: 'form-section' }, h('legend', null, 'Credentials'), kindGroup, apiKeyPanel, adcPanel),
+    collect() {
+      const kindValue = selectedKind()
+      const value: Credentials = { kind: kindValue }
+      if (kindValue === 'API_KEY') {
+        value.apiKey = { headerName: headerName.control.value.trim(), prefix: prefix.control.value }
+        if (inlineSecret.control.value) value.apiKey.inlineSecret = inlineSecret.control.value
+      } else if (kindValue === 'CLOUD_ADC') {
+        value.cloudAdc = { scopes: lines(scopes.control.value) }
+        if (quotaProjectId.control.value.trim()) value.cloudAdc.quotaProjectId = quotaProjectId.control.value.trim()
+      }
+      return value
+    },
+  }
+}
+
+/** Endpoint URL and API path follow the provider: placeholder, hint, and the default path until it is edited by hand. */
+function followProviderDefaults(kind: RegistryKind, isEdit: boolean, provider: HTMLSelectElement, endpointUrl: HTMLInputElement, apiPath: HTMLInputElement, apiPathHint: HTMLElement): void {
+  let lastDefault = kind.defaultApiPath(provider.value)
+  const update = () => {
+    const fresh = kind.defaultApiPath(provider.value)
+    apiPathHint.textContent = `Default for ${providerLabel(provider.value)}: ${fresh}`
+    endpointUrl.placeholder = endpointPlaceholder(provider.value)
+    if (!isEdit && (apiPath.value === '' || apiPath.value === lastDefault)) apiPath.value = fresh
+    lastDefault = fresh
+  }
+  provider.addEventListener('change', update)
+  update()
+}
+
 function buildForm(kind: RegistryKind, context: PageContext, initial: Registration | undefined, onSubmit: (form: RegistryForm) => Promise<void>): RegistryForm {
   const isEdit = initial !== undefined
   const isEmbedder = kind.kind === 'embedder'
   const errors = new FormErrors({ replaceLabels: 'labels', mergeLabels: 'labels' })
-  const text = (name: string, label: string, options: { required?: boolean; hint?: Child; value?: string; type?: string; placeholder?: string; max?: number } = {}) =>
-    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: options.type ?? 'text', value: options.value ?? '', placeholder: options.placeholder, maxlength: options.max, spellcheck: 'false' }))
-  const number = (name: string, label: string, options: { min: number; max: number; step: string; hint?: string; required?: boolean; value?: unknown }) =>
-    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: 'number', min: options.min, max: options.max, step: options.step, inputmode: options.step === '1' ? 'numeric' : 'decimal', value: options.value === undefined ? '' : String(options.value) }))
-  const str = (value: unknown) => (value === undefined || value === null ? '' : String(value))
+  const make = fieldMakers(errors)
+  const { text } = make
 
   // ---- basics
   const provider0 = str(initial?.providerType) || kind.providers[0]!
@@ -241,88 +375,14 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
   const endpointUrl = text('endpointUrl', 'Endpoint URL', { required: true, type: 'url', value: str(initial?.endpointUrl), placeholder: endpointPlaceholder(provider0), hint: 'http or https, without a user name or password (use the credentials below).' })
   const apiPath = text('apiPath', 'API path', { value: isEdit ? str(initial?.apiPath) : kind.defaultApiPath(provider0), hint: apiPathHint })
   const monitoringEndpoint = text('monitoringEndpoint', 'Monitoring endpoint', { type: 'url', value: str(initial?.monitoringEndpoint), hint: 'Optional URL.' })
-  let lastDefault = kind.defaultApiPath(provider0)
-  const updateProviderDefaults = () => {
-    const provider = providerType.control.value
-    const fresh = kind.defaultApiPath(provider)
-    apiPathHint.textContent = `Default for ${providerLabel(provider)}: ${fresh}`
-    endpointUrl.control.placeholder = endpointPlaceholder(provider)
-    if (!isEdit && (apiPath.control.value === '' || apiPath.control.value === lastDefault)) apiPath.control.value = fresh
-    lastDefault = fresh
-  }
-  providerType.control.addEventListener('change', updateProviderDefaults)
-  updateProviderDefaults()
+  followProviderDefaults(kind, isEdit, providerType.control, endpointUrl.control, apiPath.control, apiPathHint)
 
-  // ---- model
+  // ---- model, the kind's own fields, credentials
   const modalitiesValue = (initial?.supportedModalities as string[] | undefined) ?? ['TEXT']
   const modalityBoxes = MODALITIES.map((modality) => h('input', { type: 'checkbox', name: 'supportedModalities', value: modality, checked: modalitiesValue.includes(modality) }))
   const modalities = groupField(errors, { name: 'supportedModalities', label: 'Supported modalities', hint: 'At least one.' }, modalityBoxes, MODALITIES.map((modality) => modality[0] + modality.slice(1).toLowerCase()))
-
-  const modelFields: Child[] = []
-  let dimensionality: ReturnType<typeof number> | undefined
-  let distributionType: ReturnType<typeof field<HTMLSelectElement>> | undefined
-  let maxSequenceLength: ReturnType<typeof number> | undefined
-  let maxContextLength: ReturnType<typeof number> | undefined
-  let clientConfig: ReturnType<typeof field<HTMLTextAreaElement>> | undefined
-  const capabilityBoxes: HTMLInputElement[] = []
-  const samplingFields: Record<string, HTMLInputElement> = {}
-  let stopSequences: ReturnType<typeof field<HTMLTextAreaElement>> | undefined
-  const extraSections: Child[] = []
-
-  if (isEmbedder) {
-    dimensionality = number('dimensionality', 'Dimensionality', { min: 1, max: INT32_MAX, step: '1', required: true, hint: 'Output vector dimensions.', value: initial?.dimensionality })
-    distributionType = field(errors, { name: 'distributionType', label: 'Distribution type' }, select([...DISTRIBUTION_TYPES]))
-    distributionType.control.value = str(initial?.distributionType) || 'DENSE'
-    maxSequenceLength = number('maxSequenceLength', 'Max sequence length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; maximum input sequence length in tokens.', value: initial?.maxSequenceLength })
-    modelFields.push(h('div', { class: 'row' }, dimensionality.wrapper, distributionType.wrapper, maxSequenceLength.wrapper), modalities)
-  } else {
-    maxContextLength = number('maxContextLength', 'Max context length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; in tokens.', value: initial?.maxContextLength })
-    modelFields.push(maxContextLength.wrapper, modalities)
-    const capabilities = (initial?.capabilities ?? {}) as Record<string, boolean | undefined>
-    for (const [name, , fallback] of CAPABILITIES) capabilityBoxes.push(h('input', { type: 'checkbox', name: `capabilities.${name}`, value: name, checked: capabilities[name] ?? fallback }))
-    const capabilityGroup = groupField(errors, { name: 'capabilities', label: 'Capabilities', hint: 'Chat, sampling parameters and system messages are on by default.' }, capabilityBoxes, CAPABILITIES.map(([, label]) => label))
-    const sampling = (initial?.defaultSamplingParams ?? {}) as Record<string, unknown>
-    const samplingWrappers = SAMPLING.map((spec) => {
-      const made = number(`defaultSamplingParams.${spec.name}`, spec.label, { min: spec.min, max: spec.max, step: spec.step, hint: spec.hint, value: sampling[spec.name] })
-      samplingFields[spec.name] = made.control
-      return made.wrapper
-    })
-    stopSequences = field(errors, { name: 'defaultSamplingParams.stopSequences', label: 'Stop sequences', hint: 'One per line; at most 16.' },
-      textarea({ rows: 2, value: ((sampling.stopSequences as string[] | undefined) ?? []).join('\n'), spellcheck: 'false' }))
-    clientConfig = field(errors, { name: 'clientConfig', label: 'Client config (JSON)', hint: 'Optional provider-specific configuration: a JSON object.' },
-      textarea({ rows: 3, class: 'mono', value: str(initial?.clientConfig), spellcheck: 'false', placeholder: '{"timeoutMs": 30000}' }))
-    extraSections.push(
-      h('div', { class: 'form-section capabilities' }, capabilityGroup),
-      h('fieldset', { class: 'form-section', 'data-field': 'defaultSamplingParams' }, h('legend', null, 'Default sampling'), h('p', { class: 'hint' }, 'Each is optional; leave a field empty to leave it unset.'), h('div', { class: 'grid3' }, samplingWrappers), stopSequences.wrapper),
-      h('fieldset', { class: 'form-section' }, h('legend', null, 'Client'), clientConfig.wrapper),
-    )
-  }
-
-  // ---- credentials
-  const credentials: Credentials = initial?.credentials ?? { kind: 'NONE' }
-  const kinds = [['NONE', 'None (e.g. a local deployment)'], ['API_KEY', 'Inline API key'], ['CLOUD_ADC', 'Cloud application default credentials']] as const
-  const kindRadios = kinds.map(([value]) => h('input', { type: 'radio', name: 'credentials.kind', value, checked: credentials.kind === value }))
-  const kindGroup = groupField(errors, { name: 'credentials', label: 'Credential form' }, kindRadios, kinds.map(([, label]) => label))
-  const storedFingerprint = credentials.kind === 'API_KEY' ? credentials.apiKey?.secretFingerprint : undefined
-  const inlineSecret = field(errors, {
-    name: 'credentials.apiKey.inlineSecret',
-    label: 'API key (secret)',
-    hint: storedFingerprint ? `Leave empty to keep the stored secret (fingerprint ${storedFingerprint}). It is never shown again.` : 'Stored encrypted; never shown again.',
-  }, input({ type: 'password', autocomplete: 'new-password', spellcheck: 'false' }))
-  const headerName = text('credentials.apiKey.headerName', 'Header name', { value: credentials.apiKey?.headerName ?? 'Authorization' })
-  const prefix = text('credentials.apiKey.prefix', 'Prefix', { value: credentials.apiKey?.prefix ?? 'Bearer', hint: 'Put before the secret in the header, e.g. "Bearer".' })
-  const scopes = field(errors, { name: 'credentials.cloudAdc.scopes', label: 'Additional OAuth scopes', hint: 'One per line; optional.' }, textarea({ rows: 2, value: (credentials.cloudAdc?.scopes ?? []).join('\n'), spellcheck: 'false' }))
-  const quotaProjectId = text('credentials.cloudAdc.quotaProjectId', 'Quota project', { value: credentials.cloudAdc?.quotaProjectId ?? '', hint: 'Optional.' })
-  const apiKeyPanel = h('div', { class: 'sub-panel', 'data-kind': 'API_KEY' }, inlineSecret.wrapper, h('div', { class: 'row' }, headerName.wrapper, prefix.wrapper))
-  const adcPanel = h('div', { class: 'sub-panel', 'data-kind': 'CLOUD_ADC' }, scopes.wrapper, quotaProjectId.wrapper)
-  const selectedKind = () => kindRadios.find((radio) => radio.checked)?.value ?? 'NONE'
-  const showCredentialPanels = () => {
-    apiKeyPanel.hidden = selectedKind() !== 'API_KEY'
-    adcPanel.hidden = selectedKind() !== 'CLOUD_ADC'
-    inlineSecret.control.required = selectedKind() === 'API_KEY' && !storedFingerprint
-  }
-  for (const radio of kindRadios) radio.addEventListener('change', showCredentialPanels)
-  showCredentialPanels()
+  const own = (isEmbedder ? embedderFields : llmFields)(errors, make, initial, modalities)
+  const credentials = credentialsSection(errors, make, initial)
 
   // ---- labels, ownership, id
   const labels = field(errors, { name: 'labels', label: 'Labels', hint: 'One key=value per line.' }, textarea({ rows: 3, value: formatLabels(initial?.labels), spellcheck: 'false', placeholder: 'team=search' }))
@@ -349,33 +409,8 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
         version: version.control.value.trim(),
         monitoringEndpoint: monitoringEndpoint.control.value.trim(),
       }
-      if (isEmbedder) {
-        value.dimensionality = numberOrUndefined(dimensionality!.control)
-        value.distributionType = distributionType!.control.value
-        value.maxSequenceLength = numberOrUndefined(maxSequenceLength!.control)
-      } else {
-        value.maxContextLength = numberOrUndefined(maxContextLength!.control)
-        value.clientConfig = clientConfig!.control.value.trim()
-        value.capabilities = Object.fromEntries(capabilityBoxes.map((box) => [box.value, box.checked]))
-        const sampling: Record<string, unknown> = {}
-        for (const spec of SAMPLING) {
-          const given = numberOrUndefined(samplingFields[spec.name]!)
-          if (given !== undefined) sampling[spec.name] = given
-        }
-        const stops = lines(stopSequences!.control.value)
-        if (stops.length) sampling.stopSequences = stops
-        value.defaultSamplingParams = sampling
-      }
-      const kindValue = selectedKind() as Credentials['kind']
-      const credentialsValue: Credentials = { kind: kindValue }
-      if (kindValue === 'API_KEY') {
-        credentialsValue.apiKey = { headerName: headerName.control.value.trim(), prefix: prefix.control.value }
-        if (inlineSecret.control.value) credentialsValue.apiKey.inlineSecret = inlineSecret.control.value
-      } else if (kindValue === 'CLOUD_ADC') {
-        credentialsValue.cloudAdc = { scopes: lines(scopes.control.value) }
-        if (quotaProjectId.control.value.trim()) credentialsValue.cloudAdc.quotaProjectId = quotaProjectId.control.value.trim()
-      }
-      value.credentials = credentialsValue
+      own.collect(value)
+      value.credentials = credentials.collect()
       if (ownerId?.control.value.trim()) value.ownerId = ownerId.control.value.trim()
       if (clientId?.control.value.trim()) value[kind.idField] = clientId.control.value.trim()
       return { value, violations }
@@ -398,9 +433,9 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
     errors.summary,
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Basics'), h('div', { class: 'row' }, displayName.wrapper, providerType.wrapper), h('div', { class: 'row' }, modelIdentifier.wrapper, version.wrapper), description.wrapper),
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Endpoint'), endpointUrl.wrapper, h('div', { class: 'row' }, apiPath.wrapper, monitoringEndpoint.wrapper)),
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Model'), modelFields),
-    extraSections,
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Credentials'), kindGroup, apiKeyPanel, adcPanel),
+    h('fieldset', { class: 'form-section' }, h('legend', null, 'Model'), own.modelFields),
+    own.sections,
+    credentials.section,
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Labels and ownership'), labels.wrapper, ownerId?.wrapper, clientId?.wrapper),
     h('div', { class: 'actions form-end' }, h('a', { class: 'button', href: isEdit ? itemHref(kind, initial!) : `#/${kind.route}` }, 'Cancel'), submit),
   )

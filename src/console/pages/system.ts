@@ -3,6 +3,7 @@
 import { call } from '../api.js'
 import { h, replace } from '../dom.js'
 import { input } from '../forms.js'
+import type { LicenseSummary } from '../../domain/licenses.js'
 import type { PageContext, SystemInfo } from '../types.js'
 import { announce, badge, confirmDialog, errorNotice, keyValueTable, loading, notice, pageHeading, section, setBusy } from '../ui.js'
 import { probe, type Probe, readinessBadge, stateBadge } from './overview.js'
@@ -20,13 +21,13 @@ function probeRow(name: string, result: Probe): [string, HTMLElement] {
   return [name, h('span', null, badge(result.status === 0 ? 'no answer' : `HTTP ${result.status}`, ok ? 'ok' : 'bad'), ' ', h('code', { class: 'small' }, result.body ? JSON.stringify(result.body) : ''))]
 }
 
-function licenseSummary(license: Record<string, unknown> | undefined): HTMLElement {
+function licenseSummary(license: LicenseSummary | undefined): HTMLElement {
   if (!license) return h('span', { class: 'muted' }, 'unknown')
-  if (license.present === false) return h('span', null, badge('missing', 'warn'), ` no licence files in ${String(license.directory ?? 'the licence directory')}`)
+  if (!license.present) return h('span', null, badge('missing', 'warn'), ` no licence files in ${license.directory || 'the licence directory'}`)
   const parts: string[] = []
-  if (license.productLicense) parts.push(String(license.productLicense))
-  if (typeof license.thirdPartyPackages === 'number') parts.push(`notices for ${license.thirdPartyPackages} bundled third-party packages`)
-  return h('span', null, parts.join('; ') || 'present', license.directory ? h('span', { class: 'muted' }, ` (in ${String(license.directory)})`) : null)
+  if (license.productLicense) parts.push(license.productLicense)
+  parts.push(`notices for ${license.thirdPartyPackages} bundled third-party packages`)
+  return h('span', null, parts.join('; '), license.directory ? h('span', { class: 'muted' }, ` (in ${license.directory})`) : null)
 }
 
 export async function systemPage(context: PageContext): Promise<void> {

@@ -61,7 +61,7 @@ export interface ApiKeyJsonPage {
  * The hot read path. Each row carries its response JSON (wire_json, kept by a trigger:
  * migration 4), so the server reads one short text per key and writes it out as it came:
  * parsing eleven columns per row and JSON.stringify of the response were over half of the
- * server's CPU time per GET /v1/apikeys (bench profile, issue 8).
+ * server's CPU time per GET /v1/apikeys (bench profile of GET /v1/apikeys).
  *
  * The statement is assembled from fixed text and numbered parameters, not nested sql``
  * fragments, which postgres.js rebuilds on every call; each filter combination is one

@@ -1,12 +1,7 @@
 import type { Sql } from '../../db/database.js'
 import * as apiKeysSql from '../../db/sql/api-keys.js'
+import { API_KEY_USAGE_JOB, type ApiKeyUsagePayload } from '../../domain/job-kinds.js'
 import type { JobHandler } from '../job-processor.js'
-
-export const API_KEY_USAGE_JOB = 'apikey.record_usage'
-
-export interface ApiKeyUsagePayload {
-  usage: Array<{ id: string; usedAt: number }>
-}
 
 /** Writes a batch of lastUsedAt stamps collected in memory by authentication. */
 export function apiKeyUsageJob(sql: Sql): JobHandler<ApiKeyUsagePayload> {

@@ -1,4 +1,4 @@
-import type { DomainContext } from '../../domain/context.js'
+import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
 import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
@@ -12,13 +12,13 @@ export interface JobTuning {
   embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
-/** Every job kind this server version runs. */
-export function registerJobHandlers(jobs: JobProcessor, context: DomainContext, tuning: JobTuning = {}): void {
+/** Every job kind this server version runs (src/domain/job-kinds.ts names them); all run on the background pool. */
+export function registerJobHandlers(jobs: JobProcessor, secrets: SecretBox, tuning: JobTuning = {}): void {
   jobs.register(apiKeyUsageJob(jobs.sql))
-  jobs.register(modelProbeJob(context, tuning.probeTimeoutMs))
+  jobs.register(modelProbeJob(jobs.sql, secrets, tuning.probeTimeoutMs))
   const memoryDependencies: MemoryJobDependencies = {
     sql: jobs.sql,
-    secrets: () => context.secrets,
+    secrets: () => secrets,
     registry: jobs.registry,
     enqueue: (kind, payload) => jobs.enqueue(jobs.sql, kind, payload),
     policy: tuning.embeddingPolicy,

@@ -1,20 +1,17 @@
-import type { ProbeTable, StoredProbe } from '../../db/sql/probes.js'
+import type { Sql } from '../../db/database.js'
+import type { StoredProbe } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
-import type { DomainContext } from '../../domain/context.js'
+import { MODEL_PROBE_JOB, type ModelProbePayload } from '../../domain/job-kinds.js'
+import { probeTable } from '../../domain/probes.js'
 import { providerAccess } from '../../domain/provider-access.js'
 import { postJson } from '../../probes/provider-http.js'
 import { chatProbeRequest, embeddingProbeRequest, firstEmbedding, looksLikeChatCompletion, UnsupportedProbeError } from '../../probes/provider-protocol.js'
+import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
-export const MODEL_PROBE_JOB = 'model.probe'
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
 /** A probe answer is tiny; anything much larger is not a provider we understand. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024
-
-export interface ModelProbePayload {
-  resource: 'EMBEDDER' | 'LLM'
-  id: string
-}
 
 class ProbeFailure extends Error {
   constructor(
@@ -26,8 +23,6 @@ class ProbeFailure extends Error {
   }
 }
 
-export const probeTable = (resource: ModelProbePayload['resource']): ProbeTable => (resource === 'EMBEDDER' ? 'embedders' : 'llms')
-
 /**
  * Calls the provider the way memsvc will use it (the embedding path with a short
  * input, or the chat path asking for one token) with the stored credentials, and
@@ -35,16 +30,15 @@ export const probeTable = (resource: ModelProbePayload['resource']): ProbeTable 
  * job, so it is retried with backoff; a dimensionality mismatch is recorded and
  * not retried, since calling again cannot change it.
  */
-export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_TIMEOUT_MS): JobHandler<ModelProbePayload> {
-  const sql = () => context.jobs.sql
+export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_PROBE_TIMEOUT_MS): JobHandler<ModelProbePayload> {
   return {
     kind: MODEL_PROBE_JOB,
     maxAttempts: 3,
     async run({ resource, id }) {
       const table = probeTable(resource)
-      const target = await probesSql.findProbeTarget(sql(), table, id)
+      const target = await probesSql.findProbeTarget(sql, table, id)
       if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
-      const { credential, redact } = providerAccess(context.secrets, table, target)
+      const { credential, redact } = providerAccess(secrets, table, target)
       const started = performance.now()
       let probe: StoredProbe
       let failure: ProbeFailure | undefined
@@ -76,7 +70,7 @@ export function modelProbeJob(context: DomainContext, timeoutMs = DEFAULT_PROBE_
           ...(failure.observedDimensionality === undefined ? {} : { observedDimensionality: failure.observedDimensionality }),
         }
       }
-      await probesSql.recordProbe(sql(), table, id, probe)
+      await probesSql.recordProbe(sql, table, id, probe)
       if (failure) throw failure.permanent ? new PermanentJobError(failure.message) : failure
     },
   }

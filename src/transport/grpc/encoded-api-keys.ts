@@ -24,13 +24,11 @@ interface KeptEncoding {
 
 /**
  * A key's ApiKey message bytes depend only on its JSON text, so they are kept and reused
- * for as long as the text does not change: parsing the JSON and encoding ten messages per
- * call were about a fifth of ListApiKeys's CPU time (bench profile). They are kept by key
- * id and checked against the whole text, so a wrong guess at the id costs a re-encoding,
- * never a wrong answer. Keyed by the text itself, every lookup hashed a fresh
- * ~340-character string (each query returns new strings): Map lookups were 8 % of the
- * server's instructions per call under callgrind; comparing two texts costs far less.
- * Oldest first out when full.
+ * for as long as the text does not change (encoding them on every call was costly; the
+ * measurements are in bench/README.md, "Where ListApiKeys's time went"). They are kept by
+ * key id and checked against the whole text, so a wrong guess at the id costs a
+ * re-encoding, never a wrong answer; keying by the text would hash a fresh ~340-character
+ * string on every lookup, since each query returns new strings. Oldest first out when full.
  */
 const encodings = new Map<string, KeptEncoding>()
 
@@ -72,8 +70,8 @@ function writeField(out: Buffer, at: number, tag: number, bytes: Uint8Array): nu
 
 /**
  * The same bytes ListApiKeysResponse.encode writes (an embedded message is a
- * length-delimited field), into one buffer sized up front: a growing writer reallocated
- * and copied several times per call (bench profile).
+ * length-delimited field), into one buffer sized up front: a growing writer reallocates
+ * and copies as it grows.
  */
 export function serializeJsonKeyPage(page: JsonKeyPage): Buffer {
   const keys = page.keys.map(encodedKey)

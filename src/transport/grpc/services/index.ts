@@ -1,11 +1,18 @@
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { addAdminService } from './admin.js'
-import { addIdentityServices } from './identity.js'
-import { addRegistryServices } from './registry.js'
+import { addApiKeyService } from './api-keys.js'
+import { addEmbedderService } from './embedders.js'
+import { addLlmService } from './llms.js'
+import { addSystemService } from './system.js'
+import { addUserService } from './users.js'
 
-export function registerGrpcServices(grpc: GrpcServer, context: DomainContext): void {
-  addIdentityServices(grpc, context)
-  addRegistryServices(grpc, context)
-  addAdminService(grpc, context)
+/** One file per service, named like the REST route file of the same resource (src/transport/rest/routes). */
+export function registerGrpcServices(grpc: GrpcServer, server: ServerContext): void {
+  addSystemService(grpc, server)
+  addUserService(grpc, server)
+  addApiKeyService(grpc, server)
+  addEmbedderService(grpc, server)
+  addLlmService(grpc, server)
+  addAdminService(grpc, server)
 }

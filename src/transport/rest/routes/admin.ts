@@ -1,12 +1,12 @@
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import { drainServer } from '../../../domain/drain.js'
 import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody } from '../request-input.js'
 
-export function registerAdminRoutes(http: HttpServer, context: DomainContext): void {
+export function registerAdminRoutes(http: HttpServer, server: ServerContext): void {
   // Not "work": it must answer while draining, and the drain must not wait for itself.
   http.route('POST', '/v1/admin:drain', async (request) => ({
     status: 200,
-    json: await drainServer(context, callContext(request), jsonBody(request)),
+    json: await drainServer(server.domain, callContext(request), jsonBody(request)),
   }), { needsApiKey: true })
 }

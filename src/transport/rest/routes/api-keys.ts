@@ -1,24 +1,24 @@
 import { createApiKey, deleteApiKey, listApiKeys, updateApiKey } from '../../../domain/api-keys.js'
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import { type HttpServer, listBody } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 
-export function registerApiKeyRoutes(http: HttpServer, context: DomainContext): void {
+export function registerApiKeyRoutes(http: HttpServer, server: ServerContext): void {
   const work = { isWork: true, needsApiKey: true }
   http.route('POST', '/v1/apikeys', async (request) => {
-    const created = await createApiKey(context, callContext(request), jsonBody(request))
+    const created = await createApiKey(server.domain, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/apikeys/${created.apiKeyMetadata.apiKeyId}` }, json: created }
   }, work)
   http.route('GET', '/v1/apikeys', async (request) => {
-    const page = await listApiKeys(context, callContext(request), listQuery(request))
+    const page = await listApiKeys(server.domain, callContext(request), listQuery(request))
     return { status: 200, text: listBody('keys', page.keysJson, page.nextToken) }
   }, work)
   http.route('PUT', '/v1/apikeys/:id', async (request) => ({
     status: 200,
-    json: await updateApiKey(context, callContext(request), request.params.id, jsonBody(request)),
+    json: await updateApiKey(server.domain, callContext(request), request.params.id, jsonBody(request)),
   }), work)
   http.route('DELETE', '/v1/apikeys/:id', async (request) => {
-    await deleteApiKey(context, callContext(request), request.params.id)
+    await deleteApiKey(server.domain, callContext(request), request.params.id)
     return { status: 204 }
   }, work)
 }

@@ -1,5 +1,5 @@
 import type { ServerConfig } from '../../../config/server-config.js'
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
 import type { HttpServer } from '../http-server.js'
 import { registerAdminRoutes } from './admin.js'
@@ -11,14 +11,14 @@ import { registerOperationsRoutes } from './operations.js'
 import { registerSystemRoutes } from './system.js'
 import { registerUserRoutes } from './users.js'
 
-export function registerRestRoutes(http: HttpServer, context: DomainContext, metrics: ServerMetrics, config: ServerConfig): void {
-  registerOperationsRoutes(http, context.lifecycle, metrics, config)
-  registerSystemRoutes(http, context)
-  registerUserRoutes(http, context)
-  registerApiKeyRoutes(http, context)
-  registerEmbedderRoutes(http, context)
-  registerLlmRoutes(http, context)
-  registerAdminRoutes(http, context)
+export function registerRestRoutes(http: HttpServer, server: ServerContext, metrics: ServerMetrics, config: ServerConfig): void {
+  registerOperationsRoutes(http, server.facts.lifecycle, metrics, config)
+  registerSystemRoutes(http, server)
+  registerUserRoutes(http, server)
+  registerApiKeyRoutes(http, server)
+  registerEmbedderRoutes(http, server)
+  registerLlmRoutes(http, server)
+  registerAdminRoutes(http, server)
   registerConsoleRoutes(http)
   http.finishRoutes()
 }

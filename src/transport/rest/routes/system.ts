@@ -1,9 +1,9 @@
-import type { DomainContext } from '../../../domain/context.js'
+import type { ServerContext } from '../../../domain/context.js'
 import { getSystemInfo, initializeSystem } from '../../../domain/system.js'
 import type { HttpServer } from '../http-server.js'
 
-export function registerSystemRoutes(http: HttpServer, context: DomainContext): void {
+export function registerSystemRoutes(http: HttpServer, server: ServerContext): void {
   const work = { isWork: true }
-  http.route('GET', '/v1/system/info', async () => ({ status: 200, json: await getSystemInfo(context) }), work)
-  http.route('POST', '/v1/system/init', async () => ({ status: 200, json: await initializeSystem(context) }), work)
+  http.route('GET', '/v1/system/info', async () => ({ status: 200, json: await getSystemInfo(server) }), work)
+  http.route('POST', '/v1/system/init', async () => ({ status: 200, json: await initializeSystem(server.domain) }), work)
 }

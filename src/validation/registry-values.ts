@@ -1,0 +1,32 @@
+/**
+ * The closed lists of the registry (provider types, modalities, …) and the API paths the
+ * server fills in when a registration gives none. No imports: the server's validation and
+ * domain and the browser console all read them from here, and the console bundles this
+ * file as it is.
+ */
+
+/** The provider types the service specification lists, in its order. */
+export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
+export const LLM_PROVIDER_TYPES = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
+export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
+export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
+export const CREDENTIAL_KINDS = ['API_KEY', 'CLOUD_ADC', 'NONE'] as const
+
+export type EmbedderProviderType = (typeof EMBEDDER_PROVIDER_TYPES)[number]
+export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number]
+export type Modality = (typeof MODALITIES)[number]
+export type DistributionType = (typeof DISTRIBUTION_TYPES)[number]
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
+
+/** The largest protobuf int32: the bound of every whole-number setting (dimensionality, token counts). */
+export const INT32_MAX = 2_147_483_647
+
+/** Where an embedder's provider serves embeddings when the registration names no path: VENDORD /v2/embed, TEI /embed, all others /embeddings. */
+export function defaultEmbedderApiPath(providerType: string): string {
+  if (providerType === 'VENDORD') return '/v2/embed'
+  if (providerType === 'TEI') return '/embed'
+  return '/embeddings'
+}
+
+/** Every LLM provider type serves the chat-completions path unless the registration names another. */
+export const DEFAULT_LLM_API_PATH = '/v1/chat/completions'
