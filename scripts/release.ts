@@ -58,7 +58,8 @@ function main(): void {
   const executable = path.join(DIST, EXECUTABLE_NAME)
   const licenses = path.join(DIST, LICENSES_DIR)
   for (const needed of [executable, licenses]) if (!fs.existsSync(needed)) throw new Error(`${needed} is missing: run "npm run build" first`)
-  const version = execFileSync(executable, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim()
+  // The first line is the version; the second names the runtime.
+  const version = execFileSync(executable, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).split('\n')[0]!.trim()
   const top = `memsvc-${version}-${PLATFORM}`
   const tarball = `${top}.tar.gz`
 

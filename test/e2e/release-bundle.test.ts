@@ -25,7 +25,7 @@ let version: string
 
 beforeAll(async () => {
   sandbox = createSandbox()
-  version = execFileSync(BUILT_EXECUTABLE, ['--version'], { encoding: 'utf8' }).trim()
+  version = execFileSync(BUILT_EXECUTABLE, ['--version'], { encoding: 'utf8' }).split('\n')[0]!.trim()
   await run(process.execPath, ['--import', 'tsx', 'scripts/release.ts'], { cwd: REPO_ROOT })
   tarball = path.join(RELEASE_DIR, `memsvc-${version}-linux-x64.tar.gz`)
 }, 120_000)

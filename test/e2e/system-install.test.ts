@@ -27,7 +27,7 @@ let version: string
 
 beforeAll(async () => {
   sandbox = createSandbox()
-  version = (await runCli(sandbox, ['--version'])).stdout.trim()
+  version = (await runCli(sandbox, ['--version'])).stdout.split('\n')[0]!.trim()
 }, 60_000)
 
 afterAll(() => {
@@ -217,7 +217,7 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(fs.readdirSync(path.join(root, 'opt/memsvc/releases')).sort()).toEqual(['9.9.9-e2e', version].sort())
 
     execFileSync('ln', ['-sfn', `releases/${version}`, path.join(root, 'opt/memsvc/current')])
-    expect(execFileSync(installed, ['--version'], { encoding: 'utf8' }).trim()).toBe(version)
+    expect(execFileSync(installed, ['--version'], { encoding: 'utf8' }).split('\n')[0]).toBe(version)
     expect(sha256(installed)).toBe(sha256(sandbox.executable))
 
     // Installing the release that is already current changes nothing, and keeps the other one.
