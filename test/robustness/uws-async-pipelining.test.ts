@@ -4,15 +4,14 @@
 // after a timer, so the order the server sees and the order it answers in can differ.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
-import net from 'node:net'
+import type { Socket } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import nodeTls from 'node:tls'
 import { generate } from 'selfsigned'
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadUws } from '../../src/runtime/uws.js'
-import { bodiesIn, exchangeRaw, rawRequest } from '../support/raw-http.js'
+import { bodiesIn, connectRaw, exchangeRaw, rawRequest } from '../support/raw-http.js'
 import { waitFor } from '../support/wait.js'
 
 const PIPELINE_LENGTH = 40
@@ -121,10 +120,8 @@ describe.each([
 
   it('a client that closes mid-pipeline: the pending response is aborted, the held requests never start, others are served', async () => {
     const abortedBefore = counters.aborted
-    const socket = await new Promise<net.Socket>((resolve) => {
-      const connection: net.Socket = tls
-        ? nodeTls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => resolve(connection))
-        : net.connect(port, '127.0.0.1', () => resolve(connection))
+    const socket = await new Promise<Socket>((resolve) => {
+      const connection = connectRaw(port, tls, () => resolve(connection))
     })
     socket.on('error', () => {})
     socket.write(Buffer.concat([get(SLOW_MS * 4, 'pending-then-closed'), get(0, 'held-never-run'), get(0, 'held-never-run')]))

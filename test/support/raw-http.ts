@@ -16,6 +16,12 @@ export interface RawExchange {
  * closes, `expectResponses` responses are complete, or `waitMs` passes (the connection is then
  * destroyed). For requests no ordinary client would send: pipelines, bad framing, odd bytes.
  */
+/** A loopback connection, over TLS if asked (any certificate accepted); `onConnect` once it is ready for bytes. */
+export function connectRaw(port: number, overTls: boolean, onConnect: () => void): net.Socket {
+  // servername: a name, since Node warns when SNI would carry an IP address.
+  return overTls ? tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, onConnect) : net.connect(port, '127.0.0.1', onConnect)
+}
+
 export interface RawExchangeOptions {
   waitMs?: number
   expectResponses?: number
@@ -36,9 +42,7 @@ export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], opt
       socket.setNoDelay(true)
       parts.forEach((part, index) => setTimeout(() => socket.writable && socket.write(part), index * options.gapMs!))
     }
-    const socket = options.tls
-      ? tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, writeParts)
-      : net.connect(port, '127.0.0.1', writeParts)
+    const socket = connectRaw(port, options.tls ?? false, writeParts)
     const chunks: Buffer[] = []
     let done = false
     const finish = (closed: boolean) => {
