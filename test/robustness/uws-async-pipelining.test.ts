@@ -43,6 +43,20 @@ function addRoutes(app: TemplatedApp, counters: Counters): void {
     if (ms === 0) res.end(tag)
     else later(res, ms, tag)
   })
+  // Chunked: write, then end (the other place a response ends in uWS).
+  app.get('/chunked/:ms/:tag', (res, req) => {
+    const tag = req.getParameter(1)!
+    counters.started.set(tag, (counters.started.get(tag) ?? 0) + 1)
+    let aborted = false
+    res.onAborted(() => {
+      aborted = true
+      counters.aborted++
+    })
+    setTimeout(() => aborted || res.cork(() => {
+          res.write(`${tag}:`)
+          res.end('end')
+        }), Number(req.getParameter(0)))
+  })
   app.post('/echo', (res) => {
     const hash = crypto.createHash('sha256')
     let length = 0
@@ -110,6 +124,29 @@ describe.each([
     const pieces = Array.from({ length: Math.ceil(whole.length / 11) }, (_, index) => whole.subarray(index * 11, index * 11 + 11))
     const reply = await exchangeRaw(port, pieces, { tls, gapMs: 2, expectResponses: tags.length })
     expect(bodiesIn(reply.received)).toEqual(tags)
+  })
+
+  it('chunked responses (write, then end) and sized ones mixed in a pipeline come back in order', async () => {
+    const tags = ['mixed0', 'mixed1', 'mixed2', 'mixed3', 'mixed4', 'mixed5']
+    const requests = tags.map((tag, index) => (index % 2 ? rawRequest('GET', `/chunked/${index * 3}/${tag}`) : get(index * 3, tag)))
+    // No Content-Length to count chunked responses by: the exchange runs until its wait ends.
+    const reply = await exchangeRaw(port, Buffer.concat(requests), { tls, waitMs: 1_500 })
+    expect(reply.statuses).toEqual(tags.map(() => 200))
+    expect([...reply.received.matchAll(/mixed\d/g)].map((match) => match[0])).toEqual(tags)
+  })
+
+  it('200 connections that close at random moments mid-pipeline leave the server answering in order', async () => {
+    const closing = Array.from({ length: 200 }, (_, index) => new Promise<void>((resolve) => {
+      const socket = connectRaw(port, tls, () => {
+        socket.write(Buffer.concat(Array.from({ length: 6 }, (_, position) => (position % 2 ? rawRequest('GET', `/chunked/${(index + position) % 4}/gone`) : get((index + position) % 4, 'gone')))))
+        setTimeout(() => socket.destroy(), index % 7)
+      })
+      socket.on('error', () => {})
+      socket.on('close', () => resolve())
+    }))
+    await Promise.all(closing)
+    const reply = await exchangeRaw(port, Buffer.concat([get(4, 'survivor0'), get(0, 'survivor1')]), { tls, expectResponses: 2 })
+    expect(bodiesIn(reply.received)).toEqual(['survivor0', 'survivor1'])
   })
 
   it('a POST pipelined behind a slow GET gets its whole body, and its answer comes second', async () => {
