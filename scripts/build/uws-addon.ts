@@ -151,6 +151,190 @@ static uint32_t uWS_WebSocket_send_fast_string(v8::Local<v8::Object> receiver,
       '                        }\n' +
       '                    }\n',
   },
+  // 6. Pipelined requests behind a pending (asynchronous) response are answered in order
+  //    (issue 13 item 5). Upstream closes the connection when it parses a request while the
+  //    previous response is pending. Instead the parser stops at that request; its bytes and all
+  //    read after them are held (bounded by maxHeldPipelineSize(), beyond which the connection
+  //    closes) and parsed on the loop iteration after the pending response ends.
+  {
+    file: 'uWebSockets/src/HttpParser.h',
+    find: 'private:\n    std::string fallback;\n',
+    replace: '    /* memsvc: protected, so that HttpContext can take over a request held in it */\nprotected:\n    std::string fallback;\nprivate:\n',
+  },
+  {
+    file: 'uWebSockets/src/HttpResponseData.h',
+    find: '#include "MoveOnlyFunction.h"\n\nnamespace uWS {\n',
+    replace: '#include "MoveOnlyFunction.h"\n\n#include <string>\n#include <unordered_set>\n\nnamespace uWS {\n',
+  },
+  {
+    file: 'uWebSockets/src/HttpResponseData.h',
+    find: '    /* Current state (content-length sent, status sent, write called, etc */\n    int state = 0;\n',
+    replace: `    /* Current state (content-length sent, status sent, write called, etc */
+    int state = 0;
+
+    /* memsvc: pipelined bytes read while a response was pending, from the first request behind it on */
+    std::string heldPipeline;
+    /* memsvc: where in the parsed buffer that first request begins (set when the parser stops at it) */
+    char *heldRequestStart = nullptr;
+    /* memsvc: the socket, while a parse of heldPipeline is deferred to the loop */
+    void *deferredResumeOf = nullptr;
+    /* memsvc: sockets whose deferred parse may still run. A socket leaves it when its data is
+     * destructed (closed or upgraded), so a deferred parse never touches a freed socket. */
+    static inline thread_local std::unordered_set<void *> resumesDeferred;
+
+public:
+    ~HttpResponseData() {
+        if (deferredResumeOf) {
+            resumesDeferred.erase(deferredResumeOf);
+        }
+    }
+private:
+`,
+  },
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: '    static const int HTTP_RECEIVE_THROUGHPUT_BYTES = 16 * 1024;\n',
+    replace: `    static const int HTTP_RECEIVE_THROUGHPUT_BYTES = 16 * 1024;
+
+    /* memsvc: most bytes held behind a pending response (requests and their bodies); beyond it the
+     * connection closes. A function: MAX_FALLBACK_SIZE is set at start-up from the environment. */
+    static size_t maxHeldPipelineSize() {
+        return 256 * MAX_FALLBACK_SIZE;
+    }
+
+    /* memsvc: returned by the request handler to stop the parser at a request behind a pending response */
+    static inline char pipelineHeldMark = 0;
+
+    /* memsvc: the HTTP data handler, also called with held bytes once the response they wait for ends */
+    static inline us_socket_t *(*httpOnData)(us_socket_t *, char *, int) = nullptr;
+
+    /* memsvc: called when a response ends. Held requests are parsed on the next loop iteration,
+     * never inside the caller (res.end() in JavaScript) */
+    static void deferHeldPipeline(us_socket_t *s) {
+        HttpResponseData<SSL> *httpResponseData = (HttpResponseData<SSL> *) us_socket_ext(SSL, s);
+        if (httpResponseData->heldPipeline.empty() || httpResponseData->deferredResumeOf) {
+            return;
+        }
+        httpResponseData->deferredResumeOf = s;
+        HttpResponseData<SSL>::resumesDeferred.insert(s);
+        ((Loop *) us_socket_context_loop(SSL, us_socket_context(SSL, s)))->defer([s]() {
+            /* Closed or upgraded meanwhile: the socket may be freed, do not touch it */
+            if (!HttpResponseData<SSL>::resumesDeferred.erase(s)) {
+                return;
+            }
+            HttpResponseData<SSL> *httpResponseData = (HttpResponseData<SSL> *) us_socket_ext(SSL, s);
+            httpResponseData->deferredResumeOf = nullptr;
+            if (us_socket_is_closed(SSL, s) || (httpResponseData->state & HttpResponseData<SSL>::HTTP_RESPONSE_PENDING)) {
+                return;
+            }
+            /* Moved out first: parsing may hold a later request again */
+            std::string held = std::move(httpResponseData->heldPipeline);
+            httpResponseData->heldPipeline.clear();
+            size_t length = held.length();
+            /* The parser needs post padding, as in the socket's receive buffer */
+            held.resize(length + MINIMUM_HTTP_POST_PADDING);
+            httpOnData(s, held.data(), (int) length);
+        });
+    }
+`,
+  },
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: `                /* For every request we reset the timeout and hang until user makes action */
+                /* Warning: if we are in shutdown state, resetting the timer is a security issue! */
+                us_socket_timeout(SSL, (us_socket_t *) s, 0);
+
+                /* Reset httpResponse */
+                HttpResponseData<SSL> *httpResponseData = (HttpResponseData<SSL> *) us_socket_ext(SSL, (us_socket_t *) s);
+                httpResponseData->offset = 0;
+
+                /* Are we not ready for another request yet? Terminate the connection.
+                 * Important for denying async pipelining until, if ever, we want to suppot it.
+                 * Otherwise requests can get mixed up on the same connection. We still support sync pipelining. */
+                if (httpResponseData->state & HttpResponseData<SSL>::HTTP_RESPONSE_PENDING) {
+                    us_socket_close(SSL, (us_socket_t *) s, 0, nullptr);
+                    return nullptr;
+                }
+`,
+    replace: `                HttpResponseData<SSL> *httpResponseData = (HttpResponseData<SSL> *) us_socket_ext(SSL, (us_socket_t *) s);
+
+                /* memsvc: not ready for another request yet (the previous response is pending): stop
+                 * here, before touching the pending response's offset or timeout. This request and
+                 * everything after it are held and parsed once that response ends. */
+                if (httpResponseData->state & HttpResponseData<SSL>::HTTP_RESPONSE_PENDING) {
+                    httpResponseData->heldRequestStart = (char *) httpRequest->getCaseSensitiveMethod().data();
+                    return &pipelineHeldMark;
+                }
+
+                /* For every request we reset the timeout and hang until user makes action */
+                /* Warning: if we are in shutdown state, resetting the timer is a security issue! */
+                us_socket_timeout(SSL, (us_socket_t *) s, 0);
+
+                /* Reset httpResponse */
+                httpResponseData->offset = 0;
+`,
+  },
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: 'us_socket_context_on_data(SSL, getSocketContext(), [](us_socket_t *s, char *data, int length) {\n',
+    replace: 'us_socket_context_on_data(SSL, getSocketContext(), httpOnData = [](us_socket_t *s, char *data, int length) -> us_socket_t * {\n',
+  },
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: '            /* Cork this socket */\n            ((AsyncSocket<SSL> *) s)->cork();\n',
+    replace: `            /* memsvc: while requests are held behind a pending response, what arrives queues behind them */
+            if (!httpResponseData->heldPipeline.empty()) {
+                if (httpResponseData->heldPipeline.length() + (size_t) length > maxHeldPipelineSize()) {
+                    us_socket_close(SSL, s, 0, nullptr);
+                    return s;
+                }
+                httpResponseData->heldPipeline.append(data, (size_t) length);
+                return s;
+            }
+            /* memsvc: the parser may copy the start of data into its fallback buffer; a request held there needs the rest */
+            size_t fallbackBefore = httpResponseData->fallback.length();
+
+            /* Cork this socket */
+            ((AsyncSocket<SSL> *) s)->cork();
+`,
+  },
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: '            httpContextData->isParsingHttp = false;\n',
+    replace: `            httpContextData->isParsingHttp = false;
+
+            /* memsvc: the parser stopped at a request behind a pending response: hold it and the rest */
+            if (returnedSocket == &pipelineHeldMark) {
+                char *start = httpResponseData->heldRequestStart;
+                std::string &fallback = httpResponseData->fallback;
+                if ((uintptr_t) start >= (uintptr_t) data && (uintptr_t) start <= (uintptr_t) (data + length)) {
+                    httpResponseData->heldPipeline.assign(start, (size_t) (data + length - start));
+                } else {
+                    /* It began in the fallback buffer, which took the first copiedFromData bytes of data */
+                    size_t copiedFromData = fallback.length() - fallbackBefore;
+                    httpResponseData->heldPipeline.assign(start, (size_t) (fallback.data() + fallback.length() - start));
+                    httpResponseData->heldPipeline.append(data + copiedFromData, (size_t) length - copiedFromData);
+                    fallback.clear();
+                }
+                if (httpResponseData->heldPipeline.length() > maxHeldPipelineSize()) {
+                    us_socket_close(SSL, s, 0, nullptr);
+                    returnedSocket = nullptr;
+                } else {
+                    returnedSocket = s;
+                }
+            }
+`,
+  },
+  {
+    file: 'uWebSockets/src/HttpResponse.h',
+    find: '            Super::write("\\r\\n0\\r\\n\\r\\n", 7);\n\n            httpResponseData->markDone();\n',
+    replace: '            Super::write("\\r\\n0\\r\\n\\r\\n", 7);\n\n            httpResponseData->markDone();\n            /* memsvc: requests held behind this response may go now */\n            HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
+  },
+  {
+    file: 'uWebSockets/src/HttpResponse.h',
+    find: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n',
+    replace: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n                /* memsvc: requests held behind this response may go now */\n                HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
+  },
 ]
 
 const NODE_HEADERS = path.join('include', 'node')

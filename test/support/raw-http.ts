@@ -1,4 +1,5 @@
 import net from 'node:net'
+import tls from 'node:tls'
 
 export interface RawExchange {
   /** Everything the server sent, as text. */
@@ -15,12 +16,33 @@ export interface RawExchange {
  * closes, `expectResponses` responses are complete, or `waitMs` passes (the connection is then
  * destroyed). For requests no ordinary client would send: pipelines, bad framing, odd bytes.
  */
-export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], options: { waitMs?: number; expectResponses?: number } = {}): Promise<RawExchange> {
+/** A loopback connection, over TLS if asked (any certificate accepted); `onConnect` once it is ready for bytes. */
+export function connectRaw(port: number, overTls: boolean, onConnect: () => void): net.Socket {
+  // servername: a name, since Node warns when SNI would carry an IP address.
+  return overTls ? tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, onConnect) : net.connect(port, '127.0.0.1', onConnect)
+}
+
+export interface RawExchangeOptions {
+  waitMs?: number
+  expectResponses?: number
+  /** Over TLS (any certificate accepted). */
+  tls?: boolean
+  /** Pause between parts, so that the server reads them separately. */
+  gapMs?: number
+}
+
+export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], options: RawExchangeOptions = {}): Promise<RawExchange> {
   const waitMs = options.waitMs ?? 5_000
   const started = Date.now()
   return new Promise((resolve) => {
     // Parts are written one by one, so a large shared body is never copied on the client side.
-    const socket = net.connect(port, '127.0.0.1', () => (Array.isArray(bytes) ? bytes : [bytes]).forEach((part) => socket.write(part)))
+    const parts = Array.isArray(bytes) ? bytes : [bytes]
+    const writeParts = () => {
+      if (!options.gapMs) return parts.forEach((part) => socket.write(part))
+      socket.setNoDelay(true)
+      parts.forEach((part, index) => setTimeout(() => socket.writable && socket.write(part), index * options.gapMs!))
+    }
+    const socket = connectRaw(port, options.tls ?? false, writeParts)
     const chunks: Buffer[] = []
     let done = false
     const finish = (closed: boolean) => {
@@ -48,16 +70,21 @@ export function statusesIn(received: string): number[] {
 
 /** How many responses in `received` have their whole Content-Length body. */
 function completeResponses(received: string): number {
-  let count = 0
-  let rest = received
+  return bodiesIn(received).length
+}
+
+/** The bodies of the complete Content-Length responses in a received stream, in order. */
+export function bodiesIn(received: string): string[] {
+  const bodies: string[] = []
+  let rest = Buffer.from(received)
   for (;;) {
     const headEnd = rest.indexOf('\r\n\r\n')
-    if (headEnd === -1) return count
-    const length = Number(/content-length: *(\d+)/i.exec(rest.slice(0, headEnd))?.[1] ?? 0)
+    if (headEnd === -1) return bodies
+    const length = Number(/content-length: *(\d+)/i.exec(rest.subarray(0, headEnd).toString())?.[1] ?? 0)
     const bodyStart = headEnd + 4
-    if (Buffer.byteLength(rest.slice(bodyStart)) < length) return count
-    count++
-    rest = rest.slice(bodyStart + length)
+    if (rest.length - bodyStart < length) return bodies
+    bodies.push(rest.subarray(bodyStart, bodyStart + length).toString())
+    rest = rest.subarray(bodyStart + length)
   }
 }
 

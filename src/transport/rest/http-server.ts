@@ -304,9 +304,10 @@ export class HttpServer {
         else respond(result)
       }
       // A request with side effects starts only once uWS has parsed everything it read with it:
-      // uWS drops a connection that pipelines a request behind an unanswered one, and work
-      // begun for the dropped request would take effect with no one to tell (a key created
-      // whose raw key is never delivered).
+      // uWS closes the connection, this request's response unsent, when a request pipelined
+      // behind it in the same read is malformed or more than it will hold (NOTES.md of
+      // third_party/uWebSockets.js, change 6), and work begun would take effect with no one to
+      // tell (a key created whose raw key is never delivered).
       const start = (body: Buffer, principal?: Principal) =>
         method === 'GET' || method === 'HEAD' ? run(body, principal) : afterParsing(() => guarded(() => run(body, principal)))
 
