@@ -96,6 +96,20 @@ export class JobProcessor implements WorkIntake, JobQueue {
         }
       },
     })
+    new Gauge({
+      name: 'memsvc_jobs_unfinished',
+      help: 'Jobs waiting to run or running, by kind (memory.ingest: the ingest backlog).',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect: async function (this: Gauge<'kind'>) {
+        this.reset()
+        try {
+          for (const row of await jobsSql.countUnfinishedJobsByKind(sql)) this.set({ kind: row.kind }, row.count)
+        } catch {
+          // The database may be down; the scrape still succeeds without this gauge.
+        }
+      },
+    })
   }
 
   register<Payload>(handler: JobHandler<Payload>): void {
