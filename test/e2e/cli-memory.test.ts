@@ -52,7 +52,7 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
     const space = (await shown(['space', 'create', '--name', 'docs', '--embedder', embedderId, '--chunk-size', '40', '--label', 'team=cli', '-o', 'json'])).json<any>()
     spaceId = space.spaceId
     expect(space).toMatchObject({ name: 'docs', labels: { team: 'cli' }, spaceEmbedders: [{ embedderId, indexState: 'READY' }] })
-    expect(space.defaultChunkingConfig).toEqual({ strategy: { $case: 'recursive', value: expect.objectContaining({ chunkSize: 40, chunkOverlap: 5 }) } })
+    expect(space.defaultChunkingConfig).toEqual({ recursive: expect.objectContaining({ chunkSize: 40, chunkOverlap: 5, keepStrategy: 'KEEP_END' }) })
     const listed = await shown(['space', 'list'])
     expect(listed.stdout).toMatch(new RegExp(`${spaceId}\\s+docs\\s+1\\s+no`))
   })

@@ -15,7 +15,7 @@ import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { asList, parseChoice } from '../option-parsing.js'
 import { formatTime, note, pageNote, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
-import { chunkingFrom, describeChunking } from './space.js'
+import { chunkingFrom, chunkingJson, describeChunking } from './space.js'
 
 const STATUSES = [ProcessingStatus.PENDING, ProcessingStatus.PROCESSING, ProcessingStatus.COMPLETED, ProcessingStatus.FAILED] as const
 const FINISHED: ReadonlySet<ProcessingStatus> = new Set([ProcessingStatus.COMPLETED, ProcessingStatus.FAILED])
@@ -41,6 +41,8 @@ export function memoryFields(memory: Memory): Array<[string, string | undefined]
     ['created', `${formatTime(memory.createdAt)} by ${memory.createdById}`],
   ]
 }
+
+const memoryJson = (memory: Memory) => ({ ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) })
 
 const MEMORY_COLUMNS = [
   { header: 'ID', value: (memory: Memory) => memory.memoryId, minWidth: ID_WIDTH },
@@ -118,7 +120,7 @@ const create = clientHandler(async (argv, settings) => {
     const [done] = await waitUntilFinished(connection, [stored!.memoryId], () => {})
     return done!
   })
-  print(settings.output, { json: memory, text: () => renderFields(memoryFields(memory)) })
+  print(settings.output, { json: memoryJson(memory), text: () => renderFields(memoryFields(memory)) })
   failIfAnyFailed([memory])
 })
 
@@ -181,7 +183,7 @@ const createBatch = clientHandler(async (argv, settings) => {
     return results
   })
   print(settings.output, {
-    json: { results: outcomes },
+    json: { results: outcomes.map((outcome) => (outcome.memory ? { ...outcome, memory: memoryJson(outcome.memory) } : outcome)) },
     text: () =>
       renderTable(outcomes, [
         { header: 'FILE', value: (outcome) => outcome.file },
@@ -203,7 +205,7 @@ const get = clientHandler(async (argv, settings) => {
     content: argv.content ? await connection.call(client(connection), 'getMemoryContent', { memoryId }) : undefined,
   }))
   print(settings.output, {
-    json: shown.content ? { ...shown.memory, originalContent: shown.content.originalContent } : shown.memory,
+    json: { ...memoryJson(shown.memory), ...(shown.content ? { originalContent: shown.content.originalContent } : {}) },
     text: () => (shown.content ? shown.content.originalContent : renderFields(memoryFields(shown.memory))),
   })
 })
@@ -226,7 +228,7 @@ const list = clientHandler(async (argv, settings) => {
     ),
   )
   print(settings.output, {
-    json: { memories: page.items, ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
+    json: { memories: page.items.map(memoryJson), ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
     text: () => (page.items.length === 0 ? 'no memories\n' : renderTable(page.items, MEMORY_COLUMNS)),
   })
   if (settings.output === 'table') pageNote(page.nextToken, 'memories')

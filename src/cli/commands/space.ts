@@ -34,6 +34,13 @@ export function chunkingFrom(argv: Record<string, unknown>): ChunkingConfig | un
   return { strategy: { $case: 'recursive', value: { chunkSize: size, chunkOverlap: overlap, separators: [], keepStrategy: KeepStrategy.KEEP_STRATEGY_UNSPECIFIED } } }
 }
 
+/** As the REST API and the proto3 JSON mapping write it: `{"recursive": {…}}`, not the generated oneof wrapper. */
+export function chunkingJson(config: ChunkingConfig | undefined): Record<string, unknown> | undefined {
+  return config?.strategy && { [config.strategy.$case]: config.strategy.value }
+}
+
+const spaceJson = (space: Space) => ({ ...space, defaultChunkingConfig: chunkingJson(space.defaultChunkingConfig) })
+
 export function describeChunking(config: ChunkingConfig | undefined): string {
   const strategy = config?.strategy
   if (!strategy) return ''
@@ -87,7 +94,7 @@ const create = clientHandler(async (argv, settings) => {
     publicRead: argv.publicRead as boolean | undefined,
   }
   const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'createSpace', request))
-  print(settings.output, { json: space, text: () => renderFields(spaceFields(space)) })
+  print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const list = clientHandler(async (argv, settings) => {
@@ -104,7 +111,7 @@ const list = clientHandler(async (argv, settings) => {
     ),
   )
   print(settings.output, {
-    json: { spaces: page.items, ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
+    json: { spaces: page.items.map(spaceJson), ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
     text: () =>
       page.items.length === 0
         ? 'no spaces\n'
@@ -121,7 +128,7 @@ const list = clientHandler(async (argv, settings) => {
 
 const get = clientHandler(async (argv, settings) => {
   const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'getSpace', { spaceId: String(argv.id) }))
-  print(settings.output, { json: space, text: () => renderFields(spaceFields(space)) })
+  print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const update = clientHandler(async (argv, settings) => {
@@ -130,7 +137,7 @@ const update = clientHandler(async (argv, settings) => {
     throw badInput('nothing to update: give --name, --public-read / --no-public-read or a label option')
   }
   const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'updateSpace', request))
-  print(settings.output, { json: space, text: () => renderFields(spaceFields(space)) })
+  print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
