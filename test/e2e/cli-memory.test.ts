@@ -81,6 +81,11 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
     const fromFile = (await user.ok(['memory', 'create', '--space', spaceId, '--file', 'notes/paris.md', '--dedupe', '-o', 'json'])).json<any>()
     // The same content is already stored (by the batch): dedupe answers with that memory.
     expect(fromFile.metadata).toEqual({ file: 'notes/paris.md' })
+    const piped = await user.run(['memory', 'create', '--space', spaceId, '--wait', '-o', 'json'], {}, undefined, 'Quito is the capital of Ecuador.\n')
+    expect(piped.code, piped.stderr).toBe(EXIT.OK)
+    const fromStdin = piped.json<any>()
+    expect(fromStdin.processingStatus).toBe('COMPLETED')
+    expect((await user.ok(['memory', 'get', fromStdin.memoryId, '--content'])).stdout).toBe('Quito is the capital of Ecuador.\n')
     const content = await shown(['memory', 'get', memory.memoryId, '--content'])
     expect(content.stdout).toBe('Lima is the capital of Peru.')
     await shown(['memory', 'delete', memory.memoryId])

@@ -91,10 +91,12 @@ export interface CliResult {
 }
 
 /** Runs one command to completion (killed after timeoutMs), from inside the sandbox. */
-export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+/** `stdin`, when given, is written to the command's standard input, which then ends. */
+export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(sandbox.executable, args, { cwd: sandbox.dir, env: { ...sandbox.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(sandbox.executable, args, { cwd: sandbox.dir, env: { ...sandbox.env, ...options.env }, stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
     live.add(child)
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin)
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
