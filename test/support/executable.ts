@@ -99,8 +99,8 @@ export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS
     if (options.stdin !== undefined) child.stdin!.end(options.stdin)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? DEFAULT_CLI_TIMEOUT_MS)
     child.on('error', reject)
     child.on('close', (code, signal) => {
