@@ -47,6 +47,24 @@ const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
  * once; failures retry with exponential backoff until the kind's attempts run out,
  * then the job stays FAILED with its last error. Jobs survive restarts.
  */
+/** A gauge of job counts read from the queue table at each scrape, one series per label value. */
+function jobCountGauge(registry: Registry, name: string, help: string, labelName: string, read: () => Promise<Array<{ label: string; count: number }>>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: [labelName],
+    registers: [registry],
+    collect: async function (this: Gauge) {
+      this.reset()
+      try {
+        for (const row of await read()) this.set({ [labelName]: row.label }, row.count)
+      } catch {
+        // The database may be down; the scrape still succeeds without this gauge.
+      }
+    },
+  })
+}
+
 export class JobProcessor implements WorkIntake, JobQueue {
   readonly name = 'background jobs'
   readonly workerId = `${process.pid}-${crypto.randomBytes(3).toString('hex')}`
@@ -82,20 +100,12 @@ export class JobProcessor implements WorkIntake, JobQueue {
       buckets: DURATION_BUCKETS,
       registers: [registry],
     })
-    new Gauge({
-      name: 'memsvc_jobs_queue_depth',
-      help: 'Jobs in the shared queue, by status.',
-      labelNames: ['status'] as const,
-      registers: [registry],
-      collect: async function (this: Gauge<'status'>) {
-        this.reset()
-        try {
-          for (const row of await jobsSql.countJobsByStatus(sql)) this.set({ status: row.status }, row.count)
-        } catch {
-          // The database may be down; the scrape still succeeds without this gauge.
-        }
-      },
-    })
+    jobCountGauge(registry, 'memsvc_jobs_queue_depth', 'Jobs in the shared queue, by status.', 'status', async () =>
+      (await jobsSql.countJobsByStatus(sql)).map((row) => ({ label: row.status, count: row.count })),
+    )
+    jobCountGauge(registry, 'memsvc_jobs_unfinished', 'Jobs waiting to run or running, by kind (memory.ingest: the ingest backlog).', 'kind', async () =>
+      (await jobsSql.countUnfinishedJobsByKind(sql)).map((row) => ({ label: row.kind, count: row.count })),
+    )
   }
 
   register<Payload>(handler: JobHandler<Payload>): void {

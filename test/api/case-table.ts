@@ -5,11 +5,11 @@ import { type IdentityFixture, startIdentityFixture } from '../support/identity-
 import { type ApiCase, runCase } from './identity-cases.js'
 
 /** Starts one fixture for the enclosing describe block and returns a getter for it. */
-export function useIdentityFixture(engine: Engine): () => IdentityFixture {
-  let fixture: IdentityFixture | undefined
+export function useFixture<Fixture extends { stop(): Promise<void> }>(start: () => Promise<Fixture>): () => Fixture {
+  let fixture: Fixture | undefined
   beforeAll(async () => {
-    fixture = await startIdentityFixture(engine)
-  })
+    fixture = await start()
+  }, 240_000)
   afterAll(async () => {
     await fixture?.stop()
   })
@@ -18,6 +18,8 @@ export function useIdentityFixture(engine: Engine): () => IdentityFixture {
     return fixture
   }
 }
+
+export const useIdentityFixture = (engine: Engine): (() => IdentityFixture) => useFixture(() => startIdentityFixture(engine))
 
 /** One `it` per case and transport: the same table over REST and over gRPC. */
 export function itEachCase(fixture: () => IdentityFixture, cases: ApiCase[]): void {

@@ -5,6 +5,8 @@ import { AdminServiceService } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceService } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceService } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceService } from '../../src/generated/memsvc/v1/llms.js'
+import { MemoryServiceService } from '../../src/generated/memsvc/v1/memories.js'
+import { SpaceServiceService } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceService } from '../../src/generated/memsvc/v1/system.js'
 import { UserServiceService } from '../../src/generated/memsvc/v1/users.js'
 import { type ApiResult, OPERATIONS, type OperationName, type Transport } from '../support/api-client.js'
@@ -32,6 +34,8 @@ const SERVICES: Record<string, grpc.ServiceDefinition> = {
   admin: AdminServiceService,
   embedders: EmbedderServiceService,
   llms: LlmServiceService,
+  spaces: SpaceServiceService,
+  memories: MemoryServiceService,
 }
 
 /** Statuses the server may answer bad input with: anything but a server fault or silence. */

@@ -17,7 +17,7 @@ export interface ApiCase {
   input?: (prepared: any, fixture: IdentityFixture) => any
   /** Only over this transport (REST-only inputs such as decimal-string timestamps). */
   only?: Transport
-  expect: 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND' | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION'
+  expect: 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND' | 'ALREADY_EXISTS' | 'FAILED_PRECONDITION' | 'PAYLOAD_TOO_LARGE'
   /** The field the error must name. */
   field?: string
   /** REST status when it is not the default for the code (201 and 204 on success). */
@@ -33,6 +33,7 @@ export const HTTP_STATUS: Record<ApiCase['expect'], number> = {
   NOT_FOUND: 404,
   ALREADY_EXISTS: 409,
   FAILED_PRECONDITION: 412,
+  PAYLOAD_TOO_LARGE: 413,
 }
 
 const future = () => Date.now() + 86_400_000

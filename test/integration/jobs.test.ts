@@ -52,7 +52,10 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
     await waitFor('both jobs to fail', async () => (await jobStatus(server, broken)) === 'FAILED' && (await jobStatus(server, hopeless)) === 'FAILED')
     expect(await jobsSql.findJob(server.server.context.sql, broken)).toMatchObject({ attempts: 3, last_error: 'broken on attempt 3' })
     expect(await jobsSql.findJob(server.server.context.sql, hopeless)).toMatchObject({ attempts: 1, last_error: 'resource is gone' })
+    // One more, due in an hour: waiting, so it counts as unfinished.
+    await jobs.enqueue(jobs.sql, 'test.hopeless', {}, 3_600_000)
     const metrics = await (await fetch(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })).text()
+    expect(metrics).toContain('memsvc_jobs_unfinished{kind="test.hopeless"} 1')
     expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="retried"} 2')
     expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="failed"} 1')
     expect(metrics).toMatch(/memsvc_jobs_queue_depth\{status="FAILED"\} 2/)

@@ -3,6 +3,8 @@ import { AdminServiceClient } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceClient } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceClient } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceClient } from '../../src/generated/memsvc/v1/llms.js'
+import { MemoryServiceClient } from '../../src/generated/memsvc/v1/memories.js'
+import { SpaceServiceClient } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceClient } from '../../src/generated/memsvc/v1/system.js'
 import { UserServiceClient } from '../../src/generated/memsvc/v1/users.js'
 import { ERROR_CODES, type ErrorCode } from '../../src/errors/app-error.js'
@@ -26,9 +28,11 @@ export interface ApiResult {
   message: string
 }
 
+type GrpcClientName = 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms' | 'spaces' | 'memories'
+
 interface Operation {
   rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
-  grpc: { client: 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms'; method: string; request(input: any): unknown; response?(output: any): any }
+  grpc: { client: GrpcClientName; method: string; request(input: any): unknown; response?(output: any): any }
 }
 
 const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
@@ -59,6 +63,24 @@ const registryUpdateMessage = (input: any) => ({
   replaceLabels: stringMap(input.replaceLabels),
   mergeLabels: stringMap(input.mergeLabels),
 })
+
+// Spaces and memories: a REST chunking config (one member) as the proto oneof, and back.
+const chunkingMessage = (config: any) => {
+  if (config === undefined) return undefined
+  const [name] = Object.keys(config)
+  if (name === undefined) return {}
+  const value = config[name]
+  if (name === 'recursive') return { strategy: { $case: name, value: { separators: [], keepStrategy: 'KEEP_STRATEGY_UNSPECIFIED', ...value } } }
+  return { strategy: { $case: name, value: { ...value } } }
+}
+const chunkingBody = (config: any) => (config?.strategy ? { [config.strategy.$case]: config.strategy.value } : config)
+const spaceBody = (space: any) => ({ ...space, defaultChunkingConfig: chunkingBody(space.defaultChunkingConfig) })
+const memoryBody = (memory: any) => ({ ...memory, chunkingConfig: chunkingBody(memory.chunkingConfig) })
+const createdBody = (output: any) => ({ ...output, memory: memoryBody(output.memory) })
+const memoryCreateMessage = (input: any) => ({ ...input, chunkingConfig: chunkingMessage(input.chunkingConfig) })
+const withStatusFilter = (input: any) => ({ ...input, statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED' })
+/** gRPC's batch result is a oneof; REST's is `{memory, created}` or `{error}`. */
+const batchResults = (output: any) => ({ results: output.results.map((item: any) => (item.result.$case === 'error' ? { error: item.result.value } : createdBody(item.result.value))) })
 
 export const OPERATIONS = {
   initializeSystem: {
@@ -204,6 +226,82 @@ export const OPERATIONS = {
     rest: (input) => ({ method: 'POST', path: `/v1/llms/${input.llmId}:probe` }),
     grpc: { client: 'llms', method: 'probeLlm', request: (input) => ({ llmId: input.llmId }) },
   },
+  createSpace: {
+    rest: (input) => ({ method: 'POST', path: '/v1/spaces', body: input }),
+    grpc: {
+      client: 'spaces',
+      method: 'createSpace', response: spaceBody,
+      request: (input) => ({ ...input, labels: input.labels ?? {}, spaceEmbedders: input.spaceEmbedders ?? [], defaultChunkingConfig: chunkingMessage(input.defaultChunkingConfig) }),
+    },
+  },
+  listSpaces: {
+    rest: listRequest('/v1/spaces'),
+    grpc: { client: 'spaces', method: 'listSpaces', response: (output) => ({ ...output, spaces: output.spaces.map(spaceBody) }), request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }) },
+  },
+  getSpace: {
+    rest: (input) => ({ method: 'GET', path: `/v1/spaces/${input.spaceId}` }),
+    grpc: { client: 'spaces', method: 'getSpace', response: spaceBody, request: (input) => ({ spaceId: input.spaceId }) },
+  },
+  updateSpace: {
+    rest: (input) => {
+      const { spaceId, ...body } = input
+      return { method: 'PUT', path: `/v1/spaces/${spaceId}`, body }
+    },
+    grpc: {
+      client: 'spaces',
+      method: 'updateSpace', response: spaceBody,
+      request: (input) => ({ ...input, replaceLabels: stringMap(input.replaceLabels), mergeLabels: stringMap(input.mergeLabels) }),
+    },
+  },
+  deleteSpace: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/spaces/${input.spaceId}` }),
+    grpc: { client: 'spaces', method: 'deleteSpace', request: (input) => ({ spaceId: input.spaceId }) },
+  },
+  addSpaceEmbedder: {
+    rest: (input) => {
+      const { spaceId, ...body } = input
+      return { method: 'POST', path: `/v1/spaces/${spaceId}:addEmbedder`, body }
+    },
+    grpc: { client: 'spaces', method: 'addSpaceEmbedder', response: spaceBody, request: (input) => input },
+  },
+  removeSpaceEmbedder: {
+    rest: (input) => {
+      const { spaceId, ...body } = input
+      return { method: 'POST', path: `/v1/spaces/${spaceId}:removeEmbedder`, body }
+    },
+    grpc: { client: 'spaces', method: 'removeSpaceEmbedder', response: spaceBody, request: (input) => input },
+  },
+  createMemory: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories', body: input }),
+    grpc: { client: 'memories', method: 'createMemory', response: createdBody, request: memoryCreateMessage },
+  },
+  batchCreateMemories: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories:batchCreate', body: input }),
+    grpc: { client: 'memories', method: 'batchCreateMemories', request: (input) => ({ requests: (input.requests ?? []).map(memoryCreateMessage) }), response: batchResults },
+  },
+  getMemory: {
+    rest: (input) => ({ method: 'GET', path: `/v1/memories/${input.memoryId}` }),
+    grpc: { client: 'memories', method: 'getMemory', response: memoryBody, request: (input) => ({ memoryId: input.memoryId }) },
+  },
+  getMemoryContent: {
+    rest: (input) => ({ method: 'GET', path: `/v1/memories/${input.memoryId}/content` }),
+    grpc: { client: 'memories', method: 'getMemoryContent', request: (input) => ({ memoryId: input.memoryId }) },
+  },
+  listMemories: {
+    rest: (input) => {
+      const { spaceId, ...rest } = input
+      return listRequest(`/v1/spaces/${spaceId}/memories`)(rest)
+    },
+    grpc: { client: 'memories', method: 'listMemories', response: (output) => ({ ...output, memories: output.memories.map(memoryBody) }), request: withStatusFilter },
+  },
+  deleteMemory: {
+    rest: (input) => ({ method: 'DELETE', path: `/v1/memories/${input.memoryId}` }),
+    grpc: { client: 'memories', method: 'deleteMemory', request: (input) => ({ memoryId: input.memoryId }) },
+  },
+  batchDeleteMemories: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories:batchDelete', body: input }),
+    grpc: { client: 'memories', method: 'batchDeleteMemories', request: (input) => ({ memoryIds: [], ...withStatusFilter(input) }) },
+  },
 } satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof OPERATIONS
@@ -218,7 +316,7 @@ export interface ApiClientTarget {
 }
 
 export class ApiClient {
-  readonly #clients: Record<'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms', grpc.Client>
+  readonly #clients: Record<GrpcClientName, grpc.Client>
 
   constructor(readonly target: ApiClientTarget) {
     const credentials = target.grpcCredentials ?? grpc.credentials.createInsecure()
@@ -229,6 +327,8 @@ export class ApiClient {
       admin: new AdminServiceClient(target.grpcAddress, credentials),
       embedders: new EmbedderServiceClient(target.grpcAddress, credentials),
       llms: new LlmServiceClient(target.grpcAddress, credentials),
+      spaces: new SpaceServiceClient(target.grpcAddress, credentials),
+      memories: new MemoryServiceClient(target.grpcAddress, credentials),
     }
   }
 
@@ -281,7 +381,7 @@ export class ApiClient {
     return new Promise((resolve) => {
       client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, response: unknown) => {
         if (!error) {
-          resolve({ status: 'OK', rawStatus: 0, body: response, fields: [], message: '' })
+          resolve({ status: 'OK', rawStatus: 0, body: spec.response ? spec.response(response) : response, fields: [], message: '' })
           return
         }
         const trailerStatus = error.metadata?.get('x-error-status')[0]

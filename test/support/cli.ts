@@ -49,8 +49,8 @@ export class CliUser {
     return JSON.parse(fs.readFileSync(this.configFile, 'utf8')) as Record<string, string>
   }
 
-  async run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = CLI_TIMEOUT_MS): Promise<CliRun> {
-    const result = withJson(args, await runCli(this.sandbox, args, { env, timeoutMs }))
+  async run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = CLI_TIMEOUT_MS, stdin?: string): Promise<CliRun> {
+    const result = withJson(args, await runCli(this.sandbox, args, { env, timeoutMs, stdin }))
     this.runs.push(result)
     return result
   }

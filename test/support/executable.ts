@@ -91,14 +91,16 @@ export interface CliResult {
 }
 
 /** Runs one command to completion (killed after timeoutMs), from inside the sandbox. */
-export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+/** `stdin`, when given, is written to the command's standard input, which then ends. */
+export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(sandbox.executable, args, { cwd: sandbox.dir, env: { ...sandbox.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(sandbox.executable, args, { cwd: sandbox.dir, env: { ...sandbox.env, ...options.env }, stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
     live.add(child)
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin)
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? DEFAULT_CLI_TIMEOUT_MS)
     child.on('error', reject)
     child.on('close', (code, signal) => {

@@ -37,10 +37,13 @@ export function registeredRestRoutes(): readonly RegisteredRoute[] {
   return restServerOver({ lifecycle: new Lifecycle() }).routes
 }
 
-/** A concrete path for a route pattern, with `value` for every parameter (and `:probe` for the custom-method routes). */
+/** Each resource's custom method on `POST /v1/{resource}/{id}:verb` routes. */
+const CUSTOM_METHODS: Record<string, string> = { embedders: ':probe', llms: ':probe', spaces: ':addEmbedder' }
+
+/** A concrete path for a route pattern, with `value` for every parameter (and a verb for the custom-method routes). */
 export function pathFor(route: Pick<RegisteredRoute, 'method' | 'pattern'>, value: string): string {
-  const customMethod = route.method === 'POST' && /\/(embedders|llms)\/:id$/.test(route.pattern) ? ':probe' : ''
-  return route.pattern.replace(/\/:\w+/g, `/${value}`) + customMethod
+  const resource = route.method === 'POST' ? /^\/v1\/(\w+)\/:id$/.exec(route.pattern)?.[1] : undefined
+  return route.pattern.replace(/\/:\w+/g, `/${value}`) + (resource ? (CUSTOM_METHODS[resource] ?? '') : '')
 }
 
 export const sendsBody = (method: string): boolean => method === 'POST' || method === 'PUT'

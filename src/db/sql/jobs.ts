@@ -67,6 +67,11 @@ export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status:
   return sql<Array<{ status: string; count: number }>>`select status, count(*)::int as count from jobs group by status`
 }
 
+/** Jobs not yet finished (waiting to run or running), per kind: e.g. the memory ingest backlog. */
+export async function countUnfinishedJobsByKind(sql: Queryable): Promise<Array<{ kind: string; count: number }>> {
+  return sql<Array<{ kind: string; count: number }>>`select kind, count(*)::int as count from jobs where status in ('PENDING', 'RUNNING') group by kind`
+}
+
 export async function findJob(sql: Queryable, id: string): Promise<JobRow | undefined> {
   const rows = await sql<JobRow[]>`select id, kind, payload, status, attempts, max_attempts, run_after, last_error from jobs where id = ${id}`
   return rows[0]

@@ -4,6 +4,8 @@ import { addAdminService } from './admin.js'
 import { addApiKeyService } from './api-keys.js'
 import { addEmbedderService } from './embedders.js'
 import { addLlmService } from './llms.js'
+import { addMemoryService } from './memories.js'
+import { addSpaceService } from './spaces.js'
 import { addSystemService } from './system.js'
 import { addUserService } from './users.js'
 
@@ -14,5 +16,7 @@ export function registerGrpcServices(grpc: GrpcServer, server: ServerContext): v
   addApiKeyService(grpc, server)
   addEmbedderService(grpc, server)
   addLlmService(grpc, server)
+  addSpaceService(grpc, server)
+  addMemoryService(grpc, server)
   addAdminService(grpc, server)
 }

@@ -6,6 +6,8 @@ import { registerAdminRoutes } from './admin.js'
 import { registerApiKeyRoutes } from './api-keys.js'
 import { registerEmbedderRoutes } from './embedders.js'
 import { registerLlmRoutes } from './llms.js'
+import { registerMemoryRoutes } from './memories.js'
+import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
 import { registerOperationsRoutes } from './operations.js'
 import { registerSystemRoutes } from './system.js'
@@ -18,6 +20,8 @@ export function registerRestRoutes(http: HttpServer, server: ServerContext, metr
   registerApiKeyRoutes(http, server)
   registerEmbedderRoutes(http, server)
   registerLlmRoutes(http, server)
+  registerSpaceRoutes(http, server)
+  registerMemoryRoutes(http, server)
   registerAdminRoutes(http, server)
   registerConsoleRoutes(http)
   http.finishRoutes()
