@@ -15,8 +15,12 @@ const SAMPLE_ID = '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11'
 /** A raw-key-shaped credential: it must never reach a log line. */
 const FORGED_KEY = `msk_${'Z'.repeat(40)}`
 
-/** Routes that never touch the domain context: the console's static files and /metrics (its own secret). */
-const touchesContext = (pattern: string) => !pattern.startsWith('/console') && pattern !== '/metrics'
+/**
+ * Routes that never touch the server context: the console's static files, /metrics (its own
+ * secret) and the probes, which read the lifecycle they were registered with.
+ */
+const PROBES = new Set(['/livez', '/readyz', '/startupz', '/metrics'])
+const touchesContext = (pattern: string) => !pattern.startsWith('/console') && !PROBES.has(pattern)
 
 type Trap = 'throw' | 'bigint' | 'cyclic'
 
