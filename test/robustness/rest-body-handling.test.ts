@@ -5,7 +5,7 @@
 // with no stack trace in the log.
 import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { UNAUTHENTICATED_BODY_LIMIT_BYTES } from '../../src/transport/rest/http-server.js'
+import { UNAUTHENTICATED_BODY_LIMIT_BYTES } from '../../src/transport/rest/request-body.js'
 import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/transport/rest/request-input.js'
 import { ENGINES } from '../support/databases.js'
 import { httpRequest } from '../support/http-client.js'

@@ -1,12 +1,13 @@
 import fs from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
-import { AppError, toAppError } from '../../errors/app-error.js'
+import { AppError } from '../../errors/app-error.js'
 import type { Lifecycle } from '../../lifecycle/lifecycle.js'
 import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
-import { type CallContext, requestIdFrom } from '../../domain/call-context.js'
+import type { CallContext } from '../../domain/call-context.js'
 import { NODE_TLS_OPTIONS } from '../../tls/cipher-policy.js'
+import { type CallRoute, type DrainExemption, RequestPipeline } from '../request-pipeline.js'
 import { addHealthService } from './health-service.js'
 import { addReflectionService } from './reflection-service.js'
 import { asciiMetadataValue, wellFormedText } from './metadata-text.js'
@@ -21,7 +22,6 @@ export interface GrpcServerOptions {
 
 type UnaryImplementation<Request, Response> = (request: Request, context: CallContext) => Promise<Response>
 
-const NANOSECONDS_PER_SECOND = 1e9
 /**
  * Trailers are HTTP/2 headers: clients refuse a header block beyond a few kilobytes per
  * value and a bounded number of CONTINUATION frames, which would turn an answer into a
@@ -49,7 +49,7 @@ function tolerantDeserialize<Request>(deserialize: grpc.deserialize<Request>): g
   }
 }
 
-/** Responses reach grpc-js already encoded by the wrapper (see #unary), so an encoding failure is answered with the request id. */
+/** Responses reach grpc-js already encoded by the wrapper (see #serve), so an encoding failure is answered with the request id. */
 const passEncoded: grpc.serialize<unknown> = (bytes) => bytes as Buffer
 
 /**
@@ -69,13 +69,30 @@ function splitPath(path: string): { service: string; method: string } {
   return { service, method }
 }
 
+/** A method as the wrapper serves it: resolved once, when its service is added. */
+interface ServedMethod extends CallRoute {
+  implementation: UnaryImplementation<unknown, unknown>
+  encodeResponse: grpc.serialize<unknown>
+  /** The duration series of one status code; grpc_server_handled_total reads the same series' counts. */
+  duration(code: grpc.status): HistogramSeries
+}
+
+export interface RegisteredMethod {
+  /** "/pkg.Service/Method" */
+  path: string
+  drainExempt?: DrainExemption
+}
+
 export class GrpcServer {
   readonly server: grpc.Server
   readonly #options: GrpcServerOptions
+  readonly #pipeline: RequestPipeline
   readonly #serviceNames: string[] = []
+  readonly #methods: RegisteredMethod[] = []
 
   constructor(options: GrpcServerOptions) {
     this.#options = options
+    this.#pipeline = new RequestPipeline(options.lifecycle, options.log)
     this.server = new grpc.Server({
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.max_send_message_length': options.maxMessageBytes,
@@ -83,8 +100,9 @@ export class GrpcServer {
   }
 
   /**
-   * Registers a service whose every method is a unary call running `implementation`
-   * through the shared wrapper: in-flight tracking for drain, metrics, error mapping.
+   * Registers a service whose every method is a unary call running `implementation` through
+   * the shared pipeline (request-pipeline.ts): every method is work unless `drainExempt`
+   * names why it is not.
    */
   addService<Definition extends grpc.ServiceDefinition>(
     definition: Definition,
@@ -93,25 +111,26 @@ export class GrpcServer {
         ? UnaryImplementation<Request, Response>
         : never
     },
-    options: { controlMethods?: Array<keyof Definition> } = {},
+    options: { drainExempt?: { [Method in keyof Definition]?: DrainExemption } } = {},
   ): void {
     const handlers: grpc.UntypedServiceImplementation = {}
     const guarded: Record<string, grpc.MethodDefinition<unknown, unknown>> = {}
     let serviceName = ''
     for (const [key, method] of Object.entries(definition)) {
-      const { service } = splitPath(method.path)
-      serviceName = service
-      const isControl = options.controlMethods?.includes(key as keyof Definition) ?? false
+      serviceName = splitPath(method.path).service
+      const drainExempt = options.drainExempt?.[key as keyof Definition]
+      const served = this.#servedMethod(method, implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>, drainExempt)
+      this.#methods.push({ path: method.path, drainExempt })
       guarded[key] = { ...method, requestDeserialize: tolerantDeserialize(method.requestDeserialize), responseSerialize: passEncoded }
-      handlers[key] = this.#unary(
-        method.path,
-        implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>,
-        method.responseSerialize as grpc.serialize<unknown>,
-        isControl,
-      )
+      handlers[key] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.#serve(served, call, callback)
     }
     this.#serviceNames.push(serviceName)
     this.server.addService(guarded, handlers)
+  }
+
+  /** Every method added through addService, in order (tests walk them all). Health and reflection (addStandardServices) bypass the pipeline and are never work. */
+  get methods(): readonly RegisteredMethod[] {
+    return this.#methods
   }
 
   /** Health and reflection know every service; call after addService. */
@@ -120,79 +139,55 @@ export class GrpcServer {
     addReflectionService(this.server, descriptorSet, this.#serviceNames)
   }
 
-  /**
-   * `isControl` marks calls that steer the server itself (drain): they are answered
-   * while draining and are not counted as work the drain waits for.
-   *
-   * Nothing a call does may end the process: a synchronous throw, a rejected promise, a
-   * response that does not encode and an error whose trailer cannot be built all end as
-   * a status with the request id (INTERNAL when it is not the client's fault).
-   */
-  #unary(
-    path: string,
+  #servedMethod(
+    method: grpc.MethodDefinition<unknown, unknown>,
     implementation: UnaryImplementation<unknown, unknown>,
-    encodeResponse: grpc.serialize<unknown>,
-    isControl: boolean,
-  ): grpc.handleUnaryCall<unknown, unknown> {
-    const { lifecycle, metrics, log } = this.#options
-    const { service, method } = splitPath(path)
-    // Resolved once per status code; grpc_server_handled_total reads the same series' counts.
+    drainExempt: DrainExemption | undefined,
+  ): ServedMethod {
+    const { service, method: methodName } = splitPath(method.path)
     const durationByCode = new Map<grpc.status, HistogramSeries>()
-    const durationSeries = (code: grpc.status) => {
+    const duration = (code: grpc.status) => {
       let series = durationByCode.get(code)
       if (!series) {
-        series = metrics.grpcDuration.series({ grpc_service: service, grpc_method: method, grpc_code: grpc.status[code] ?? String(code) })
+        series = this.#options.metrics.grpcDuration.series({ grpc_service: service, grpc_method: methodName, grpc_code: grpc.status[code] ?? String(code) })
         durationByCode.set(code, series)
       }
       return series
     }
-    return (call, callback) => {
-      const started = process.hrtime.bigint()
-      const finish = (code: grpc.status) => {
-        durationSeries(code).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
-      }
-      const requestId = requestIdFrom(call.metadata.get('x-request-id')[0])
-      const fail = (error: unknown) => {
-        const appError = toAppError(error)
-        if (appError.code === 'INTERNAL') log.error('rpc failed', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
-        finish(appError.grpcStatus)
-        callback({ code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
-      }
-      if (call.request instanceof MalformedRequest) {
-        fail(new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${call.request.reason}`))
-        return
-      }
-      if (!isControl && !lifecycle.acceptingWork) {
-        finish(grpc.status.UNAVAILABLE)
-        callback({ code: grpc.status.UNAVAILABLE, details: `server is ${lifecycle.state.toLowerCase()} and accepts no new requests` })
-        return
-      }
-      const endWork = isControl ? () => {} : lifecycle.beginRequest()
-      const authorization = call.metadata.get('authorization')[0]
-      const context: CallContext = {
-        requestId,
-        transport: 'grpc',
-        authorization: typeof authorization === 'string' ? authorization : undefined,
-      }
-      // new Promise() turns a synchronous throw of the implementation into a rejection.
-      new Promise((resolve) => resolve(implementation(call.request, context)))
-        .then((response) => encodeResponse(response))
-        .then(
-          (encoded) => {
-            endWork()
-            finish(grpc.status.OK)
-            callback(null, encoded)
-          },
-          (error: unknown) => {
-            endWork()
-            fail(error)
-          },
-        )
-        .catch((error: unknown) => {
-          // Only reached when answering itself threw: log it; the call may stay unanswered, the process stays up.
-          log.error('rpc could not be answered', { requestId, rpc: path, error: error as Error, stack: (error as Error)?.stack })
-        })
+    return { transport: 'grpc', name: method.path, drainExempt, implementation, encodeResponse: method.responseSerialize, duration }
+  }
+
+  /**
+   * One call. Nothing it does may end the process: a synchronous throw, a rejected promise, a
+   * response that does not encode and an error whose trailer cannot be built all end as a
+   * status with the request id (INTERNAL when it is not the client's fault).
+   */
+  #serve(method: ServedMethod, call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>): void {
+    const tracked = this.#pipeline.begin(method)
+    const requestId = tracked.identify(call.metadata.get('x-request-id')[0])
+    const answerFailure = (error: unknown) => {
+      const appError = tracked.failure(error)
+      tracked.finish(method.duration(appError.grpcStatus))
+      callback({ code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
     }
+    try {
+      if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
+      tracked.admit()
+    } catch (error) {
+      answerFailure(error)
+      return
+    }
+    // new Promise() turns a synchronous throw of the implementation into a rejection.
+    new Promise((resolve) => resolve(method.implementation(call.request, callContext(call, requestId))))
+      .then((response) => method.encodeResponse(response))
+      .then((encoded) => {
+        tracked.finish(method.duration(grpc.status.OK))
+        callback(null, encoded)
+      }, answerFailure)
+      .catch((error: unknown) => {
+        // Only reached when answering itself threw: log it; the call may stay unanswered, the process stays up.
+        this.#options.log.error('rpc could not be answered', { requestId, rpc: method.name, error: error as Error, stack: (error as Error)?.stack })
+      })
   }
 
   bind(host: string, port: number): Promise<number> {
@@ -226,6 +221,15 @@ export class GrpcServer {
  * carry client text (a label key such as "é"), which ASCII metadata cannot hold: they are
  * percent-encoded. If the trailer still cannot be built, the request id alone goes out.
  */
+function malformedRequest(path: string, request: MalformedRequest): AppError {
+  return new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${request.reason}`)
+}
+
+function callContext(call: grpc.ServerUnaryCall<unknown, unknown>, requestId: string): CallContext {
+  const authorization = call.metadata.get('authorization')[0]
+  return { requestId, transport: 'grpc', authorization: typeof authorization === 'string' ? authorization : undefined }
+}
+
 function errorTrailer(requestId: string, appError: AppError): grpc.Metadata {
   const trailer = new grpc.Metadata()
   trailer.set('x-request-id', requestId)

@@ -1,6 +1,6 @@
 import type { CallContext } from '../../domain/call-context.js'
 import { AppError, invalidArgument } from '../../errors/app-error.js'
-import type { RestRequest } from './http-server.js'
+import type { RestRequest } from './rest-messages.js'
 
 /** Fields whose values are maps of user data: their keys are never renamed. */
 const MAP_FIELDS = new Set(['labels', 'replaceLabels', 'mergeLabels', 'labelFilter'])

@@ -21,6 +21,6 @@ export function addAdminService(grpc: GrpcServer, server: ServerContext): void {
         return { ...result, state: protoEnum(LifecycleState, result.state) }
       },
     },
-    { controlMethods: ['drain'] },
+    { drainExempt: { drain: 'drain-control' } },
   )
 }

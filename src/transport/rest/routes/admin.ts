@@ -4,9 +4,8 @@ import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody } from '../request-input.js'
 
 export function registerAdminRoutes(http: HttpServer, server: ServerContext): void {
-  // Not "work": it must answer while draining, and the drain must not wait for itself.
   http.route('POST', '/v1/admin:drain', async (request) => ({
     status: 200,
     json: await drainServer(server.domain, callContext(request), jsonBody(request)),
-  }), { needsApiKey: true })
+  }), { needsApiKey: true, drainExempt: 'drain-control' })
 }

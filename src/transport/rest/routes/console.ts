@@ -10,7 +10,8 @@ import crypto from 'node:crypto'
 import { AppError } from '../../../errors/app-error.js'
 import type { AssetName } from '../../../runtime/asset-manifest.js'
 import { readAsset } from '../../../runtime/assets.js'
-import type { HttpServer, RestResponse } from '../http-server.js'
+import type { HttpServer } from '../http-server.js'
+import type { RestResponse } from '../rest-messages.js'
 
 export const CONSOLE_PATH = '/console/'
 
@@ -98,14 +99,13 @@ export function registerConsoleRoutes(http: HttpServer, read: (name: AssetName) 
     headers: { ...SECURITY_HEADERS, 'cache-control': REVALIDATE },
     text: files().index,
   })
-  // Static files keep being served through a drain (not "work"): the console must stay
-  // usable to watch the server drain.
-  http.route('GET', '/console', () => ({ status: 301, headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE } }))
-  http.route('GET', CONSOLE_PATH, page)
-  http.route('GET', `${CONSOLE_PATH}index.html`, page)
+  const consoleFile = { drainExempt: 'console-file' } as const
+  http.route('GET', '/console', () => ({ status: 301, headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE } }), consoleFile)
+  http.route('GET', CONSOLE_PATH, page, consoleFile)
+  http.route('GET', `${CONSOLE_PATH}index.html`, page, consoleFile)
   http.route('GET', `${CONSOLE_PATH}assets/:name`, (request) => {
     const file = files().assets.get(request.params.name ?? '')
     if (!file) throw new AppError('NOT_FOUND', `no console asset ${request.params.name}`)
     return { status: 200, contentType: file.contentType, headers: { ...SECURITY_HEADERS, 'cache-control': IMMUTABLE }, text: file.body }
-  })
+  }, consoleFile)
 }

@@ -5,30 +5,30 @@ import { requestProbe } from '../../../domain/probes.js'
 import { callContext, customMethodTarget, jsonBody, listQuery } from '../request-input.js'
 
 export function registerEmbedderRoutes(http: HttpServer, server: ServerContext): void {
-  const work = { isWork: true, needsApiKey: true }
+  const needsKey = { needsApiKey: true }
   http.route('POST', '/v1/embedders', async (request) => {
     const created = await createEmbedder(server.domain, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/embedders/${created.embedderId}` }, json: created }
-  }, work)
+  }, needsKey)
   http.route('GET', '/v1/embedders', async (request) => ({
     status: 200,
     json: await listEmbedders(server.domain, callContext(request), listQuery(request)),
-  }), work)
+  }), needsKey)
   http.route('GET', '/v1/embedders/:id', async (request) => ({
     status: 200,
     json: await getEmbedder(server.domain, callContext(request), request.params.id),
-  }), work)
+  }), needsKey)
   http.route('PUT', '/v1/embedders/:id', async (request) => ({
     status: 200,
     json: await updateEmbedder(server.domain, callContext(request), request.params.id, jsonBody(request)),
-  }), work)
+  }), needsKey)
   http.route('DELETE', '/v1/embedders/:id', async (request) => {
     await deleteEmbedder(server.domain, callContext(request), request.params.id)
     return { status: 204 }
-  }, work)
+  }, needsKey)
   // Re-runs the connectivity probe: POST /v1/embedders/{id}:probe → 202 with the job id.
   http.route('POST', '/v1/embedders/:id', async (request) => ({
     status: 202,
     json: await requestProbe(server.domain, callContext(request), 'EMBEDDER', customMethodTarget(request, 'probe')),
-  }), work)
+  }), needsKey)
 }

@@ -12,34 +12,34 @@ import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 
 export function registerMemoryRoutes(http: HttpServer, server: ServerContext): void {
-  const work = { isWork: true, needsApiKey: true }
+  const needsKey = { needsApiKey: true }
   // 201 while PENDING; 200 with the stored memory when dedupe found the same content.
   http.route('POST', '/v1/memories', async (request) => {
     const { memory, created } = await createMemory(server.domain, callContext(request), jsonBody(request))
     return { status: created ? 201 : 200, headers: { location: `/v1/memories/${memory.memoryId}` }, json: memory }
-  }, work)
+  }, needsKey)
   http.route('POST', '/v1/memories:batchCreate', async (request) => ({
     status: 200,
     json: await batchCreateMemories(server.domain, callContext(request), jsonBody(request)),
-  }), work)
+  }), needsKey)
   http.route('POST', '/v1/memories:batchDelete', async (request) => ({
     status: 200,
     json: await batchDeleteMemories(server.domain, callContext(request), jsonBody(request)),
-  }), work)
+  }), needsKey)
   http.route('GET', '/v1/memories/:id', async (request) => ({
     status: 200,
     json: await getMemory(server.domain, callContext(request), request.params.id),
-  }), work)
+  }), needsKey)
   http.route('GET', '/v1/memories/:id/content', async (request) => ({
     status: 200,
     json: await getMemoryContent(server.domain, callContext(request), request.params.id),
-  }), work)
+  }), needsKey)
   http.route('DELETE', '/v1/memories/:id', async (request) => {
     await deleteMemory(server.domain, callContext(request), request.params.id)
     return { status: 204 }
-  }, work)
+  }, needsKey)
   http.route('GET', '/v1/spaces/:id/memories', async (request) => ({
     status: 200,
     json: await listMemories(server.domain, callContext(request), { ...listQuery(request), spaceId: request.params.id }),
-  }), work)
+  }), needsKey)
 }

@@ -12,10 +12,11 @@ function databaseReason(lifecycle: Lifecycle): { reason?: string } {
   return {}
 }
 
-/** Probes and metrics: no API key, never refused while draining. */
+/** Probes and metrics: no API key, never refused while draining (see DrainExemption). */
 export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle, metrics: ServerMetrics, config: ServerConfig): void {
   const noStore = { 'cache-control': 'no-store' }
-  http.route('GET', '/livez', () => ({ status: 200, headers: noStore, json: { state: lifecycle.state } }))
+  const probe = { drainExempt: 'probe' } as const
+  http.route('GET', '/livez', () => ({ status: 200, headers: noStore, json: { state: lifecycle.state } }), probe)
   http.route('GET', '/readyz', () => {
     const ready = lifecycle.ready
     return {
@@ -23,12 +24,12 @@ export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle,
       headers: noStore,
       json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
     }
-  })
+  }, probe)
   http.route('GET', '/startupz', () => ({
     status: lifecycle.started ? 200 : 503,
     headers: noStore,
     json: { started: lifecycle.started, state: lifecycle.state },
-  }))
+  }), probe)
   http.route('GET', '/metrics', async (request) => {
     if (!config.metrics.authDisabled) {
       const given = request.headers['x-service-metrics-key']
@@ -41,5 +42,5 @@ export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle,
       contentType: metrics.registry.contentType,
       text: await metrics.registry.metrics(),
     }
-  })
+  }, { drainExempt: 'metrics' })
 }

@@ -4,27 +4,27 @@ import type { HttpServer } from '../http-server.js'
 import { callContext, customMethodTarget, jsonBody, listQuery } from '../request-input.js'
 
 export function registerSpaceRoutes(http: HttpServer, server: ServerContext): void {
-  const work = { isWork: true, needsApiKey: true }
+  const needsKey = { needsApiKey: true }
   http.route('POST', '/v1/spaces', async (request) => {
     const created = await createSpace(server.domain, callContext(request), jsonBody(request))
     return { status: 201, headers: { location: `/v1/spaces/${created.spaceId}` }, json: created }
-  }, work)
+  }, needsKey)
   http.route('GET', '/v1/spaces', async (request) => ({
     status: 200,
     json: await listSpaces(server.domain, callContext(request), listQuery(request)),
-  }), work)
+  }), needsKey)
   http.route('GET', '/v1/spaces/:id', async (request) => ({
     status: 200,
     json: await getSpace(server.domain, callContext(request), request.params.id),
-  }), work)
+  }), needsKey)
   http.route('PUT', '/v1/spaces/:id', async (request) => ({
     status: 200,
     json: await updateSpace(server.domain, callContext(request), request.params.id, jsonBody(request)),
-  }), work)
+  }), needsKey)
   http.route('DELETE', '/v1/spaces/:id', async (request) => {
     await deleteSpace(server.domain, callContext(request), request.params.id)
     return { status: 204 }
-  }, work)
+  }, needsKey)
   // POST /v1/spaces/{id}:addEmbedder → 202 (its back-fill runs as jobs); :removeEmbedder → 200.
   http.route('POST', '/v1/spaces/:id', async (request) => {
     if ((request.params.id ?? '').endsWith(':addEmbedder')) {
@@ -35,5 +35,5 @@ export function registerSpaceRoutes(http: HttpServer, server: ServerContext): vo
       status: 200,
       json: await removeSpaceEmbedder(server.domain, callContext(request), customMethodTarget(request, 'removeEmbedder'), jsonBody(request)),
     }
-  }, work)
+  }, needsKey)
 }
