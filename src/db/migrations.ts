@@ -292,6 +292,34 @@ export const MIGRATIONS: Migration[] = [
       update api_keys set deactivated_by = updated_by where status = 'INACTIVE';
     `,
   },
+  {
+    version: 7,
+    name: 'metadata filter conversions',
+    sql: `
+      -- Metadata filters (src/domain/filters) cast stored JSON values. A cast that fails on one
+      -- memory's value must make that comparison false, not fail the whole query: these
+      -- answer null for a value that does not convert.
+      create function memsvc_filter_number(value jsonb) returns numeric language plpgsql immutable as $$
+      begin
+        if jsonb_typeof(value) = 'number' then return (value #>> '{}')::numeric; end if;
+        if jsonb_typeof(value) = 'string' then return trim(value #>> '{}')::numeric; end if;
+        return null;
+      exception when others then return null;
+      end $$;
+      create function memsvc_filter_boolean(value jsonb) returns boolean language plpgsql immutable as $$
+      begin
+        if jsonb_typeof(value) = 'boolean' then return (value #>> '{}')::boolean; end if;
+        if jsonb_typeof(value) = 'string' and lower(value #>> '{}') in ('true', 'false') then return lower(value #>> '{}')::boolean; end if;
+        return null;
+      end $$;
+      create function memsvc_filter_timestamp(value jsonb) returns timestamptz language plpgsql stable as $$
+      begin
+        if jsonb_typeof(value) = 'string' then return (value #>> '{}')::timestamptz; end if;
+        return null;
+      exception when others then return null;
+      end $$;
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */
