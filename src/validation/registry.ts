@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
+import { boundedText, labelsSchema, numberFrom, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
 import { CREDENTIAL_KINDS, DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES, INT32_MAX, LLM_PROVIDER_TYPES, MODALITIES } from './registry-values.js'
 
 export * from './registry-values.js'
@@ -30,9 +30,6 @@ const positiveInt32 = v.pipe(
   v.minValue(1, 'must be positive'),
   v.maxValue(INT32_MAX, `must be at most ${INT32_MAX}`),
 )
-
-const numberFrom = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
 
 function isHttpUrl(text: string): boolean {
   if (/\s/.test(text)) return false

@@ -5,7 +5,9 @@ import type { CastType, FilterNode, Literal, ValueReference } from './filter-tre
  * text is assembled only from the fixed pieces below; every path and value of the filter
  * is a bound parameter. Every predicate is two-valued (coalesce … false), so a missing
  * key makes a comparison false and NOT of it true, rather than leaving NULL to swallow
- * the row. Casts go through the memsvc_filter_* functions (migration 7), which answer
+ * the row. Every value is bound as text and cast in SQL: postgres.js would otherwise
+ * serialise it by the type the server infers (a jsonb parameter gets JSON.stringify'd
+ * again). Casts of stored values go through the memsvc_filter_* functions (migration 7), which answer
  * NULL for a value that does not convert instead of failing the query.
  */
 
@@ -102,10 +104,10 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
         // jsonb orders values of different types by type: compare only like with like.
         template.text('jsonb_typeof(')
         writeJson(template, node.target, column)
-        template.text(') = jsonb_typeof(').value(parameterText(node.value, undefined)).text('::jsonb) and ')
+        template.text(') = jsonb_typeof(').value(parameterText(node.value, undefined)).text('::text::jsonb) and ')
       }
       writeTarget(template, node.target, column)
-      template.text(` ${node.operator === '!=' ? '<>' : node.operator} `).value(parameterText(node.value, node.target.cast)).text(`::${typeOf(node.target.cast)}, false)`)
+      template.text(` ${node.operator === '!=' ? '<>' : node.operator} `).value(parameterText(node.value, node.target.cast)).text(`::text::${typeOf(node.target.cast)}, false)`)
       return
     }
     case 'in':
@@ -114,7 +116,7 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
       template
         .text(' = any(')
         .value(node.values.map((value) => parameterText(value, node.target.cast)))
-        .text(`::${typeOf(node.target.cast)}[])), false)`)
+        .text(`::text[]::${typeOf(node.target.cast)}[])), false)`)
       return
     case 'like':
       template.text(`coalesce((${column} #>> `).value(node.target.path).text(`::text[]) ${node.negated ? 'not ' : ''}${node.caseInsensitive ? 'ilike' : 'like'} `)
@@ -130,14 +132,14 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
       writeJson(template, node.target, column)
       template.text(") = 'array' and ")
       writeJson(template, node.target, column)
-      template.text(' @> ').value(JSON.stringify(node.values)).text('::jsonb, false)')
+      template.text(' @> ').value(JSON.stringify(node.values)).text('::text::jsonb, false)')
       return
     case 'overlaps':
       template.text('coalesce(jsonb_typeof(')
       writeJson(template, node.target, column)
       template.text(") = 'array' and exists (select 1 from jsonb_array_elements(")
       writeJson(template, node.target, column)
-      template.text(') as element (value) where element.value = any(').value(node.values.map((value) => JSON.stringify(value))).text('::jsonb[])), false)')
+      template.text(') as element (value) where element.value = any(').value(node.values.map((value) => JSON.stringify(value))).text('::text[]::jsonb[])), false)')
       return
   }
 }

@@ -1,4 +1,3 @@
-import type { Queryable } from '../../db/database.js'
 import { invalidArgument } from '../../errors/app-error.js'
 import { compileFilter, type CompiledFilter, type MetadataColumn } from './filter-compiler.js'
 import { parseFilterText } from './filter-parser.js'
@@ -19,10 +18,4 @@ export function metadataFilter(text: string, field: string, column: MetadataColu
     if (error instanceof FilterError) throw invalidArgument(field, `is not a valid filter ${error.message}`)
     throw error
   }
-}
-
-/** The compiled condition as a postgres.js fragment: its values travel as bound parameters. */
-export function filterFragment(sql: Queryable, filter: CompiledFilter) {
-  const strings = Object.assign([...filter.strings], { raw: [...filter.strings] }) as unknown as TemplateStringsArray
-  return sql(strings, ...(filter.values as never[]))
 }
