@@ -320,6 +320,40 @@ export const MIGRATIONS: Migration[] = [
       end $$;
     `,
   },
+  {
+    version: 8,
+    name: 'rerankers',
+    sql: `
+      -- The same shape as embedders (migration 2) without the vector settings.
+      create table rerankers (
+        id uuid primary key,
+        owner_id uuid not null references users (id) on delete cascade,
+        display_name text not null,
+        description text,
+        provider_type text not null,
+        endpoint_url text not null,
+        api_path text not null,
+        model_identifier text not null,
+        supported_modalities jsonb not null,
+        labels jsonb not null default '{}'::jsonb,
+        version text,
+        monitoring_endpoint text,
+        credential_kind text not null check (credential_kind in ('API_KEY', 'CLOUD_ADC', 'NONE')),
+        credential jsonb not null default '{}'::jsonb,
+        credential_secret bytea,
+        credential_fingerprint text not null,
+        probe jsonb,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        created_by uuid not null,
+        updated_by uuid not null
+      );
+      create index rerankers_by_owner on rerankers (owner_id, created_at, id);
+      create unique index rerankers_registration on rerankers (
+        owner_id, provider_type, md5(endpoint_url), md5(api_path), md5(model_identifier), credential_fingerprint
+      );
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

@@ -11,7 +11,7 @@ import { hasPermission, type Permission, type Principal, requireOwnership } from
  * ownership that hides other users' registrations, label updates, duplicate mapping.
  */
 
-export type RegistryResource = 'EMBEDDER' | 'LLM'
+export type RegistryResource = 'EMBEDDER' | 'LLM' | 'RERANKER'
 
 /** Credentials as responses carry them: never the secret, only its short keyed fingerprint. */
 export interface CredentialsView {

@@ -8,6 +8,8 @@ import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
 import { type EmbeddingCall, EmbeddingError, embedTexts, embedderProfile } from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../llm/llm-answer.js'
+import { rerankDocuments } from '../rerank/rerank-client.js'
+import type { RerankerRow } from '../db/sql/rerankers.js'
 import { ProviderCallError } from '../probes/provider-http.js'
 import { parseInput } from '../validation/parse.js'
 import { DEFAULT_REQUESTED_SIZE, type RetrievalMode, retrieveMemoriesSchema, type RetrieveMemoriesRequest } from '../validation/retrieval.js'
@@ -16,6 +18,7 @@ import type { DomainContext } from './context.js'
 import type { CompiledFilter } from './filters/filter-compiler.js'
 import { metadataFilter } from './filters/metadata-filter.js'
 import { findUsableLlm } from './llms.js'
+import { findUsableReranker } from './rerankers.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
 import { providerAccess } from './provider-access.js'
@@ -23,8 +26,8 @@ import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
 /**
  * POST /v1/memories:retrieve. Everything that can be refused is checked before the
- * answer starts (validation, spaces, embedders in the weights, the LLM, the searches
- * themselves), so a transport answers those as a 4xx or 5xx. What follows is an async
+ * answer starts (validation, spaces, embedders in the weights, the reranker and the LLM,
+ * the searches and the rerank), so a transport answers those as a 4xx or 5xx. What follows is an async
  * iterable of events the transports only serialise: the items are yielded as soon as the
  * fused ranking is known; the LLM answer, if asked for, comes after them, and its failure
  * is a `status` event at the end rather than a lost stream.
@@ -60,6 +63,7 @@ const DEFAULT_EF_SEARCH = 40
 /** A query embedding is on the request path: fail within seconds rather than hold the caller. */
 const QUERY_EMBEDDING_POLICY = { batchSize: 1, requestTimeoutMs: 15_000, attemptsPerBatch: 2, retryBaseMs: 200, maxRetryDelayMs: 1_000 }
 const LLM_TIMEOUT_MS = 120_000
+const RERANK_TIMEOUT_MS = 30_000
 const STAGE_NAME = 'retrieval'
 const MIN_ITERATIVE_SCAN_VERSION = [0, 8]
 
@@ -182,31 +186,59 @@ export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
 }
 
 interface PreparedAnswer {
-  items: Array<FusedChunk & { text: string; startOffset: number; endOffset: number }>
+  items: Candidate[]
   memories: Map<string, Memory & { originalContent?: string }>
   answer?: () => Promise<string>
+}
+
+/** A fused candidate with its chunk's text and offsets. */
+type Candidate = FusedChunk & { text: string; startOffset: number; endOffset: number }
+
+async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Promise<Candidate[]> {
+  const rows = new Map((await retrievalSql.chunksByIds(context.sql, ranked.map((item) => item.chunkId))).map((row) => [row.id, row]))
+  // A chunk deleted between the search and now is left out.
+  return ranked.flatMap((item) => {
+    const row = rows.get(item.chunkId)
+    return row ? [{ ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }] : []
+  })
+}
+
+/** The reranker's order and scores replace the fused ones. */
+async function reranked(context: DomainContext, reranker: RerankerRow, message: string, candidates: Candidate[]): Promise<Candidate[]> {
+  let scores: number[]
+  try {
+    scores = await rerankDocuments({ reranker, access: providerAccess(context.secrets, 'rerankers', reranker), query: message, documents: candidates.map((item) => item.text), timeoutMs: RERANK_TIMEOUT_MS })
+  } catch (error) {
+    throw new AppError('UNAVAILABLE', `the reranker did not answer: ${(error as Error).message}`)
+  }
+  return candidates
+    .map((item, index) => ({ ...item, relevanceScore: scores[index]! }))
+    .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
+}
+
+/** A registration named in postProcessor that the caller may not use is a 400 naming the field, whether or not it exists. */
+async function usable<T>(find: () => Promise<T>, field: string, what: string): Promise<T> {
+  try {
+    return await find()
+  } catch (error) {
+    if (toAppError(error).code === 'NOT_FOUND') throw invalidArgument(field, `there is no ${what} you may use`)
+    throw error
+  }
 }
 
 async function prepare(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
   const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
   const post = request.postProcessor ?? {}
-  if (post.rerankerId !== undefined) throw invalidArgument('postProcessor.rerankerId', 'rerankers are not available on this server yet')
-  const llm = post.llmId === undefined ? undefined : await findUsableLlm(context, principal, post.llmId).catch((error) => {
-    if (toAppError(error).code === 'NOT_FOUND') throw invalidArgument('postProcessor.llmId', `there is no LLM ${post.llmId} you may use`)
-    throw error
-  })
+  const reranker = post.rerankerId === undefined ? undefined : await usable(() => findUsableReranker(context, principal, post.rerankerId!), 'postProcessor.rerankerId', `reranker ${post.rerankerId}`)
+  const llm = post.llmId === undefined ? undefined : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
   const plans = await planSpaces(context, principal, request)
   const limit = Math.max(requestedSize * CANDIDATES_PER_ITEM, MIN_CANDIDATES)
   const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
-  let ranked = fuseRankings(lists)
-  if (post.relevanceThreshold !== undefined) ranked = ranked.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
-  ranked = ranked.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
-  const rows = new Map((await retrievalSql.chunksByIds(context.sql, ranked.map((item) => item.chunkId))).map((row) => [row.id, row]))
-  // A chunk deleted between the search and now is left out.
-  let items = ranked.flatMap((item) => {
-    const row = rows.get(item.chunkId)
-    return row ? [{ ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }] : []
-  })
+  const fused = fuseRankings(lists)
+  // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
+  let items = reranker ? await reranked(context, reranker, request.message, await withChunkText(context, fused.slice(0, limit))) : await withChunkText(context, fused.slice(0, requestedSize))
+  if (post.relevanceThreshold !== undefined) items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
+  items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
   const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], { withContent: request.fetchMemoryContent === true })
   const memories = new Map(memoryRows.map((row) => [row.id, { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) }]))
   items = items.filter((item) => memories.has(item.memoryId))

@@ -93,6 +93,36 @@ export function chatProbeRequest(llm: ChatSubject, credential: StoredCredential)
   return chatRequest(llm, credential, [{ role: 'user', content: 'ping' }], { max_tokens: 1 })
 }
 
+/** The rerank call in the provider's own request shape: TEI {query, texts}, the Cohere-style others {model, query, documents, top_n}. */
+export function rerankRequest(reranker: EmbeddingSubject, credential: StoredCredential, query: string, documents: string[]): ProbeHttpRequest {
+  const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
+  const url = joinUrl(reranker.endpointUrl, reranker.apiPath)
+  if (reranker.providerType === 'TEI') return { url, headers, body: { query, texts: documents } }
+  return { url, headers, body: { model: reranker.modelIdentifier, query, documents, top_n: documents.length } }
+}
+
+export function rerankProbeRequest(reranker: EmbeddingSubject, credential: StoredCredential): ProbeHttpRequest {
+  return rerankRequest(reranker, credential, PROBE_INPUT, [PROBE_INPUT])
+}
+
+/**
+ * The score of each document by its input index, from TEI's [{index, score}] or the
+ * Cohere-style {results: [{index, relevance_score}]}; undefined when the answer is neither.
+ */
+export function rerankScores(body: unknown, documentCount: number): number[] | undefined {
+  const record = body as Record<string, any> | null
+  const entries: unknown = Array.isArray(body) ? body : record?.results
+  if (!Array.isArray(entries)) return undefined
+  const scores = new Array<number>(documentCount).fill(Number.NEGATIVE_INFINITY)
+  for (const entry of entries) {
+    const index = entry?.index
+    const score = entry?.relevance_score ?? entry?.score
+    if (!Number.isInteger(index) || index < 0 || index >= documentCount || typeof score !== 'number' || !Number.isFinite(score)) return undefined
+    scores[index] = score
+  }
+  return scores
+}
+
 const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
 
 const isVectorList = (value: unknown): value is number[][] => Array.isArray(value) && value.length > 0 && value.every(isNumberArray)

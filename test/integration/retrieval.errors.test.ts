@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createReranker } from '../../src/domain/rerankers.js'
 import { retrieveMemories } from '../../src/domain/retrieval.js'
 import { ENGINES } from '../support/databases.js'
-import { type FakeChatLlm, startFakeChatLlm } from '../support/fake-chat-llm.js'
+import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 import { collect, itemsOf, type LoadedCorpus, loadCorpus } from '../support/retrieval-corpus.js'
 
 describe.each(ENGINES)('retrieval refusals and failures (%s)', (engine) => {
   let fixture: MemoryFixture
-  let chat: FakeChatLlm
+  let chat: FakeRerankerLlm
   let alices: LoadedCorpus
   let bobs: LoadedCorpus
   let aliceLlm: string
   let bobLlm: string
+  let aliceReranker: string
+  let bobReranker: string
   const context = () => fixture.server.server.context
   const retrieve = (input: Record<string, unknown>, actor = fixture.alice) => retrieveMemories(context(), fixture.as(actor), input)
   const registerLlm = async (owner: typeof fixture.alice) =>
@@ -19,11 +22,13 @@ describe.each(ENGINES)('retrieval refusals and failures (%s)', (engine) => {
 
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, { dimensions: 32 })
-    chat = await startFakeChatLlm()
+    chat = await startFakeRerankerLlm()
     alices = await loadCorpus(fixture, fixture.alice, [await fixture.registerEmbedder(fixture.alice)], { name: `alice-${engine}` })
     bobs = await loadCorpus(fixture, fixture.bob, [await fixture.registerEmbedder(fixture.bob)], { name: `bob-${engine}` })
     aliceLlm = await registerLlm(fixture.alice)
     bobLlm = await registerLlm(fixture.bob)
+    aliceReranker = (await createReranker(context(), fixture.as(fixture.alice), { displayName: 'rr', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'rr' })).rerankerId
+    bobReranker = (await createReranker(context(), fixture.as(fixture.bob), { displayName: 'rr', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'rr' })).rerankerId
   }, 240_000)
   afterAll(async () => {
     await fixture?.stop()
@@ -43,7 +48,8 @@ describe.each(ENGINES)('retrieval refusals and failures (%s)', (engine) => {
     ['a filter with a comment', () => ({ message: 'x', spaceKeys: [{ spaceId: alices.spaceId, filter: "val('$.a') = 1 -- and more" }] }), 'spaceKeys.0.filter'],
     ['an LLM of another user', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { llmId: bobLlm } }), 'postProcessor.llmId'],
     ['an LLM that does not exist', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { llmId: crypto.randomUUID() } }), 'postProcessor.llmId'],
-    ['a reranker (none can be registered yet)', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { rerankerId: crypto.randomUUID() } }), 'postProcessor.rerankerId'],
+    ['a reranker that does not exist', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { rerankerId: crypto.randomUUID() } }), 'postProcessor.rerankerId'],
+    ['a reranker of another user', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { rerankerId: bobReranker } }), 'postProcessor.rerankerId'],
     ['a relevanceThreshold above 1', () => ({ message: 'x', spaceKeys: spaceKeys(), postProcessor: { relevanceThreshold: 1.5 } }), 'postProcessor.relevanceThreshold'],
   ]
   it.each(badInputs)('%s is INVALID_ARGUMENT naming the field, before the stream starts', async (_name, input, field) => {
@@ -90,6 +96,14 @@ describe.each(ENGINES)('retrieval refusals and failures (%s)', (engine) => {
     expect(events.at(-2)).toMatchObject({ resultSetBoundary: { kind: 'END' } })
     expect(events.at(-1)).toEqual({ status: { code: 'UNAVAILABLE', message: expect.stringContaining('model crashed') } })
     expect(events.some((event) => 'abstractReply' in event)).toBe(false)
+  })
+
+  it('a failing reranker is UNAVAILABLE before the stream, with the provider message', async () => {
+    chat.plan({ kind: 'status', status: 400, message: 'bad rerank input' })
+    await expect(retrieve({ message: 'tower', spaceKeys: spaceKeys(), postProcessor: { rerankerId: aliceReranker } })).rejects.toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringContaining('bad rerank input'),
+    })
   })
 
   it('an embedder that keeps failing is UNAVAILABLE before the stream; KEYWORD mode needs no embedder', async () => {

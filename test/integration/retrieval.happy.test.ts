@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { retrieveMemories } from '../../src/domain/retrieval.js'
 import { ENGINES } from '../support/databases.js'
-import { expectedAnswer, type FakeChatLlm, startFakeChatLlm } from '../support/fake-chat-llm.js'
+import { createReranker } from '../../src/domain/rerankers.js'
+import { expectedAnswer, rerankScore, type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 import { collect, CORPUS, itemsOf, type LoadedCorpus, loadCorpus, QUESTIONS } from '../support/retrieval-corpus.js'
 
@@ -9,17 +10,18 @@ const MODES = ['VECTOR', 'KEYWORD', 'HYBRID'] as const
 
 describe.each(ENGINES)('retrieval (%s)', (engine) => {
   let fixture: MemoryFixture
-  let chat: FakeChatLlm
+  let chat: FakeRerankerLlm
   let corpus: LoadedCorpus
   let second: LoadedCorpus
   let embedderId: string
   let llmId: string
+  let rerankerIds: string[]
   const context = () => fixture.server.server.context
   const retrieve = (input: Record<string, unknown>, actor = fixture.alice) => retrieveMemories(context(), fixture.as(actor), input)
 
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, { dimensions: 64 })
-    chat = await startFakeChatLlm()
+    chat = await startFakeRerankerLlm()
     embedderId = await fixture.registerEmbedder(fixture.alice)
     const otherEmbedder = await fixture.registerEmbedder(fixture.alice, { modelIdentifier: 'second-model' })
     corpus = await loadCorpus(fixture, fixture.alice, [embedderId], { name: `corpus-${engine}` })
@@ -31,6 +33,11 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
       fixture.alice.apiKey,
     )
     llmId = llm.body.llmId
+    rerankerIds = []
+    for (const providerType of ['TEI', 'VENDORA'] as const) {
+      const reranker = await createReranker(context(), fixture.as(fixture.alice), { displayName: `rerank ${providerType}`, providerType, endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })
+      rerankerIds.push(reranker.rerankerId)
+    }
   }, 240_000)
   afterAll(async () => {
     await fixture?.stop()
@@ -49,6 +56,23 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
         expect(item.relevanceScore).toBeLessThanOrEqual(1)
       }
       expect(items.map((item) => item.relevanceScore)).toEqual([...items.map((item) => item.relevanceScore)].sort((a, b) => b - a))
+    })
+  })
+
+  describe.each(MODES)('mode %s, then reranked', (mode) => {
+    it.each(QUESTIONS)('ranks the passage that answers "$message" first, with the reranker\'s scores', async ({ message, answer }) => {
+      for (const [index, rerankerId] of rerankerIds.entries()) {
+        const before = chat.requests.length
+        const events = await collect(await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 3, postProcessor: { rerankerId } }))
+        const items = itemsOf(events)
+        expect(corpus.keyOf.get(items[0]!.memoryId)).toBe(answer)
+        for (const item of items) expect(item.relevanceScore).toBeCloseTo(rerankScore(message, item.chunkText), 10)
+        // The provider's own API: TEI {query, texts} at /rerank, the Cohere style {model, query, documents, top_n} at /v1/rerank.
+        const sent = chat.requests.slice(before)
+        expect(sent).toHaveLength(1)
+        if (index === 0) expect(sent[0]).toMatchObject({ path: '/rerank', body: { query: message, texts: expect.any(Array) } })
+        else expect(sent[0]).toMatchObject({ path: '/v1/rerank', body: { model: 'fake-rerank', query: message, documents: expect.any(Array), top_n: sent[0]!.body.documents.length } })
+      }
     })
   })
 
