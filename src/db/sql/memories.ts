@@ -1,6 +1,5 @@
-import type { CompiledFilter } from '../../domain/filters/filter-compiler.js'
 import type { Queryable } from '../database.js'
-import { filterFragment } from './filter-fragment.js'
+import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
 

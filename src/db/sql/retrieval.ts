@@ -1,7 +1,6 @@
-import type { CompiledFilter } from '../../domain/filters/filter-compiler.js'
 import type { Queryable, Sql } from '../database.js'
 import { MAX_HALFVEC_INDEX_DIMENSIONS, MAX_VECTOR_INDEX_DIMENSIONS } from '../vector-storage.js'
-import { filterFragment } from './filter-fragment.js'
+import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 /** One ranked list of chunks, best first. */
 export interface RankedChunk {

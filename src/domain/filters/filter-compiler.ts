@@ -1,3 +1,4 @@
+import type { CompiledFilter } from '../../db/sql/filter-fragment.js'
 import type { CastType, FilterNode, Literal, ValueReference } from './filter-tree.js'
 
 /**
@@ -14,11 +15,6 @@ import type { CastType, FilterNode, Literal, ValueReference } from './filter-tre
 /** The columns a filter may be compiled over: constants of the calling SQL module, never user text. */
 export type MetadataColumn = 'metadata' | 'm.metadata'
 
-/** A template of SQL text and bound values: strings.length === values.length + 1. */
-export interface CompiledFilter {
-  strings: string[]
-  values: unknown[]
-}
 
 const SQL_TYPE: Record<CastType, string> = { NUMBER: 'numeric', TEXT: 'text', BOOLEAN: 'boolean', TIMESTAMP: 'timestamptz' }
 
@@ -37,6 +33,8 @@ class Template implements CompiledFilter {
     return this
   }
 }
+
+export type { CompiledFilter }
 
 export function compileFilter(node: FilterNode, column: MetadataColumn): CompiledFilter {
   const template = new Template()
