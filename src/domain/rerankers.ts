@@ -6,64 +6,23 @@ import {
   createRerankerSchema,
   defaultRerankerApiPath,
   listRerankersSchema,
-  type Modality,
   type RerankerProviderType,
   updateRerankerSchema,
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner, type Principal } from './permissions.js'
-import type { ProbeStatus } from './probes.js'
-import { credentialsView, type CredentialsView } from './registry.js'
+import { registrationView, type RegistrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
-/** A reranker as every response carries it: credentials without the secret. */
-export interface Reranker {
-  rerankerId: string
-  ownerId: string
-  displayName: string
-  description?: string
-  providerType: RerankerProviderType
-  endpointUrl: string
-  apiPath: string
-  modelIdentifier: string
-  supportedModalities: Modality[]
-  labels: Record<string, string>
-  version?: string
-  monitoringEndpoint?: string
-  credentials: CredentialsView
-  /** The last connectivity probe, once one has run. */
-  lastProbe?: ProbeStatus
-  createdAt: number
-  updatedAt: number
-  createdById: string
-  updatedById: string
-}
+/** A reranker as every response carries it: the fields every registration has, credentials without the secret. */
+export type Reranker = { rerankerId: string } & RegistrationView<RerankerProviderType>
 
 /** How the shared registration steps name and store rerankers. */
 const RERANKER: registrations.RegistrationKind<RerankerRow, (typeof rerankersTable.mutableColumns)[number]> = { resource: 'RERANKER', noun: 'reranker', table: rerankersTable }
 
 export function toReranker(row: RerankerRow): Reranker {
-  return {
-    rerankerId: row.id,
-    ownerId: row.owner_id,
-    displayName: row.display_name,
-    description: row.description ?? undefined,
-    providerType: row.provider_type as RerankerProviderType,
-    endpointUrl: row.endpoint_url,
-    apiPath: row.api_path,
-    modelIdentifier: row.model_identifier,
-    supportedModalities: row.supported_modalities as Modality[],
-    labels: row.labels,
-    version: row.version ?? undefined,
-    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
-    credentials: credentialsView(row),
-    lastProbe: row.probe ?? undefined,
-    createdAt: row.created_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-    createdById: row.created_by,
-    updatedById: row.updated_by,
-  }
+  return { rerankerId: row.id, ...registrationView<RerankerProviderType>(row) }
 }
 
 export async function createReranker(context: DomainContext, call: CallContext, input: unknown): Promise<Reranker> {
