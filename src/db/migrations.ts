@@ -292,6 +292,68 @@ export const MIGRATIONS: Migration[] = [
       update api_keys set deactivated_by = updated_by where status = 'INACTIVE';
     `,
   },
+  {
+    version: 7,
+    name: 'metadata filter conversions',
+    sql: `
+      -- Metadata filters (src/domain/filters) cast stored JSON values. A cast that fails on one
+      -- memory's value must make that comparison false, not fail the whole query: these
+      -- answer null for a value that does not convert.
+      create function memsvc_filter_number(value jsonb) returns numeric language plpgsql immutable as $$
+      begin
+        if jsonb_typeof(value) = 'number' then return (value #>> '{}')::numeric; end if;
+        if jsonb_typeof(value) = 'string' then return trim(value #>> '{}')::numeric; end if;
+        return null;
+      exception when others then return null;
+      end $$;
+      create function memsvc_filter_boolean(value jsonb) returns boolean language plpgsql immutable as $$
+      begin
+        if jsonb_typeof(value) = 'boolean' then return (value #>> '{}')::boolean; end if;
+        if jsonb_typeof(value) = 'string' and lower(value #>> '{}') in ('true', 'false') then return lower(value #>> '{}')::boolean; end if;
+        return null;
+      end $$;
+      create function memsvc_filter_timestamp(value jsonb) returns timestamptz language plpgsql stable as $$
+      begin
+        if jsonb_typeof(value) = 'string' then return (value #>> '{}')::timestamptz; end if;
+        return null;
+      exception when others then return null;
+      end $$;
+    `,
+  },
+  {
+    version: 8,
+    name: 'rerankers',
+    sql: `
+      -- The same shape as embedders (migration 2) without the vector settings.
+      create table rerankers (
+        id uuid primary key,
+        owner_id uuid not null references users (id) on delete cascade,
+        display_name text not null,
+        description text,
+        provider_type text not null,
+        endpoint_url text not null,
+        api_path text not null,
+        model_identifier text not null,
+        supported_modalities jsonb not null,
+        labels jsonb not null default '{}'::jsonb,
+        version text,
+        monitoring_endpoint text,
+        credential_kind text not null check (credential_kind in ('API_KEY', 'CLOUD_ADC', 'NONE')),
+        credential jsonb not null default '{}'::jsonb,
+        credential_secret bytea,
+        credential_fingerprint text not null,
+        probe jsonb,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        created_by uuid not null,
+        updated_by uuid not null
+      );
+      create index rerankers_by_owner on rerankers (owner_id, created_at, id);
+      create unique index rerankers_registration on rerankers (
+        owner_id, provider_type, md5(endpoint_url), md5(api_path), md5(model_identifier), credential_fingerprint
+      );
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

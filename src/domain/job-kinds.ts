@@ -14,7 +14,7 @@ export interface ApiKeyUsagePayload {
 /** Calls a registered embedder or LLM the way memsvc will use it and records the outcome. */
 export const MODEL_PROBE_JOB = 'model.probe'
 
-export type ProbedResource = 'EMBEDDER' | 'LLM'
+export type ProbedResource = 'EMBEDDER' | 'LLM' | 'RERANKER'
 
 export interface ModelProbePayload {
   resource: ProbedResource

@@ -15,7 +15,7 @@ import {
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { authoriseOwner } from './permissions.js'
+import { authoriseOwner, type Principal } from './permissions.js'
 import { credentialsView, type CredentialsView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
@@ -153,4 +153,9 @@ export async function deleteLlm(context: DomainContext, call: CallContext, llmId
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, llmId, 'llmId')
   await registrations.deleteRegistration(context, principal, LLM, id)
+}
+
+/** An LLM the caller may use (their own, or any with GET_LLM_ANY); NOT_FOUND otherwise. */
+export function findUsableLlm(context: DomainContext, principal: Principal, llmId: string): Promise<LlmRow> {
+  return registrations.findVisibleRegistration(context.sql, principal, LLM, 'GET', llmId)
 }

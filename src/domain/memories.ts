@@ -21,6 +21,7 @@ import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf } from './paging.js'
 import type { Principal } from './permissions.js'
 import { FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from './registry.js'
+import { metadataFilter } from './filters/metadata-filter.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
 import * as spacesSql from '../db/sql/spaces.js'
 
@@ -223,16 +224,18 @@ export async function getMemoryContent(context: DomainContext, call: CallContext
   return { memoryId: id, contentType: stored.content_type as ContentType, originalContent: stored.content }
 }
 
-/** GET /v1/spaces/{id}/memories: by creation time, either way, with a status filter. */
+/** GET /v1/spaces/{id}/memories: by creation time, either way, with status and metadata filters. */
 export async function listMemories(context: DomainContext, call: CallContext, input: unknown): Promise<{ memories: Memory[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(listMemoriesSchema, input)
   requireVectorStorage(context)
   await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'LIST')
+  const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
   const pageSize = request.maxResults ?? DEFAULT_MEMORY_PAGE_SIZE
   const rows = await memoriesSql.listMemories(context.sql, {
     spaceId: request.spaceId,
     status: request.statusFilter,
+    metadataFilter: filter?.compiled,
     after: decodePageToken(request.nextToken),
     descending: request.sortOrder === 'DESCENDING',
     limit: pageSize + 1,
@@ -256,14 +259,15 @@ export interface BatchDeleteResult {
   results?: Array<{ memoryId: string; deleted: boolean; error?: string }>
 }
 
-/** By ids (each checked like a single delete), or every memory of a space, optionally by status. */
+/** By ids (each checked like a single delete), or every memory of a space, optionally by status and metadata filter. */
 export async function batchDeleteMemories(context: DomainContext, call: CallContext, input: unknown): Promise<BatchDeleteResult> {
   const principal = await context.authenticate(call)
   const request = parseInput(batchDeleteMemoriesSchema, input)
   requireVectorStorage(context)
   if (request.spaceId) {
+    const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
     await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'DELETE')
-    return { deletedCount: await memoriesSql.deleteMemoriesInSpace(context.sql, request.spaceId, request.statusFilter) }
+    return { deletedCount: await memoriesSql.deleteMemoriesInSpace(context.sql, request.spaceId, request.statusFilter, filter?.compiled) }
   }
   const ids = [...new Set(request.memoryIds!)]
   const located = await memoriesSql.spacesOfMemories(context.sql, ids)

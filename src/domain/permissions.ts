@@ -9,6 +9,7 @@ const RESOURCE_ACTIONS = {
   APIKEY: ['CREATE', 'DELETE', 'LIST', 'UPDATE'],
   EMBEDDER: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   LLM: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
+  RERANKER: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   SPACE: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   // A memory belongs to its space's owner; there is no in-place update (a new version is a new memory).
   MEMORY: ['CREATE', 'LIST', 'GET', 'DELETE'],

@@ -9,7 +9,13 @@ import { requireVisible } from './registry.js'
 
 export type ProbeStatus = StoredProbe
 
-export const probeTable = (resource: ProbedResource): ProbeTable => (resource === 'EMBEDDER' ? 'embedders' : 'llms')
+const PROBED: Record<ProbedResource, { table: ProbeTable; field: string; noun: string }> = {
+  EMBEDDER: { table: 'embedders', field: 'embedderId', noun: 'embedder' },
+  LLM: { table: 'llms', field: 'llmId', noun: 'LLM' },
+  RERANKER: { table: 'rerankers', field: 'rerankerId', noun: 'reranker' },
+}
+
+export const probeTable = (resource: ProbedResource): ProbeTable => PROBED[resource].table
 
 /** Queues a probe after a registration's endpoint or credentials changed; the write has already succeeded. */
 export async function enqueueProbe(context: DomainContext, resource: ProbedResource, id: string): Promise<void> {
@@ -20,7 +26,7 @@ export async function enqueueProbe(context: DomainContext, resource: ProbedResou
   }
 }
 
-/** POST /v1/{embedders|llms}/{id}:probe — runs the probe again, now, as a job. */
+/** POST /v1/{embedders|llms|rerankers}/{id}:probe — runs the probe again, now, as a job. */
 export async function requestProbe(
   context: DomainContext,
   call: CallContext,
@@ -28,10 +34,10 @@ export async function requestProbe(
   rawId: unknown,
 ): Promise<{ jobId: string }> {
   const principal = await context.authenticate(call)
-  const field = resource === 'EMBEDDER' ? 'embedderId' : 'llmId'
+  const field = PROBED[resource].field
   const id = parseInput(idSchema, rawId, field)
   const target = await probesSql.findProbeTarget(context.sql, probeTable(resource), id)
-  requireVisible(principal, resource, 'GET', target, `${resource === 'EMBEDDER' ? 'embedder' : 'LLM'} ${id}`)
+  requireVisible(principal, resource, 'GET', target, `${PROBED[resource].noun} ${id}`)
   const jobId = await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
   return { jobId }
 }

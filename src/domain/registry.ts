@@ -1,9 +1,11 @@
 import crypto from 'node:crypto'
 import type { CredentialColumns } from '../db/sql/credential-columns.js'
+import type { StoredProbe } from '../db/sql/probes.js'
+import type { RegistrationRow } from '../db/sql/registration-table.js'
 import { alreadyExists, invalidArgument, notFound } from '../errors/app-error.js'
 import type { SecretBox } from '../secrets/secret-box.js'
 import { MAX_LABELS } from '../validation/common.js'
-import type { CredentialKind, CredentialsInput } from '../validation/registry.js'
+import type { CredentialKind, CredentialsInput, Modality } from '../validation/registry.js'
 import { hasPermission, type Permission, type Principal, requireOwnership } from './permissions.js'
 
 /**
@@ -11,7 +13,7 @@ import { hasPermission, type Permission, type Principal, requireOwnership } from
  * ownership that hides other users' registrations, label updates, duplicate mapping.
  */
 
-export type RegistryResource = 'EMBEDDER' | 'LLM'
+export type RegistryResource = 'EMBEDDER' | 'LLM' | 'RERANKER'
 
 /** Credentials as responses carry them: never the secret, only its short keyed fingerprint. */
 export interface CredentialsView {
@@ -91,6 +93,50 @@ export function credentialsView(row: CredentialColumns): CredentialsView {
       return { kind: 'CLOUD_ADC', cloudAdc: stored.quotaProjectId === undefined ? { scopes: stored.scopes ?? [] } : { scopes: stored.scopes ?? [], quotaProjectId: stored.quotaProjectId } }
     default:
       return { kind: 'NONE' }
+  }
+}
+
+/** The response fields every registration has, in the order responses list them (the id comes first, under each kind's own name). */
+export interface RegistrationView<ProviderType extends string> {
+  ownerId: string
+  displayName: string
+  description?: string
+  providerType: ProviderType
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+  supportedModalities: Modality[]
+  labels: Record<string, string>
+  version?: string
+  monitoringEndpoint?: string
+  credentials: CredentialsView
+  /** The last connectivity probe, once one has run. */
+  lastProbe?: StoredProbe
+  createdAt: number
+  updatedAt: number
+  createdById: string
+  updatedById: string
+}
+
+export function registrationView<ProviderType extends string>(row: RegistrationRow): RegistrationView<ProviderType> {
+  return {
+    ownerId: row.owner_id,
+    displayName: row.display_name,
+    description: row.description ?? undefined,
+    providerType: row.provider_type as ProviderType,
+    endpointUrl: row.endpoint_url,
+    apiPath: row.api_path,
+    modelIdentifier: row.model_identifier,
+    supportedModalities: row.supported_modalities as Modality[],
+    labels: row.labels,
+    version: row.version ?? undefined,
+    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
+    credentials: credentialsView(row),
+    lastProbe: row.probe ?? undefined,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+    createdById: row.created_by,
+    updatedById: row.updated_by,
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ProbeTargetRow } from '../db/sql/probes.js'
 import type { ProviderAccess } from '../domain/provider-access.js'
 import { postJson, ProviderCallError } from '../probes/provider-http.js'
 import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
@@ -12,6 +13,19 @@ export interface EmbedderProfile {
   dimensionality: number
   /** In tokens, as registered; absent when the provider did not say. */
   maxSequenceLength?: number
+}
+
+/** The profile of a registered embedder from its row. */
+export function embedderProfile(target: ProbeTargetRow): EmbedderProfile {
+  return {
+    id: target.id,
+    providerType: target.provider_type,
+    endpointUrl: target.endpoint_url,
+    apiPath: target.api_path,
+    modelIdentifier: target.model_identifier,
+    dimensionality: target.dimensionality!,
+    maxSequenceLength: (target as { max_sequence_length?: number | null }).max_sequence_length ?? undefined,
+  }
 }
 
 export interface EmbeddingPolicy {

@@ -68,13 +68,59 @@ export function embeddingProbeRequest(embedder: EmbeddingSubject, credential: St
   return embedder.providerType === 'TEI' ? { ...request, body: { inputs: PROBE_INPUT } } : request
 }
 
-export function chatProbeRequest(llm: { endpointUrl: string; apiPath: string; modelIdentifier: string }, credential: StoredCredential): ProbeHttpRequest {
+export interface ChatSubject {
+  endpointUrl: string
+  apiPath: string
+  modelIdentifier: string
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+/** An OpenAI-style chat completions call; `options` are the sampling fields in the provider's names. */
+export function chatRequest(llm: ChatSubject, credential: StoredCredential, messages: ChatMessage[], options: Record<string, unknown> = {}): ProbeHttpRequest {
   return {
     url: joinUrl(llm.endpointUrl, llm.apiPath),
     headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) },
-    // One token: enough to prove the model answers, as cheap as a request can be.
-    body: { model: llm.modelIdentifier, messages: [{ role: 'user', content: 'ping' }], max_tokens: 1 },
+    body: { model: llm.modelIdentifier, messages, ...options },
   }
+}
+
+export function chatProbeRequest(llm: ChatSubject, credential: StoredCredential): ProbeHttpRequest {
+  // One token: enough to prove the model answers, as cheap as a request can be.
+  return chatRequest(llm, credential, [{ role: 'user', content: 'ping' }], { max_tokens: 1 })
+}
+
+/** The rerank call in the provider's own request shape: TEI {query, texts}, the Cohere-style others {model, query, documents, top_n}. */
+export function rerankRequest(reranker: EmbeddingSubject, credential: StoredCredential, query: string, documents: string[]): ProbeHttpRequest {
+  const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
+  const url = joinUrl(reranker.endpointUrl, reranker.apiPath)
+  if (reranker.providerType === 'TEI') return { url, headers, body: { query, texts: documents } }
+  return { url, headers, body: { model: reranker.modelIdentifier, query, documents, top_n: documents.length } }
+}
+
+export function rerankProbeRequest(reranker: EmbeddingSubject, credential: StoredCredential): ProbeHttpRequest {
+  return rerankRequest(reranker, credential, PROBE_INPUT, [PROBE_INPUT])
+}
+
+/**
+ * The score of each document by its input index, from TEI's [{index, score}] or the
+ * Cohere-style {results: [{index, relevance_score}]}; undefined when the answer is neither.
+ */
+export function rerankScores(body: unknown, documentCount: number): number[] | undefined {
+  const record = body as Record<string, any> | null
+  const entries: unknown = Array.isArray(body) ? body : record?.results
+  if (!Array.isArray(entries)) return undefined
+  const scores = new Array<number>(documentCount).fill(Number.NEGATIVE_INFINITY)
+  for (const entry of entries) {
+    const index = entry?.index
+    const score = entry?.relevance_score ?? entry?.score
+    if (!Number.isInteger(index) || index < 0 || index >= documentCount || typeof score !== 'number' || !Number.isFinite(score)) return undefined
+    scores[index] = score
+  }
+  return scores
 }
 
 const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
@@ -109,6 +155,13 @@ export function allEmbeddings(body: unknown): number[][] | undefined {
 /** The first vector in any of the response shapes the supported providers use, or undefined. */
 export function firstEmbedding(body: unknown): number[] | undefined {
   return allEmbeddings(body)?.[0]
+}
+
+/** The text of a chat answer in the OpenAI shape (choices[0].message) or Ollama's native one (message), or undefined. */
+export function chatAnswerText(body: unknown): string | undefined {
+  const record = body as Record<string, any> | null
+  const content = Array.isArray(record?.choices) ? record.choices[0]?.message?.content : record?.message?.content
+  return typeof content === 'string' ? content : undefined
 }
 
 /** A chat answer in the OpenAI shape (choices) or Ollama's native one (message). */

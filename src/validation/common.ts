@@ -76,3 +76,13 @@ export function oneLabelUpdateOnly<Input extends { replaceLabels?: unknown; merg
     ['mergeLabels'] as never,
   )
 }
+
+/** A metadata filter expression; its grammar, length and depth are checked when the domain parses it (src/domain/filters). */
+export const filterTextSchema = textSchema()
+
+export const numberFrom = (min: number, max: number) =>
+  v.pipe(v.number('must be a number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
+
+export const integerFrom = (min: number, max: number) => v.pipe(numberFrom(min, max), v.integer('must be an integer'))
+
+export const choiceOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)

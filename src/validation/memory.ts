@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../domain/chunking/chunking-config.js'
-import { labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
+import { filterTextSchema, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
 
 /** Spaces, memories and their chunking settings (design.md §5). */
 
@@ -195,6 +195,7 @@ const memoryPageSizeSchema = v.union(
 export const listMemoriesSchema = v.strictObject({
   spaceId: uuidSchema,
   statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+  filter: v.optional(filterTextSchema),
   maxResults: v.optional(memoryPageSizeSchema),
   nextToken: v.optional(pageTokenSchema),
   sortBy: v.optional(oneOf(MEMORY_SORT_FIELDS)),
@@ -206,10 +207,12 @@ export const batchDeleteMemoriesSchema = v.pipe(
     memoryIds: v.optional(v.pipe(v.array(uuidSchema, 'must be a list'), v.minLength(1, 'must name at least one memory'), v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`))),
     spaceId: v.optional(uuidSchema),
     statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+    filter: v.optional(filterTextSchema),
   }),
   v.forward(
-    v.check((input) => (input.memoryIds === undefined) !== (input.spaceId === undefined), 'send memoryIds, or spaceId with an optional statusFilter'),
+    v.check((input) => (input.memoryIds === undefined) !== (input.spaceId === undefined), 'send memoryIds, or spaceId with an optional statusFilter and filter'),
     ['memoryIds'],
   ),
   v.forward(v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'), ['statusFilter']),
+  v.forward(v.check((input) => input.filter === undefined || input.spaceId !== undefined, 'goes with spaceId'), ['filter']),
 )

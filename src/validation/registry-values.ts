@@ -8,11 +8,14 @@
 /** The provider types the service specification lists, in its order. */
 export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
 export const LLM_PROVIDER_TYPES = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
+/** Rerank APIs come from the same providers as embedding APIs. */
+export const RERANKER_PROVIDER_TYPES = EMBEDDER_PROVIDER_TYPES
 export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
 export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
 export const CREDENTIAL_KINDS = ['API_KEY', 'CLOUD_ADC', 'NONE'] as const
 
 export type EmbedderProviderType = (typeof EMBEDDER_PROVIDER_TYPES)[number]
+export type RerankerProviderType = (typeof RERANKER_PROVIDER_TYPES)[number]
 export type LlmProviderType = (typeof LLM_PROVIDER_TYPES)[number]
 export type Modality = (typeof MODALITIES)[number]
 export type DistributionType = (typeof DISTRIBUTION_TYPES)[number]
@@ -26,6 +29,13 @@ export function defaultEmbedderApiPath(providerType: string): string {
   if (providerType === 'VENDORD') return '/v2/embed'
   if (providerType === 'TEI') return '/embed'
   return '/embeddings'
+}
+
+/** Where a reranker's provider serves reranking when the registration names no path: VENDORD /v2/rerank, TEI /rerank, all others /v1/rerank. */
+export function defaultRerankerApiPath(providerType: string): string {
+  if (providerType === 'VENDORD') return '/v2/rerank'
+  if (providerType === 'TEI') return '/rerank'
+  return '/v1/rerank'
 }
 
 /** Every LLM provider type serves the chat-completions path unless the registration names another. */

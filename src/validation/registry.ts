@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { boundedText, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
-import { CREDENTIAL_KINDS, DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES, INT32_MAX, LLM_PROVIDER_TYPES, MODALITIES } from './registry-values.js'
+import { boundedText, labelsSchema, numberFrom, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
+import { CREDENTIAL_KINDS, DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES, INT32_MAX, LLM_PROVIDER_TYPES, MODALITIES, RERANKER_PROVIDER_TYPES } from './registry-values.js'
 
 export * from './registry-values.js'
 export const MAX_URL_LENGTH = 2048
@@ -30,9 +30,6 @@ const positiveInt32 = v.pipe(
   v.minValue(1, 'must be positive'),
   v.maxValue(INT32_MAX, `must be at most ${INT32_MAX}`),
 )
-
-const numberFrom = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
 
 function isHttpUrl(text: string): boolean {
   if (/\s/.test(text)) return false
@@ -269,3 +266,27 @@ export const updateLlmSchema = v.pipe(
 )
 
 export const listLlmsSchema = listRegistrationsSchema(LLM_PROVIDER_TYPES)
+
+const rerankerFields = v.strictObject({
+  ...registrationFields(RERANKER_PROVIDER_TYPES),
+  ...trailingRegistrationFields,
+})
+
+export const createRerankerSchema = v.strictObject({
+  rerankerId: v.optional(uuidSchema),
+  ownerId: v.optional(uuidSchema),
+  ...v.partial(rerankerFields, [...OPTIONAL_ON_CREATE]).entries,
+  credentials: v.optional(createCredentialsSchema),
+})
+
+export const updateRerankerSchema = v.pipe(
+  v.strictObject({
+    ...v.partial(v.omit(rerankerFields, ['labels'])).entries,
+    monitoringEndpoint: v.optional(clearableUrl),
+    credentials: v.optional(updateCredentialsSchema),
+    ...labelUpdateFields,
+  }),
+  oneLabelUpdateOnly(),
+)
+
+export const listRerankersSchema = listRegistrationsSchema(RERANKER_PROVIDER_TYPES)

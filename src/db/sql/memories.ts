@@ -1,4 +1,5 @@
 import type { Queryable } from '../database.js'
+import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
 
@@ -34,6 +35,8 @@ export interface MemoryFilter {
   status?: MemoryStatus
   /** Metadata that must be contained in the memory's (jsonb @>). */
   metadataContains?: Record<string, unknown>
+  /** A compiled metadata filter over the column `metadata`. */
+  metadataFilter?: CompiledFilter
   after?: { createdAt: Date; id: string }
   descending?: boolean
   limit: number
@@ -53,6 +56,13 @@ export async function findMemoryContent(sql: Queryable, id: string): Promise<{ c
   return rows[0]
 }
 
+/** The given memories, with their content when asked for (retrieval's memoryDefinition events). */
+export async function findMemories(sql: Queryable, ids: string[], options: { withContent: boolean }): Promise<Array<MemoryRow & { content?: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<MemoryRow & { content?: string }>>`
+    select ${sql(MEMORY_COLUMNS)} ${options.withContent ? sql`, content` : sql``} from memories where id in ${sql(ids)}`
+}
+
 /** The oldest memory of this space with this content, for create with dedupe. */
 export async function findMemoryByContent(sql: Queryable, spaceId: string, sha256: Buffer): Promise<MemoryRow | undefined> {
   const rows = await sql<MemoryRow[]>`
@@ -68,6 +78,7 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
     where space_id = ${filter.spaceId}
       ${filter.status ? sql`and status = ${filter.status}` : sql``}
       ${filter.metadataContains ? sql`and metadata @> ${sql.json(filter.metadataContains as never)}` : sql``}
+      ${filter.metadataFilter ? sql`and ${filterFragment(sql, filter.metadataFilter)}` : sql``}
       ${after && !filter.descending ? sql`and (created_at, id) > (${after.createdAt}, ${after.id})` : sql``}
       ${after && filter.descending ? sql`and (created_at, id) < (${after.createdAt}, ${after.id})` : sql``}
     order by ${filter.descending ? sql`created_at desc, id desc` : sql`created_at, id`}
@@ -98,8 +109,11 @@ export async function deleteMemories(sql: Queryable, ids: string[]): Promise<Arr
   return sql<Array<{ id: string; space_id: string }>>`delete from memories where id in ${sql(ids)} returning id, space_id`
 }
 
-export async function deleteMemoriesInSpace(sql: Queryable, spaceId: string, status: MemoryStatus | undefined): Promise<number> {
-  const rows = await sql`delete from memories where space_id = ${spaceId} ${status ? sql`and status = ${status}` : sql``} returning id`
+export async function deleteMemoriesInSpace(sql: Queryable, spaceId: string, status: MemoryStatus | undefined, metadataFilter?: CompiledFilter): Promise<number> {
+  const rows = await sql`
+    delete from memories where space_id = ${spaceId} ${status ? sql`and status = ${status}` : sql``}
+      ${metadataFilter ? sql`and ${filterFragment(sql, metadataFilter)}` : sql``}
+    returning id`
   return rows.length
 }
 

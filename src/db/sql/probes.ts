@@ -1,7 +1,7 @@
 import type { Queryable } from '../database.js'
 import type { CredentialColumns } from './credential-columns.js'
 
-export type ProbeTable = 'embedders' | 'llms'
+export type ProbeTable = 'embedders' | 'llms' | 'rerankers'
 
 /** The last connectivity probe of a registration, as stored in its `probe` column. */
 export interface StoredProbe {

@@ -11,7 +11,7 @@ import type { ChunkingConfig } from '../../domain/chunking/chunking-config.js'
 import { MEMORY_INGEST_JOB, type MemoryIngestPayload, SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from '../../domain/job-kinds.js'
 import { providerAccess } from '../../domain/provider-access.js'
 import { FOREIGN_KEY_VIOLATION } from '../../domain/registry.js'
-import { DEFAULT_EMBEDDING_POLICY, type EmbeddingCall, EmbeddingError, type EmbeddingPolicy, embedTexts } from '../../embedding/embedding-client.js'
+import { DEFAULT_EMBEDDING_POLICY, type EmbeddingCall, EmbeddingError, type EmbeddingPolicy, embedderProfile, embedTexts } from '../../embedding/embedding-client.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
@@ -69,15 +69,7 @@ async function embeddingCall(deps: MemoryJobDependencies, metrics: MemoryMetrics
   if (!target) throw new Error(`embedder ${embedderId} was deleted meanwhile`)
   const providerType = target.provider_type
   return {
-    embedder: {
-      id: target.id,
-      providerType,
-      endpointUrl: target.endpoint_url,
-      apiPath: target.api_path,
-      modelIdentifier: target.model_identifier,
-      dimensionality: target.dimensionality!,
-      maxSequenceLength: (target as { max_sequence_length?: number | null }).max_sequence_length ?? undefined,
-    },
+    embedder: embedderProfile(target),
     access: providerAccess(deps.secrets(), 'embedders', target),
     policy: { ...DEFAULT_EMBEDDING_POLICY, ...deps.policy },
     observe: (outcome, seconds) => {

@@ -5,7 +5,7 @@ import { MODEL_PROBE_JOB, type ModelProbePayload } from '../../domain/job-kinds.
 import { probeTable } from '../../domain/probes.js'
 import { providerAccess } from '../../domain/provider-access.js'
 import { postJson } from '../../probes/provider-http.js'
-import { chatProbeRequest, embeddingProbeRequest, firstEmbedding, looksLikeChatCompletion, UnsupportedProbeError } from '../../probes/provider-protocol.js'
+import { chatProbeRequest, embeddingProbeRequest, firstEmbedding, looksLikeChatCompletion, rerankProbeRequest, rerankScores, UnsupportedProbeError } from '../../probes/provider-protocol.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
@@ -25,7 +25,7 @@ class ProbeFailure extends Error {
 
 /**
  * Calls the provider the way memsvc will use it (the embedding path with a short
- * input, or the chat path asking for one token) with the stored credentials, and
+ * input, the rerank path with one document, or the chat path asking for one token) with the stored credentials, and
  * records status, latency and error on the registration. A failed call fails the
  * job, so it is retried with backoff; a dimensionality mismatch is recorded and
  * not retried, since calling again cannot change it.
@@ -44,7 +44,10 @@ export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_
       let failure: ProbeFailure | undefined
       try {
         const subject = { providerType: target.provider_type, endpointUrl: target.endpoint_url, apiPath: target.api_path, modelIdentifier: target.model_identifier }
-        const request = resource === 'EMBEDDER' ? embeddingProbeRequest(subject, credential) : chatProbeRequest(subject, credential)
+        const request =
+          resource === 'EMBEDDER' ? embeddingProbeRequest(subject, credential)
+          : resource === 'RERANKER' ? rerankProbeRequest(subject, credential)
+          : chatProbeRequest(subject, credential)
         const body = await postJson(request, { timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, redact })
         if (resource === 'EMBEDDER') {
           const vector = firstEmbedding(body)
@@ -53,6 +56,9 @@ export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_
             throw new ProbeFailure(`the provider returned ${vector.length} dimensions; the registration says ${target.dimensionality}`, true, vector.length)
           }
           probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started), observedDimensionality: vector.length }
+        } else if (resource === 'RERANKER') {
+          if (!rerankScores(body, 1)) throw new ProbeFailure('the response is not a rerank answer')
+          probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started) }
         } else {
           if (!looksLikeChatCompletion(body)) throw new ProbeFailure('the response is not a chat completion')
           probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started) }

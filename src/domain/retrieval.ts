@@ -1,0 +1,311 @@
+import crypto from 'node:crypto'
+import * as memoriesSql from '../db/sql/memories.js'
+import * as probesSql from '../db/sql/probes.js'
+import * as retrievalSql from '../db/sql/retrieval.js'
+import type { RankedChunk } from '../db/sql/retrieval.js'
+import * as spacesSql from '../db/sql/spaces.js'
+import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
+import { type EmbeddingCall, EmbeddingError, embedTexts, embedderProfile } from '../embedding/embedding-client.js'
+import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
+import { answerFromPassages } from '../llm/llm-answer.js'
+import { rerankDocuments } from '../rerank/rerank-client.js'
+import type { RerankerRow } from '../db/sql/rerankers.js'
+import { ProviderCallError } from '../probes/provider-http.js'
+import { parseInput } from '../validation/parse.js'
+import { DEFAULT_REQUESTED_SIZE, type RetrievalMode, retrieveMemoriesSchema, type RetrieveMemoriesRequest } from '../validation/retrieval.js'
+import type { CallContext } from './call-context.js'
+import type { DomainContext } from './context.js'
+import type { CompiledFilter } from './filters/filter-compiler.js'
+import { metadataFilter } from './filters/metadata-filter.js'
+import { findUsableLlm } from './llms.js'
+import { findUsableReranker } from './rerankers.js'
+import { type Memory, toMemory } from './memories.js'
+import type { Principal } from './permissions.js'
+import { providerAccess } from './provider-access.js'
+import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
+
+/**
+ * POST /v1/memories:retrieve. Everything that can be refused is checked before the
+ * answer starts (validation, spaces, embedders in the weights, the reranker and the LLM,
+ * the searches and the rerank), so a transport answers those as a 4xx or 5xx. What follows is an async
+ * iterable of events the transports only serialise: the items are yielded as soon as the
+ * fused ranking is known; the LLM answer, if asked for, comes after them, and its failure
+ * is a `status` event at the end rather than a lost stream.
+ */
+
+export interface RetrievedChunk {
+  chunkId: string
+  memoryId: string
+  /** Index of the memory among this answer's memoryDefinition events. */
+  memoryIndex: number
+  chunkText: string
+  startOffset: number
+  endOffset: number
+  relevanceScore: number
+}
+
+export type RetrievalEvent =
+  | { resultSetBoundary: { resultSetId: string; kind: 'BEGIN' | 'END'; stageName: string; expectedItems?: number } }
+  | { memoryDefinition: { memory: Memory & { originalContent?: string } } }
+  | { retrievedItem: { chunk: RetrievedChunk } }
+  | { abstractReply: { text: string } }
+  | { status: { code: string; message: string } }
+
+/** The usual RRF constant (Cormack et al.): dampens the lead of the very first ranks. */
+export const RRF_K = 60
+/** HYBRID weighs a space's keyword list like one embedder of weight 1. */
+export const KEYWORD_WEIGHT = 1
+/** Each list contributes this many times the requested size, so fusion has candidates beyond the top few. */
+const CANDIDATES_PER_ITEM = 2
+const MIN_CANDIDATES = 20
+/** pgvector's default ef_search is 40; the list must be at least as long as the candidates wanted. */
+const DEFAULT_EF_SEARCH = 40
+/** A query embedding is on the request path: fail within seconds rather than hold the caller. */
+const QUERY_EMBEDDING_POLICY = { batchSize: 1, requestTimeoutMs: 15_000, attemptsPerBatch: 2, retryBaseMs: 200, maxRetryDelayMs: 1_000 }
+const LLM_TIMEOUT_MS = 120_000
+const RERANK_TIMEOUT_MS = 30_000
+const STAGE_NAME = 'retrieval'
+const MIN_ITERATIVE_SCAN_VERSION = [0, 8]
+
+/** One ranked list to fuse, with the weight of its source. */
+interface WeightedList {
+  spaceId: string
+  weight: number
+  chunks: RankedChunk[]
+}
+
+interface SpacePlan {
+  spaceId: string
+  filter?: CompiledFilter
+  /** READY embedders with a weight above zero. */
+  embedders: Array<{ row: SpaceEmbedderRow; weight: number }>
+}
+
+function supportsIterativeScan(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  return major > MIN_ITERATIVE_SCAN_VERSION[0]! || (major === MIN_ITERATIVE_SCAN_VERSION[0] && minor >= MIN_ITERATIVE_SCAN_VERSION[1]!)
+}
+
+async function planSpaces(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<SpacePlan[]> {
+  const plans: SpacePlan[] = []
+  for (const [index, key] of request.spaceKeys.entries()) {
+    const filter = key.filter === undefined ? undefined : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
+    // Another user's private space answers exactly like a missing one.
+    requireSpaceAccess(principal, await spacesSql.findSpace(context.sql, key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    const rows = await spacesSql.listSpaceEmbedders(context.sql, [key.spaceId])
+    const weights = new Map(rows.map((row) => [row.embedder_id, row.default_retrieval_weight]))
+    for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
+      if (!weights.has(entry.embedderId)) throw invalidArgument(`spaceKeys.${index}.embedderWeights.${position}.embedderId`, `embedder ${entry.embedderId} is not an embedder of space ${key.spaceId}`)
+      weights.set(entry.embedderId, entry.weight)
+    }
+    const embedders = rows.filter((row) => row.index_state === 'READY' && weights.get(row.embedder_id)! > 0).map((row) => ({ row, weight: weights.get(row.embedder_id)! }))
+    plans.push({ spaceId: key.spaceId, filter, embedders })
+  }
+  return plans
+}
+
+/** The message's vector from each embedder, once each whatever the number of spaces using it. */
+async function embedMessage(context: DomainContext, embedderIds: string[], message: string): Promise<Map<string, number[]>> {
+  const vectors = new Map<string, number[]>()
+  for (const embedderId of embedderIds) {
+    const target = await probesSql.findProbeTarget(context.sql, 'embedders', embedderId)
+    if (!target) throw new AppError('FAILED_PRECONDITION', `embedder ${embedderId} was deleted meanwhile`)
+    const call: EmbeddingCall = { embedder: embedderProfile(target), access: providerAccess(context.secrets, 'embedders', target), policy: QUERY_EMBEDDING_POLICY }
+    try {
+      const [vector] = await embedTexts(call, [message], 'search_query')
+      vectors.set(embedderId, vector!)
+    } catch (error) {
+      if (error instanceof EmbeddingError) throw new AppError(error.permanent ? 'FAILED_PRECONDITION' : 'UNAVAILABLE', `cannot embed the message: ${error.message}`)
+      throw error
+    }
+  }
+  return vectors
+}
+
+async function searchLists(context: DomainContext, request: RetrieveMemoriesRequest, plans: SpacePlan[], mode: RetrievalMode, limit: number): Promise<WeightedList[]> {
+  const lists: WeightedList[] = []
+  if (mode !== 'KEYWORD') {
+    const embedderIds = [...new Set(plans.flatMap((plan) => plan.embedders.map((entry) => entry.row.embedder_id)))]
+    const vectors = await embedMessage(context, embedderIds, request.message)
+    const support = context.vectorSupport
+    const iterativeScan = support.available && supportsIterativeScan(support.version)
+    const dimensions = new Map<string, number>()
+    for (const plan of plans) {
+      for (const { row, weight } of plan.embedders) {
+        const embedding = vectors.get(row.embedder_id)!
+        dimensions.set(row.embedder_id, embedding.length)
+        const chunks = await retrievalSql.nearestChunks(context.sql, {
+          spaceId: plan.spaceId,
+          embedderId: row.embedder_id,
+          dimensionality: embedding.length,
+          embedding,
+          limit,
+          filter: plan.filter,
+          efSearch: Math.max(request.hnsw?.efSearch ?? DEFAULT_EF_SEARCH, limit),
+          iterativeScan,
+        })
+        lists.push({ spaceId: plan.spaceId, weight, chunks })
+      }
+    }
+  }
+  if (mode !== 'VECTOR') {
+    for (const plan of plans) {
+      const chunks = await retrievalSql.keywordChunks(context.sql, { spaceId: plan.spaceId, message: request.message, limit, filter: plan.filter })
+      lists.push({ spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks })
+    }
+  }
+  return lists
+}
+
+export interface FusedChunk {
+  chunkId: string
+  memoryId: string
+  /** 0..1: the weighted RRF score over the best score a chunk of its space could reach. */
+  relevanceScore: number
+}
+
+/**
+ * Weighted Reciprocal Rank Fusion: each list adds weight / (RRF_K + rank) for the chunks
+ * it holds. A chunk first in every list of its space scores 1; spaces with more lists are
+ * not favoured, because each space is scaled by its own best possible sum.
+ */
+export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
+  const bestPossible = new Map<string, number>()
+  const fused = new Map<string, { memoryId: string; spaceId: string; score: number }>()
+  for (const list of lists) {
+    bestPossible.set(list.spaceId, (bestPossible.get(list.spaceId) ?? 0) + list.weight / (RRF_K + 1))
+    list.chunks.forEach((chunk, index) => {
+      const entry = fused.get(chunk.chunk_id) ?? { memoryId: chunk.memory_id, spaceId: list.spaceId, score: 0 }
+      entry.score += list.weight / (RRF_K + index + 1)
+      fused.set(chunk.chunk_id, entry)
+    })
+  }
+  return [...fused.entries()]
+    .map(([chunkId, entry]) => ({ chunkId, memoryId: entry.memoryId, relevanceScore: Math.min(1, entry.score / bestPossible.get(entry.spaceId)!) }))
+    .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
+}
+
+interface PreparedAnswer {
+  items: Candidate[]
+  memories: Map<string, Memory & { originalContent?: string }>
+  answer?: () => Promise<string>
+}
+
+/** A fused candidate with its chunk's text and offsets. */
+type Candidate = FusedChunk & { text: string; startOffset: number; endOffset: number }
+
+async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Promise<Candidate[]> {
+  const rows = new Map((await retrievalSql.chunksByIds(context.sql, ranked.map((item) => item.chunkId))).map((row) => [row.id, row]))
+  // A chunk deleted between the search and now is left out.
+  return ranked.flatMap((item) => {
+    const row = rows.get(item.chunkId)
+    return row ? [{ ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }] : []
+  })
+}
+
+/** The reranker's order and scores replace the fused ones. */
+async function reranked(context: DomainContext, reranker: RerankerRow, message: string, candidates: Candidate[]): Promise<Candidate[]> {
+  let scores: number[]
+  try {
+    scores = await rerankDocuments({ reranker, access: providerAccess(context.secrets, 'rerankers', reranker), query: message, documents: candidates.map((item) => item.text), timeoutMs: RERANK_TIMEOUT_MS })
+  } catch (error) {
+    throw new AppError('UNAVAILABLE', `the reranker did not answer: ${(error as Error).message}`)
+  }
+  return candidates
+    .map((item, index) => ({ ...item, relevanceScore: scores[index]! }))
+    .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
+}
+
+/** A registration named in postProcessor that the caller may not use is a 400 naming the field, whether or not it exists. */
+async function usable<T>(find: () => Promise<T>, field: string, what: string): Promise<T> {
+  try {
+    return await find()
+  } catch (error) {
+    if (toAppError(error).code === 'NOT_FOUND') throw invalidArgument(field, `there is no ${what} you may use`)
+    throw error
+  }
+}
+
+async function prepare(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
+  const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
+  const post = request.postProcessor ?? {}
+  const reranker = post.rerankerId === undefined ? undefined : await usable(() => findUsableReranker(context, principal, post.rerankerId!), 'postProcessor.rerankerId', `reranker ${post.rerankerId}`)
+  const llm = post.llmId === undefined ? undefined : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
+  const plans = await planSpaces(context, principal, request)
+  const limit = Math.max(requestedSize * CANDIDATES_PER_ITEM, MIN_CANDIDATES)
+  const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
+  const fused = fuseRankings(lists)
+  // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
+  let items = reranker ? await reranked(context, reranker, request.message, await withChunkText(context, fused.slice(0, limit))) : await withChunkText(context, fused.slice(0, requestedSize))
+  if (post.relevanceThreshold !== undefined) items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
+  items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
+  const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], { withContent: request.fetchMemoryContent === true })
+  const memories = new Map(memoryRows.map((row) => [row.id, { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) }]))
+  items = items.filter((item) => memories.has(item.memoryId))
+  if (post.chronologicalResort) {
+    items.sort((a, b) => memories.get(a.memoryId)!.createdAt - memories.get(b.memoryId)!.createdAt || a.memoryId.localeCompare(b.memoryId) || a.startOffset - b.startOffset)
+  }
+  const answer = llm
+    ? () =>
+        answerFromPassages({
+          llm,
+          access: providerAccess(context.secrets, 'llms', llm),
+          message: request.message,
+          passages: items.map((item) => item.text),
+          temperature: post.llmTemperature,
+          systemPrompt: post.systemPrompt,
+          timeoutMs: LLM_TIMEOUT_MS,
+        })
+    : undefined
+  return { items, memories, answer }
+}
+
+async function* events(prepared: PreparedAnswer, fetchMemory: boolean): AsyncGenerator<RetrievalEvent> {
+  const resultSetId = crypto.randomUUID()
+  // Started before the items go out, so the model works while the client reads them.
+  const answer = prepared.answer?.().then(
+    (text) => ({ text }),
+    (error: unknown) => ({ error }),
+  )
+  yield { resultSetBoundary: { resultSetId, kind: 'BEGIN', stageName: STAGE_NAME, expectedItems: prepared.items.length } }
+  const memoryIndexes = new Map<string, number>()
+  for (const item of prepared.items) {
+    let memoryIndex = memoryIndexes.get(item.memoryId)
+    if (memoryIndex === undefined) {
+      memoryIndex = memoryIndexes.size
+      memoryIndexes.set(item.memoryId, memoryIndex)
+      if (fetchMemory) yield { memoryDefinition: { memory: prepared.memories.get(item.memoryId)! } }
+    }
+    yield {
+      retrievedItem: {
+        chunk: {
+          chunkId: item.chunkId,
+          memoryId: item.memoryId,
+          memoryIndex,
+          chunkText: item.text,
+          startOffset: item.startOffset,
+          endOffset: item.endOffset,
+          relevanceScore: item.relevanceScore,
+        },
+      },
+    }
+  }
+  yield { resultSetBoundary: { resultSetId, kind: 'END', stageName: STAGE_NAME } }
+  if (!answer) return
+  const outcome = await answer
+  if ('text' in outcome) {
+    yield { abstractReply: { text: outcome.text } }
+    return
+  }
+  const message = outcome.error instanceof ProviderCallError || outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
+  yield { status: { code: 'UNAVAILABLE', message: `the LLM did not answer: ${message}` } }
+}
+
+/** Checks and searches, then returns the events to stream (see the comment at the top). */
+export async function retrieveMemories(context: DomainContext, call: CallContext, input: unknown): Promise<AsyncIterable<RetrievalEvent>> {
+  const principal = await context.authenticate(call)
+  const request = parseInput(retrieveMemoriesSchema, input)
+  requireVectorStorage(context)
+  const prepared = await prepare(context, principal, request)
+  return events(prepared, request.fetchMemory ?? true)
+}

@@ -1,0 +1,35 @@
+import type { RerankerRow } from '../db/sql/rerankers.js'
+import type { ProviderAccess } from '../domain/provider-access.js'
+import { postJson } from '../probes/provider-http.js'
+import { rerankRequest, rerankScores } from '../probes/provider-protocol.js'
+
+const MAX_RERANK_RESPONSE_BYTES = 4 * 1024 * 1024
+
+export interface RerankCall {
+  reranker: RerankerRow
+  access: ProviderAccess
+  query: string
+  documents: string[]
+  timeoutMs: number
+}
+
+/** Cohere-style APIs and TEI (by default) answer in 0..1; raw logits are mapped there by the logistic function. */
+const toUnitInterval = (score: number) => (score >= 0 && score <= 1 ? score : 1 / (1 + Math.exp(-score)))
+
+/**
+ * Scores each document against the query with the provider's own rerank API; one score
+ * in 0..1 per document, in input order (a document the provider left out scores 0).
+ * Throws ProviderCallError when the provider fails, Error when the answer is unreadable.
+ */
+export async function rerankDocuments(call: RerankCall): Promise<number[]> {
+  if (call.documents.length === 0) return []
+  const subject = { providerType: call.reranker.provider_type, endpointUrl: call.reranker.endpoint_url, apiPath: call.reranker.api_path, modelIdentifier: call.reranker.model_identifier }
+  const body = await postJson(rerankRequest(subject, call.access.credential, call.query, call.documents), {
+    timeoutMs: call.timeoutMs,
+    maxResponseBytes: MAX_RERANK_RESPONSE_BYTES,
+    redact: call.access.redact,
+  })
+  const scores = rerankScores(body, call.documents.length)
+  if (!scores) throw new Error('the reranker answered with something that is not a list of scores by index')
+  return scores.map((score) => (Number.isFinite(score) ? toUnitInterval(score) : 0))
+}
