@@ -335,7 +335,25 @@ private:
     find: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n',
     replace: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n                /* memsvc: requests held behind this response may go now */\n                HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
   },
+  // 7. Errors uWS answers itself (a request it cannot parse, a request line or headers too large)
+  //    carry the REST API's one JSON error shape instead of an HTML page naming the server.
+  {
+    file: 'uWebSockets/src/HttpErrors.h',
+    find: '    "HTTP/1.1 505 HTTP Version Not Supported\\r\\nConnection: close\\r\\n\\r\\n<h1>HTTP Version Not Supported</h1><p>This server does not support HTTP/1.0.</p><hr><i>uWebSockets/20 Server</i>",\n    "HTTP/1.1 431 Request Header Fields Too Large\\r\\nConnection: close\\r\\n\\r\\n<h1>Request Header Fields Too Large</h1><hr><i>uWebSockets/20 Server</i>",\n    "HTTP/1.1 400 Bad Request\\r\\nConnection: close\\r\\n\\r\\n<h1>Bad Request</h1><hr><i>uWebSockets/20 Server</i>",\n',
+    replace: [
+      jsonParserError(505, 'HTTP Version Not Supported', 'only HTTP/1.1 and HTTP/1.0 are served'),
+      jsonParserError(431, 'Request Header Fields Too Large', 'the request line or headers are larger than the server accepts'),
+      jsonParserError(400, 'Bad Request', 'the request is not valid HTTP/1.1'),
+    ].join(''),
+  },
 ]
+
+/** One C++ string literal: a complete HTTP response whose body is the REST API's error shape. */
+function jsonParserError(status: number, reason: string, message: string): string {
+  const body = JSON.stringify({ error: { code: status, status: 'INVALID_ARGUMENT', message, details: [] } })
+  const head = `HTTP/1.1 ${status} ${reason}\\r\\nConnection: close\\r\\nContent-Type: application/json; charset=utf-8\\r\\nContent-Length: ${Buffer.byteLength(body)}\\r\\n\\r\\n`
+  return `    "${head}${body.replaceAll('"', '\\"')}",\n`
+}
 
 const NODE_HEADERS = path.join('include', 'node')
 const COMMON_FLAGS = ['-DLIBUS_USE_LIBUV', '-DLIBUS_USE_OPENSSL', '-pthread', '-flto', '-O3', '-fPIC', '-c']

@@ -107,7 +107,7 @@ describe('route parameters with a malformed percent escape', () => {
         })
         const label = `${method} ${pattern} with ${escape}`
         expect(response.status, label).toBe(400)
-        const parameter = pattern.split('/:')[1]
+        const parameter = /\/:(\w+)/.exec(pattern)![1]
         expect(response.json().error.details, label).toEqual([{ field: parameter, description: 'is not a valid percent-encoded path segment' }])
       }
     }

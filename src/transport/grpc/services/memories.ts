@@ -42,12 +42,14 @@ const listFromProto = (request: ListMemoriesRequest): ProtoInput<ListMemoriesReq
   nextToken: request.nextToken,
   sortBy: request.sortBy,
   sortOrder: request.sortOrder,
+  filter: request.filter,
 })
 
 const batchDeleteFromProto = (request: BatchDeleteMemoriesRequest): ProtoInput<BatchDeleteMemoriesRequest, typeof batchDeleteMemoriesSchema> => ({
   memoryIds: listOrUndefined(request.memoryIds),
   spaceId: request.spaceId,
   statusFilter: enumOrUndefined(request.statusFilter),
+  filter: request.filter,
 })
 
 const memoryToProto = (memory: DomainMemory): ToProto<DomainMemory, Memory> => ({
