@@ -4,6 +4,7 @@ import type { CredentialsInput, Modality } from '../validation/registry.js'
 import type { DomainContext } from './context.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
 import { type Principal, requireOwnership } from './permissions.js'
+import { MODEL_PROBE_JOB } from './job-kinds.js'
 import { enqueueProbe, probeInputsChanged } from './probes.js'
 import { invalidArgument } from '../errors/app-error.js'
 import { nextLabels, type RegistryResource, registrationConflict, requireVisible, sameColumns, secretContext, storeCredentials } from './registry.js'
@@ -73,14 +74,20 @@ export function newRegistrationColumns(
   }
 }
 
-/** Stores a new registration (a duplicate is ALREADY_EXISTS) and queues its first probe. */
+/**
+ * Stores a new registration (a duplicate is ALREADY_EXISTS) and its first probe in one
+ * transaction: a process killed in between leaves neither, never a registration that is
+ * never probed.
+ */
 export async function insertRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(context: DomainContext, kind: RegistrationKind<Row, MutableColumn>, row: Row): Promise<void> {
   try {
-    await kind.table.insert(context.sql, row)
+    await context.sql.begin(async (tx) => {
+      await kind.table.insert(tx, row)
+      await context.jobs.enqueue(tx, MODEL_PROBE_JOB, { resource: kind.resource, id: row.id })
+    })
   } catch (error) {
     throw registrationConflict(error, kind.noun, row.id, row.owner_id)
   }
-  await enqueueProbe(context, kind.resource, row.id)
 }
 
 export interface ListRequest {
