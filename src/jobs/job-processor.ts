@@ -39,6 +39,9 @@ const FINISHED_JOB_RETENTION_SEC = 7 * 24 * 3600
 const CLEANUP_INTERVAL_MS = 10 * 60_000
 const RETRY_JITTER = 0.2
 const MAX_ERROR_LENGTH = 2_000
+/** Recording a job's outcome is retried this often, this far apart (about 10 s), before the lease is left to bring it back. */
+const RECORD_ATTEMPTS = 20
+const RECORD_RETRY_MS = 500
 const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
 /**
@@ -178,6 +181,22 @@ export class JobProcessor implements WorkIntake, JobQueue {
     }
   }
 
+  /**
+   * Records a job's outcome, again and again through a short database outage: a finished job
+   * whose outcome is lost waits out its whole lease before it runs again.
+   */
+  async #record(write: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write()
+        return
+      } catch (error) {
+        if (!this.#running || attempt >= RECORD_ATTEMPTS) throw error
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS).unref())
+      }
+    }
+  }
+
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms)
@@ -196,14 +215,14 @@ export class JobProcessor implements WorkIntake, JobQueue {
     try {
       if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind} in this server version`)
       await handler.run(job.payload as never, job.attempts)
-      await jobsSql.completeJob(this.sql, job.id, this.workerId)
+      await this.#record(() => jobsSql.completeJob(this.sql, job.id, this.workerId))
       this.#jobsTotal.inc({ kind: job.kind, outcome: 'succeeded' })
     } catch (error) {
       const message = ((error as Error)?.message ?? String(error)).slice(0, MAX_ERROR_LENGTH)
       const finalAttempt = error instanceof PermanentJobError || job.attempts >= job.max_attempts
       const retryInMs = finalAttempt ? undefined : this.#retryDelay(job.attempts)
       try {
-        await jobsSql.failJob(this.sql, job.id, this.workerId, message, retryInMs)
+        await this.#record(() => jobsSql.failJob(this.sql, job.id, this.workerId, message, retryInMs))
       } catch (recordError) {
         this.log.warn('could not record a job failure; its lease will expire and it will run again', { jobId: job.id, error: recordError as Error })
       }
