@@ -15,7 +15,7 @@ import {
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner } from './permissions.js'
-import { credentialsView, type CredentialsView } from './registry.js'
+import { type CredentialsView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 /** An embedder as every response carries it: credentials without the secret. */
@@ -50,26 +50,10 @@ const EMBEDDER: registrations.RegistrationKind<EmbedderRow, (typeof embeddersTab
 export function toEmbedder(row: EmbedderRow): Embedder {
   return {
     embedderId: row.id,
-    ownerId: row.owner_id,
-    displayName: row.display_name,
-    description: row.description ?? undefined,
-    providerType: row.provider_type as EmbedderProviderType,
-    endpointUrl: row.endpoint_url,
-    apiPath: row.api_path,
-    modelIdentifier: row.model_identifier,
+    ...registrationView<EmbedderProviderType>(row),
     dimensionality: row.dimensionality,
     distributionType: row.distribution_type as DistributionType,
     maxSequenceLength: row.max_sequence_length ?? undefined,
-    supportedModalities: row.supported_modalities as Modality[],
-    labels: row.labels,
-    version: row.version ?? undefined,
-    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
-    credentials: credentialsView(row),
-    lastProbe: row.probe ?? undefined,
-    createdAt: row.created_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-    createdById: row.created_by,
-    updatedById: row.updated_by,
   }
 }
 

@@ -16,7 +16,7 @@ import {
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner, type Principal } from './permissions.js'
-import { credentialsView, type CredentialsView } from './registry.js'
+import { type CredentialsView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 export interface LlmCapabilities {
@@ -78,27 +78,11 @@ export function toLlm(row: LlmRow): Llm {
   const sampling = row.default_sampling_params as SamplingParams | null
   return {
     llmId: row.id,
-    ownerId: row.owner_id,
-    displayName: row.display_name,
-    description: row.description ?? undefined,
-    providerType: row.provider_type as LlmProviderType,
-    endpointUrl: row.endpoint_url,
-    apiPath: row.api_path,
-    modelIdentifier: row.model_identifier,
-    supportedModalities: row.supported_modalities as Modality[],
-    labels: row.labels,
-    version: row.version ?? undefined,
-    monitoringEndpoint: row.monitoring_endpoint ?? undefined,
+    ...registrationView<LlmProviderType>(row),
     clientConfig: row.client_config ?? undefined,
     maxContextLength: row.max_context_length ?? undefined,
     capabilities: capabilitiesFrom(row.capabilities as CapabilitiesInput),
     defaultSamplingParams: sampling ? { ...sampling, stopSequences: sampling.stopSequences ?? [] } : undefined,
-    credentials: credentialsView(row),
-    lastProbe: row.probe ?? undefined,
-    createdAt: row.created_at.getTime(),
-    updatedAt: row.updated_at.getTime(),
-    createdById: row.created_by,
-    updatedById: row.updated_by,
   }
 }
 
