@@ -91,6 +91,16 @@ export function createRestServer(options: {
   return http
 }
 
+/** The parts a server gains as it starts; shutdown closes whichever exist by then. */
+interface StartedParts {
+  database?: Database
+  jobs?: JobProcessor
+  databaseWatch?: NodeJS.Timeout
+  stopping: boolean
+}
+
+type Listeners = Awaited<ReturnType<typeof listen>>
+
 /**
  * Starts both listeners at once (probes answer while STARTING, API calls get 503), then
  * reaches the database with backoff, applies migrations, builds the DomainContext and
@@ -104,76 +114,89 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
   const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
   // Logged at every start so that operators can compare it with what a client pinned.
   if (tls) log.info('TLS certificate', { certFile: tls.certFile, selfSigned: tls.selfSigned, sha256Fingerprint: tls.fingerprint })
-  const facts: ServerFacts = { lifecycle, log, version: VERSION, licenses, tlsEnabled: tls !== undefined, drainController: new DrainController(lifecycle, log) }
+  const drainController = new DrainController(lifecycle, log)
+  const facts: ServerFacts = { lifecycle, log, version: VERSION, licenses, tlsEnabled: tls !== undefined, drainController }
   const server = new ServerContext(facts)
-  let database: Database | undefined
-  const metrics = createMetrics(lifecycle, async () => (database ? database.poolStats() : []))
-  const { http, grpc, restPort, grpcPort } = await listen(config, server, metrics, tls)
+  const parts: StartedParts = { stopping: false }
+  const metrics = createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : []))
+  const listeners = await listen(config, server, metrics, tls)
 
-  let stopping = false
-  let jobs: JobProcessor | undefined
-  let healthTimer: NodeJS.Timeout | undefined
-
-  const connect = async () => {
-    // A bad key file fails start-up before the database is touched.
-    const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
-    database = await openDatabase(config, log)
-    log.info('database', { target: database.description })
-    const vectorSupport = await prepareDatabase(database, encryptionKey, log, () => stopping)
-    if (stopping || !vectorSupport) return
-    jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
-    registerJobHandlers(jobs, encryptionKey.box, options)
-    facts.drainController.addIntake(jobs)
-    // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
-    if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
-    server.open(new DomainContext(facts, { database, secrets: encryptionKey.box, jobs, vectorSupport }))
-    lifecycle.setDatabaseReachable(true)
-    lifecycle.transition('READY')
-    jobs.start()
-    log.info('ready', { state: lifecycle.state })
-    const watched = database
-    const check = () => checkDatabase(watched, lifecycle, log).finally(() => {
-      if (!stopping) healthTimer = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
-    })
-    healthTimer = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
-  }
-  const ready = connect()
+  const ready = becomeReady(config, server, metrics, parts, options)
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
-
-  let shutdownPromise: Promise<void> | undefined
-  const shutdown = (reason: string) => {
-    shutdownPromise ??= (async () => {
-      stopping = true
-      log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
-      // Probes keep answering (not ready) while the drain runs, so load balancers see it.
-      const outcome = await facts.drainController.drain(reason, config.shutdownTimeoutMs)
-      if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
-      http.close()
-      await grpc.shutdown(GRPC_CLOSE_GRACE_MS)
-      if (healthTimer) clearTimeout(healthTimer)
-      await ready.catch(() => {})
-      await server.domainIfOpen?.close().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
-      await database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
-      log.info('stopped', { state: lifecycle.state })
-    })()
-    return shutdownPromise
-  }
+  let stopped: Promise<void> | undefined
+  const shutdown = (reason: string) => (stopped ??= stopServer(config, server, listeners, parts, ready, reason))
 
   return {
-    restPort,
-    grpcPort,
+    restPort: listeners.restPort,
+    grpcPort: listeners.grpcPort,
     lifecycle,
     get context() {
       return server.domain
     },
     get jobs() {
-      if (!jobs) throw new Error('the job processor starts when the server becomes READY')
-      return jobs
+      if (!parts.jobs) throw new Error('the job processor starts when the server becomes READY')
+      return parts.jobs
     },
     tls,
     ready,
     shutdown,
   }
+}
+
+/** Loads the encryption key, reaches and prepares the database, opens the domain and starts the jobs. */
+async function becomeReady(config: ServerConfig, server: ServerContext, metrics: ServerMetrics, parts: StartedParts, options: StartOptions): Promise<void> {
+  const { lifecycle, log, drainController } = server.facts
+  // A bad key file fails start-up before the database is touched.
+  const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
+  const database = await openDatabase(config, log)
+  parts.database = database
+  log.info('database', { target: database.description })
+  const vectorSupport = await prepareDatabase(database, encryptionKey, log, () => parts.stopping)
+  if (parts.stopping || !vectorSupport) return
+  const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
+  parts.jobs = jobs
+  registerJobHandlers(jobs, encryptionKey.box, options)
+  drainController.addIntake(jobs)
+  // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
+  if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
+  server.open(new DomainContext(server.facts, { database, secrets: encryptionKey.box, jobs, vectorSupport }))
+  lifecycle.setDatabaseReachable(true)
+  lifecycle.transition('READY')
+  jobs.start()
+  log.info('ready', { state: lifecycle.state })
+  watchDatabase(database, lifecycle, log, parts)
+}
+
+/** Pings the database every DATABASE_CHECK_INTERVAL_MS until shutdown, one ping at a time. */
+function watchDatabase(database: Database, lifecycle: Lifecycle, log: Logger, parts: StartedParts): void {
+  const check = () =>
+    checkDatabase(database, lifecycle, log).finally(() => {
+      if (!parts.stopping) parts.databaseWatch = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
+    })
+  parts.databaseWatch = setTimeout(check, DATABASE_CHECK_INTERVAL_MS).unref()
+}
+
+/** Drains (probes keep answering, not ready, so load balancers see it), then closes listeners, domain and database. */
+async function stopServer(
+  config: ServerConfig,
+  server: ServerContext,
+  listeners: Listeners,
+  parts: StartedParts,
+  ready: Promise<void>,
+  reason: string,
+): Promise<void> {
+  const { lifecycle, log, drainController } = server.facts
+  parts.stopping = true
+  log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
+  const outcome = await drainController.drain(reason, config.shutdownTimeoutMs)
+  if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
+  listeners.http.close()
+  await listeners.grpc.shutdown(GRPC_CLOSE_GRACE_MS)
+  if (parts.databaseWatch) clearTimeout(parts.databaseWatch)
+  await ready.catch(() => {})
+  await server.domainIfOpen?.close().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
+  await parts.database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
+  log.info('stopped', { state: lifecycle.state })
 }
 
 function warnAboutOperatorSettings(config: ServerConfig, licencesPresent: boolean, log: Logger): void {
