@@ -2,46 +2,25 @@ import crypto from 'node:crypto'
 import { embeddersTable, type EmbedderRow } from '../db/sql/embedders.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
-import type { ProbeStatus } from './probes.js'
 import {
   createEmbedderSchema,
   defaultEmbedderApiPath,
   type DistributionType,
   type EmbedderProviderType,
   listEmbeddersSchema,
-  type Modality,
   updateEmbedderSchema,
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner } from './permissions.js'
-import { type CredentialsView, registrationView } from './registry.js'
+import { type RegistrationView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 /** An embedder as every response carries it: credentials without the secret. */
-export interface Embedder {
-  embedderId: string
-  ownerId: string
-  displayName: string
-  description?: string
-  providerType: EmbedderProviderType
-  endpointUrl: string
-  apiPath: string
-  modelIdentifier: string
+export type Embedder = { embedderId: string } & RegistrationView<EmbedderProviderType> & {
   dimensionality: number
   distributionType: DistributionType
   maxSequenceLength?: number
-  supportedModalities: Modality[]
-  labels: Record<string, string>
-  version?: string
-  monitoringEndpoint?: string
-  credentials: CredentialsView
-  /** The last connectivity probe, once one has run. */
-  lastProbe?: ProbeStatus
-  createdAt: number
-  updatedAt: number
-  createdById: string
-  updatedById: string
 }
 
 /** How the shared registration steps name and store embedders. */

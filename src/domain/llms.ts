@@ -2,21 +2,19 @@ import crypto from 'node:crypto'
 import { llmsTable, type LlmRow } from '../db/sql/llms.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
-import type { ProbeStatus } from './probes.js'
 import {
   type CapabilitiesInput,
   createLlmSchema,
   DEFAULT_LLM_API_PATH,
   listLlmsSchema,
   type LlmProviderType,
-  type Modality,
   type SamplingParams,
   updateLlmSchema,
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner, type Principal } from './permissions.js'
-import { type CredentialsView, registrationView } from './registry.js'
+import { type RegistrationView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
 
 export interface LlmCapabilities {
@@ -29,30 +27,11 @@ export interface LlmCapabilities {
 }
 
 /** An LLM as every response carries it: credentials without the secret. */
-export interface Llm {
-  llmId: string
-  ownerId: string
-  displayName: string
-  description?: string
-  providerType: LlmProviderType
-  endpointUrl: string
-  apiPath: string
-  modelIdentifier: string
-  supportedModalities: Modality[]
-  labels: Record<string, string>
-  version?: string
-  monitoringEndpoint?: string
+export type Llm = { llmId: string } & RegistrationView<LlmProviderType> & {
   clientConfig?: string
   maxContextLength?: number
   capabilities: LlmCapabilities
   defaultSamplingParams?: SamplingParams & { stopSequences: string[] }
-  credentials: CredentialsView
-  /** The last connectivity probe, once one has run. */
-  lastProbe?: ProbeStatus
-  createdAt: number
-  updatedAt: number
-  createdById: string
-  updatedById: string
 }
 
 /**
