@@ -83,3 +83,9 @@ export async function deleteEmbedder(context: DomainContext, call: CallContext, 
   const id = parseInput(idSchema, embedderId, 'embedderId')
   await registrations.deleteRegistration(context, principal, EMBEDDER, id)
 }
+
+/** The use cases the transports call, under the names every kind shares. */
+export const embedderUseCases: registrations.RegistryUseCases<Embedder, 'embedders'> = {
+  resource: 'EMBEDDER', collection: 'embedders', idOf: (item) => item.embedderId,
+  create: createEmbedder, list: listEmbedders, get: getEmbedder, update: updateEmbedder, delete: deleteEmbedder,
+}

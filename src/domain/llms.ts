@@ -122,3 +122,9 @@ export async function deleteLlm(context: DomainContext, call: CallContext, llmId
 export function findUsableLlm(context: DomainContext, principal: Principal, llmId: string): Promise<LlmRow> {
   return registrations.findVisibleRegistration(context.sql, principal, LLM, 'GET', llmId)
 }
+
+/** The use cases the transports call, under the names every kind shares. */
+export const llmUseCases: registrations.RegistryUseCases<Llm, 'llms'> = {
+  resource: 'LLM', collection: 'llms', idOf: (item) => item.llmId,
+  create: createLlm, list: listLlms, get: getLlm, update: updateLlm, delete: deleteLlm,
+}

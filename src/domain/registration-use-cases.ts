@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js'
+import type { CallContext } from './call-context.js'
 import type { RegistrationChange, RegistrationRow, RegistrationTable } from '../db/sql/registration-table.js'
 import type { CredentialsInput, Modality } from '../validation/registry.js'
 import type { DomainContext } from './context.js'
@@ -10,12 +11,32 @@ import { invalidArgument } from '../errors/app-error.js'
 import { nextLabels, type RegistryResource, registrationConflict, requireVisible, sameColumns, secretContext, storeCredentials } from './registry.js'
 
 /**
- * The steps of create, list, get, update and delete that embedders and LLMs share, so
- * that both kinds keep the same visibility, conflict, audit and probe rules. Each
- * kind's module (embedders.ts, llms.ts) parses its requests, builds its rows and maps
+ * The steps of create, list, get, update and delete that embedders, LLMs and rerankers
+ * share, so that every kind keeps the same visibility, conflict, audit and probe rules.
+ * Each kind's module (embedders.ts, llms.ts, rerankers.ts) parses its requests, builds its rows and maps
  * them to responses, and calls these for the rest. The rules these steps apply
  * (visibility, conflicts, sealing credentials, labels) are in registry.ts.
  */
+
+/** One page of a list response: the items under the collection's name ("embedders": […]). */
+export type RegistryPage<Collection extends string, Item> = { [Name in Collection]: Item[] } & { nextToken?: string }
+
+/**
+ * One kind's use cases as the transports call them: the same five for every kind, so
+ * that the REST routes and gRPC services of embedders, LLMs and rerankers are built by
+ * one helper each instead of one copy per kind.
+ */
+export interface RegistryUseCases<Item, Collection extends string> {
+  resource: RegistryResource
+  /** The collection as paths and list responses name it: "embedders". */
+  collection: Collection
+  idOf(item: Item): string
+  create(context: DomainContext, call: CallContext, input: unknown): Promise<Item>
+  list(context: DomainContext, call: CallContext, input: unknown): Promise<RegistryPage<Collection, Item>>
+  get(context: DomainContext, call: CallContext, id: unknown): Promise<Item>
+  update(context: DomainContext, call: CallContext, id: unknown, input: unknown): Promise<Item>
+  delete(context: DomainContext, call: CallContext, id: unknown): Promise<void>
+}
 
 /** What the shared steps need to know about one kind of registration. */
 export interface RegistrationKind<Row extends RegistrationRow, MutableColumn extends keyof Row & string> {

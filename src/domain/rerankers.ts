@@ -67,3 +67,9 @@ export async function deleteReranker(context: DomainContext, call: CallContext, 
 export function findUsableReranker(context: DomainContext, principal: Principal, rerankerId: string): Promise<RerankerRow> {
   return registrations.findVisibleRegistration(context.sql, principal, RERANKER, 'GET', rerankerId)
 }
+
+/** The use cases the transports call, under the names every kind shares. */
+export const rerankerUseCases: registrations.RegistryUseCases<Reranker, 'rerankers'> = {
+  resource: 'RERANKER', collection: 'rerankers', idOf: (item) => item.rerankerId,
+  create: createReranker, list: listRerankers, get: getReranker, update: updateReranker, delete: deleteReranker,
+}

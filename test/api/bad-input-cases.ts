@@ -1,6 +1,6 @@
 import type { OperationName } from '../support/api-client.js'
 import type { ApiCase } from './identity-cases.js'
-import { EMBEDDER, LLM } from './registry-cases.js'
+import { EMBEDDER, LLM, RERANKER } from './registry-cases.js'
 
 /**
  * Input that once ended the process (a non-ASCII label key over gRPC) or answered 500
@@ -22,7 +22,7 @@ const FORGED_PAGE_TOKENS: Record<string, string> = {
   'not base64 JSON': '!!not-a-token!!',
   'an object instead of a pair': pageToken({ createdAt: 1, id: 'x' }),
 }
-const LIST_OPERATIONS: OperationName[] = ['listUsers', 'listApiKeys', 'listEmbedders', 'listLlms']
+const LIST_OPERATIONS: OperationName[] = ['listUsers', 'listApiKeys', 'listEmbedders', 'listLlms', 'listRerankers']
 
 const badLabelKeys = ['é', `a${NUL}b`]
 
@@ -32,6 +32,7 @@ export const BAD_INPUT_CASES: ApiCase[] = [
     { name: `listApiKeys: label filter key ${JSON.stringify(key)}`, operation: 'listApiKeys', as: 'alice', expect: 'INVALID_ARGUMENT', field: `labelFilter.${key}`, input: () => ({ labelFilter: { [key]: 'v' } }), only: 'grpc' },
     { name: `createEmbedder: label key ${JSON.stringify(key)}`, operation: 'createEmbedder', as: 'alice', expect: 'INVALID_ARGUMENT', field: `labels.${key}`, input: () => EMBEDDER.input({ labels: { [key]: 'v' } }) },
     { name: `listEmbedders: label filter key ${JSON.stringify(key)}`, operation: 'listEmbedders', as: 'alice', expect: 'INVALID_ARGUMENT', field: `labelFilter.${key}`, input: () => ({ labelFilter: { [key]: 'v' } }), only: 'grpc' },
+    { name: `createReranker: label key ${JSON.stringify(key)}`, operation: 'createReranker', as: 'alice', expect: 'INVALID_ARGUMENT', field: `labels.${key}`, input: () => RERANKER.input({ labels: { [key]: 'v' } }) },
   ]),
   ...[NUL, LONE_SURROGATE].flatMap((bad): ApiCase[] => {
     const what = bad === NUL ? 'NUL' : 'a lone surrogate'
@@ -47,6 +48,7 @@ export const BAD_INPUT_CASES: ApiCase[] = [
       { name: `createLlm: ${what} in the version`, operation: 'createLlm', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'version', input: () => LLM.input({ version: `1${bad}` }), ...restOnly },
       { name: `createLlm: ${what} in a stop sequence`, operation: 'createLlm', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'defaultSamplingParams.stopSequences.0', input: () => LLM.input({ defaultSamplingParams: { stopSequences: [`s${bad}`] } }), ...restOnly },
       { name: `createLlm: ${what} in a label value`, operation: 'createLlm', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'labels.k', input: () => LLM.input({ labels: { k: `v${bad}` } }), ...restOnly },
+      { name: `createReranker: ${what} in the model identifier`, operation: 'createReranker', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'modelIdentifier', input: () => RERANKER.input({ modelIdentifier: `m${bad}` }), ...restOnly },
     ]
   }),
   // Found by the fuzzer: the whole key came back in the trailers, more header than a gRPC client accepts.

@@ -5,6 +5,7 @@ import { AdminServiceService } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceService } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceService } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceService } from '../../src/generated/memsvc/v1/llms.js'
+import { RerankerServiceService } from '../../src/generated/memsvc/v1/rerankers.js'
 import { MemoryServiceService } from '../../src/generated/memsvc/v1/memories.js'
 import { SpaceServiceService } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceService } from '../../src/generated/memsvc/v1/system.js'
@@ -13,7 +14,7 @@ import { type ApiResult, OPERATIONS, type OperationName, type Transport } from '
 import { ENGINES } from '../support/databases.js'
 import { fuzzInputs, idFieldOf, spoiledBytes } from '../support/fuzz-inputs.js'
 import { type IdentityFixture, startIdentityFixture } from '../support/identity-fixture.js'
-import { EMBEDDER, LLM } from './registry-cases.js'
+import { EMBEDDER, LLM, RERANKER } from './registry-cases.js'
 
 /**
  * Property-based bad input (fast-check) on every operation of both transports, against a
@@ -34,6 +35,7 @@ const SERVICES: Record<string, grpc.ServiceDefinition> = {
   admin: AdminServiceService,
   embedders: EmbedderServiceService,
   llms: LlmServiceService,
+  rerankers: RerankerServiceService,
   spaces: SpaceServiceService,
   memories: MemoryServiceService,
 }
@@ -89,7 +91,8 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     // Real ids to aim at, owned by bob: another user's resources as well as missing ones.
     const embedder = await fixture.call('rest', 'createEmbedder', EMBEDDER.input(), fixture.bob.apiKey)
     const llm = await fixture.call('rest', 'createLlm', LLM.input(), fixture.bob.apiKey)
-    knownIds.push(fixture.bob.userId, fixture.bob.apiKeyId, embedder.body.embedderId, llm.body.llmId)
+    const reranker = await fixture.call('rest', 'createReranker', RERANKER.input(), fixture.bob.apiKey)
+    knownIds.push(fixture.bob.userId, fixture.bob.apiKeyId, embedder.body.embedderId, llm.body.llmId, reranker.body.rerankerId)
     logLinesBefore = fixture.server.logs.length
   })
   afterAll(async () => {
@@ -101,9 +104,10 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
   const validInput = (operation: OperationName): Record<string, unknown> => {
     if (operation === 'createEmbedder') return EMBEDDER.input()
     if (operation === 'createLlm') return LLM.input()
+    if (operation === 'createReranker') return RERANKER.input()
     if (operation === 'createUser') return { username: `fuzz-${crypto.randomUUID().slice(0, 8)}` }
     if (operation === 'updateApiKey') return { status: 'ACTIVE' }
-    if (operation === 'updateEmbedder' || operation === 'updateLlm') return { displayName: 'fuzzed' }
+    if (operation === 'updateEmbedder' || operation === 'updateLlm' || operation === 'updateReranker') return { displayName: 'fuzzed' }
     return {}
   }
 

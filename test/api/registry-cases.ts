@@ -1,12 +1,15 @@
 import crypto from 'node:crypto'
 import { expect } from 'vitest'
 import type { ApiResult, OperationName, Transport } from '../support/api-client.js'
+import { startFakeEmbedder } from '../support/fake-embedder.js'
+import { startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 import type { Actor, IdentityFixture } from '../support/identity-fixture.js'
+import { waitFor } from '../support/wait.js'
 import type { ApiCase } from './identity-cases.js'
 
 /**
- * The embedder and LLM registry as a table, in the shape of identity-cases:
- * every case runs over REST and gRPC, on PostgreSQL and PGlite. Cases shared by both
+ * The embedder, LLM and reranker registry as a table, in the shape of identity-cases:
+ * every case runs over REST and gRPC, on PostgreSQL and PGlite. Cases shared by the
  * resources are generated once per resource; each case prepares what it consumes.
  */
 
@@ -18,26 +21,36 @@ let counter = 0
 export const unique = () => `${++counter}-${crypto.randomUUID().slice(0, 8)}`
 export const newSecret = () => `sk-test-${crypto.randomBytes(18).toString('base64url')}`
 
+/** A local provider (started by the case that probes it) and the create fields that point a registration at it. */
+interface ProbeTarget {
+  overrides: Record<string, unknown>
+  close(): Promise<void>
+}
+
 interface Resource {
   noun: string
-  idField: 'embedderId' | 'llmId'
-  listField: 'embedders' | 'llms'
-  ops: { create: OperationName; list: OperationName; get: OperationName; update: OperationName; delete: OperationName }
+  idField: 'embedderId' | 'llmId' | 'rerankerId'
+  /** The list response's field, which is also the table's name. */
+  listField: 'embedders' | 'llms' | 'rerankers'
+  ops: { create: OperationName; list: OperationName; get: OperationName; update: OperationName; delete: OperationName; probe: OperationName }
   /** A valid create input with only the required fields (and a unique model). */
   input(overrides?: Record<string, unknown>): Record<string, unknown>
   providerTypes: readonly string[]
   defaultApiPath(providerType: string): string
   /** Required fields, each of which alone missing is a 400 naming it. */
   required: string[]
-  /** A provider type valid only for the other resource. */
+  /** A provider type valid only for another resource. */
   foreignProviderType: string
+  /** One field that makes a create input invalid (the secret scan sends it with a secret). */
+  invalidSetting: Record<string, unknown>
+  startProbeTarget(): Promise<ProbeTarget>
 }
 
 export const EMBEDDER: Resource = {
   noun: 'embedder',
   idField: 'embedderId',
   listField: 'embedders',
-  ops: { create: 'createEmbedder', list: 'listEmbedders', get: 'getEmbedder', update: 'updateEmbedder', delete: 'deleteEmbedder' },
+  ops: { create: 'createEmbedder', list: 'listEmbedders', get: 'getEmbedder', update: 'updateEmbedder', delete: 'deleteEmbedder', probe: 'probeEmbedder' },
   input: (overrides = {}) => ({
     displayName: 'Sentence embedder',
     providerType: 'VLLM',
@@ -50,13 +63,18 @@ export const EMBEDDER: Resource = {
   defaultApiPath: (providerType) => (providerType === 'VENDORD' ? '/v2/embed' : providerType === 'TEI' ? '/embed' : '/embeddings'),
   required: ['displayName', 'providerType', 'endpointUrl', 'modelIdentifier', 'dimensionality'],
   foreignProviderType: 'OLLAMA',
+  invalidSetting: { dimensionality: -1 },
+  async startProbeTarget() {
+    const provider = await startFakeEmbedder()
+    return { overrides: { endpointUrl: provider.url, dimensionality: provider.dimensions }, close: () => provider.close() }
+  },
 }
 
 export const LLM: Resource = {
   noun: 'LLM',
   idField: 'llmId',
   listField: 'llms',
-  ops: { create: 'createLlm', list: 'listLlms', get: 'getLlm', update: 'updateLlm', delete: 'deleteLlm' },
+  ops: { create: 'createLlm', list: 'listLlms', get: 'getLlm', update: 'updateLlm', delete: 'deleteLlm', probe: 'probeLlm' },
   input: (overrides = {}) => ({
     displayName: 'Chat model',
     providerType: 'VLLM',
@@ -68,9 +86,40 @@ export const LLM: Resource = {
   defaultApiPath: () => '/v1/chat/completions',
   required: ['displayName', 'endpointUrl', 'modelIdentifier', 'providerType'],
   foreignProviderType: 'TEI',
+  invalidSetting: { maxContextLength: -1 },
+  async startProbeTarget() {
+    const provider = await startFakeRerankerLlm()
+    return { overrides: { endpointUrl: provider.url }, close: () => provider.close() }
+  },
 }
 
-export const RESOURCES = [EMBEDDER, LLM]
+export const RERANKER: Resource = {
+  noun: 'reranker',
+  idField: 'rerankerId',
+  listField: 'rerankers',
+  ops: { create: 'createReranker', list: 'listRerankers', get: 'getReranker', update: 'updateReranker', delete: 'deleteReranker', probe: 'probeReranker' },
+  input: (overrides = {}) => ({
+    displayName: 'Cross-encoder reranker',
+    providerType: 'VLLM',
+    endpointUrl: 'http://127.0.0.1:8000',
+    modelIdentifier: `rerank-model-${unique()}`,
+    ...overrides,
+  }),
+  providerTypes: ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'],
+  defaultApiPath: (providerType) => (providerType === 'VENDORD' ? '/v2/rerank' : providerType === 'TEI' ? '/rerank' : '/v1/rerank'),
+  required: ['displayName', 'providerType', 'endpointUrl', 'modelIdentifier'],
+  foreignProviderType: 'OLLAMA',
+  invalidSetting: { endpointUrl: 'ftp://rerank.example.test' },
+  async startProbeTarget() {
+    const provider = await startFakeRerankerLlm()
+    return { overrides: { endpointUrl: provider.url }, close: () => provider.close() }
+  },
+}
+
+export const RESOURCES = [EMBEDDER, LLM, RERANKER]
+
+/** Probes of registrations made by earlier cases (pointing nowhere) may queue ahead of the one a case asks for. */
+const PROBE_WAIT_MS = 50_000
 
 type Who = 'root' | 'admin' | 'alice' | 'bob'
 
@@ -474,6 +523,27 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         expect(none.body.credentials).toEqual({ kind: 'NONE' })
       },
     },
+    // Probe.
+    {
+      name: `${n}: probe answers 202 with a job id, and the probe of a local provider records OK`,
+      operation: op.probe, as: 'alice', expect: 'OK', httpStatus: 202,
+      prepare: async (fixture) => {
+        const target = await r.startProbeTarget()
+        return { target, item: await register(fixture, r, 'alice', target.overrides) }
+      },
+      input: (prepared) => ({ [r.idField]: prepared.item[r.idField] }),
+      then: async (result, prepared, fixture, transport) => {
+        try {
+          expect(result.body.jobId).toMatch(/^[0-9a-f-]{36}$/)
+          const sql = fixture.server.server.context.sql
+          await waitFor('the probe job', async () => (await sql<Array<{ status: string }>>`select status from jobs where id = ${result.body.jobId}`)[0]?.status === 'SUCCEEDED', { timeoutMs: PROBE_WAIT_MS })
+          const seen = await fixture.call(transport, op.get, { [r.idField]: prepared.item[r.idField] }, fixture.alice.apiKey)
+          expect(seen.body.lastProbe).toMatchObject({ status: 'OK', checkedAt: expect.any(Number) })
+        } finally {
+          await prepared.target.close()
+        }
+      },
+    },
     // Delete.
     {
       name: `${n}: delete removes it for good: 204, then 404 for get, update and delete, and gone from the list`,
@@ -658,7 +728,21 @@ const LLM_HAPPY: ApiCase[] = [
   },
 ]
 
-export const HAPPY_CASES: ApiCase[] = [...sharedHappyCases(EMBEDDER), ...EMBEDDER_HAPPY, ...sharedHappyCases(LLM), ...LLM_HAPPY]
+const RERANKER_HAPPY: ApiCase[] = [
+  {
+    name: 'reranker: create carries only the fields every registration has',
+    operation: 'createReranker', as: 'alice', expect: 'OK', httpStatus: 201,
+    input: () => RERANKER.input({ providerType: 'TEI' }),
+    then: (result) => {
+      for (const absent of ['dimensionality', 'distributionType', 'maxSequenceLength', 'capabilities', 'defaultSamplingParams', 'clientConfig']) expect(result.body[absent]).toBeUndefined()
+      expect(result.body.apiPath).toBe('/rerank')
+    },
+  },
+]
+
+export const HAPPY_CASES: ApiCase[] = [
+  ...sharedHappyCases(EMBEDDER), ...EMBEDDER_HAPPY, ...sharedHappyCases(LLM), ...LLM_HAPPY, ...sharedHappyCases(RERANKER), ...RERANKER_HAPPY,
+]
 
 const tooManyLabels = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v']))
 
@@ -684,6 +768,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
     { name: `${n}: get without a key`, operation: op.get, as: 'none', expect: 'UNAUTHENTICATED', input: () => ({ [id]: UNKNOWN_ID }) },
     { name: `${n}: update without a key`, operation: op.update, as: 'none', expect: 'UNAUTHENTICATED', input: () => ({ [id]: UNKNOWN_ID, displayName: 'x' }) },
     { name: `${n}: delete without a key`, operation: op.delete, as: 'none', expect: 'UNAUTHENTICATED', input: () => ({ [id]: UNKNOWN_ID }) },
+    { name: `${n}: probe without a key`, operation: op.probe, as: 'none', expect: 'UNAUTHENTICATED', input: () => ({ [id]: UNKNOWN_ID }) },
     ...r.required.map((field): ApiCase => ({
       name: `${n}: create without ${field}`,
       operation: op.create, as: 'alice', expect: 'INVALID_ARGUMENT', field,
@@ -780,6 +865,8 @@ function sharedErrorCases(r: Resource): ApiCase[] {
     { name: `${n}: update of one that does not exist`, operation: op.update, as: 'alice', expect: 'NOT_FOUND', input: () => ({ [id]: UNKNOWN_ID, displayName: 'x' }) },
     { name: `${n}: delete with an id that is not a UUID`, operation: op.delete, as: 'alice', expect: 'INVALID_ARGUMENT', field: id, input: () => ({ [id]: 'x' }) },
     { name: `${n}: delete of one that does not exist`, operation: op.delete, as: 'alice', expect: 'NOT_FOUND', input: () => ({ [id]: UNKNOWN_ID }) },
+    { name: `${n}: probe with an id that is not a UUID`, operation: op.probe, as: 'alice', expect: 'INVALID_ARGUMENT', field: id, input: () => ({ [id]: 'x' }) },
+    { name: `${n}: probe of one that does not exist`, operation: op.probe, as: 'alice', expect: 'NOT_FOUND', input: () => ({ [id]: UNKNOWN_ID }) },
     {
       name: `${n}: update trying to change providerType`,
       operation: op.update, as: 'alice', expect: 'INVALID_ARGUMENT', field: 'providerType',
@@ -966,7 +1053,19 @@ const LLM_ERRORS: ApiCase[] = [
   },
 ]
 
-export const ERROR_CASES: ApiCase[] = [...sharedErrorCases(EMBEDDER), ...EMBEDDER_ERRORS, ...sharedErrorCases(LLM), ...LLM_ERRORS]
+const RERANKER_ERRORS: ApiCase[] = [
+  { name: 'reranker: dimensionality is not a reranker setting', operation: 'createReranker', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'dimensionality', input: () => RERANKER.input({ dimensionality: 768 }), only: 'rest' },
+  { name: 'reranker: capabilities are not a reranker setting', operation: 'createReranker', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'capabilities', input: () => RERANKER.input({ capabilities: { supportsChat: true } }), only: 'rest' },
+  {
+    name: 'reranker: update with an unknown field changes nothing',
+    operation: 'updateReranker', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'maxSequenceLength', only: 'rest',
+    prepare: async (fixture) => register(fixture, RERANKER, 'alice'),
+    input: (prepared) => ({ rerankerId: prepared.rerankerId, displayName: 'changed', maxSequenceLength: 512 }),
+    then: async (_result, prepared, fixture) => expect((await fixture.call('rest', 'getReranker', { rerankerId: prepared.rerankerId }, fixture.alice.apiKey)).body.displayName).toBe(prepared.displayName),
+  },
+]
+
+export const ERROR_CASES: ApiCase[] = [...sharedErrorCases(EMBEDDER), ...EMBEDDER_ERRORS, ...sharedErrorCases(LLM), ...LLM_ERRORS, ...sharedErrorCases(RERANKER), ...RERANKER_ERRORS]
 
 function sharedSecurityCases(r: Resource): ApiCase[] {
   const op = r.ops
@@ -994,6 +1093,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       prepare: bobs, input: (prepared) => ({ [id]: prepared[id], credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret() } } }), then: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport) },
     { name: `${n}: a user cannot delete another user's registration (NOT_FOUND; still there)`, operation: op.delete, as: 'alice', expect: 'NOT_FOUND',
       prepare: bobs, input: (prepared) => ({ [id]: prepared[id] }), then: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport) },
+    { name: `${n}: a user cannot probe another user's registration (NOT_FOUND)`, operation: op.probe, as: 'alice', expect: 'NOT_FOUND', prepare: bobs, input: (prepared) => ({ [id]: prepared[id] }) },
     { name: `${n}: a user cannot list another user's registrations`, operation: op.list, as: 'alice', expect: 'PERMISSION_DENIED', input: (_p, f) => ({ ownerId: f.bob.userId }) },
     {
       name: `${n}: a user's list never shows another user's registrations, whatever the filter`,
@@ -1041,4 +1141,4 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
   ]
 }
 
-export const SECURITY_CASES: ApiCase[] = [...sharedSecurityCases(EMBEDDER), ...sharedSecurityCases(LLM)]
+export const SECURITY_CASES: ApiCase[] = [...sharedSecurityCases(EMBEDDER), ...sharedSecurityCases(LLM), ...sharedSecurityCases(RERANKER)]

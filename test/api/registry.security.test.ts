@@ -5,7 +5,7 @@ import { type ApiResult, type OperationName, TRANSPORTS, type Transport } from '
 import { ENGINES } from '../support/databases.js'
 import { itEachCase, useIdentityFixture } from './case-table.js'
 import { runCase } from './identity-cases.js'
-import { EMBEDDER, ERROR_CASES, HAPPY_CASES, RESOURCES, SECURITY_CASES } from './registry-cases.js'
+import { ERROR_CASES, HAPPY_CASES, RESOURCES, SECURITY_CASES } from './registry-cases.js'
 
 /** Every form in which a leaked secret could show up. */
 function secretForms(secret: string): string[] {
@@ -22,7 +22,7 @@ function secretForms(secret: string): string[] {
   ]
 }
 
-describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine) => {
+describe.each(ENGINES)('embedder, LLM and reranker registry, security cases (%s)', (engine) => {
   const currentFixture = useIdentityFixture(engine)
   itEachCase(currentFixture, SECURITY_CASES)
 
@@ -45,7 +45,7 @@ describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine
       for (const r of RESOURCES) {
         const op = r.ops
         const id = r.idField
-        const table = r === EMBEDDER ? 'embedders' : 'llms'
+        const table = r.listField
         const count = async (result: Promise<ApiResult>, status = 'OK') => {
           operations++
           expect((await result).status).toBe(status)
@@ -69,7 +69,7 @@ describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine
         await count(call(transport, op.create, r.input({ credentials: inline(`${secret}\n`) })), 'INVALID_ARGUMENT')
         await count(call(transport, op.create, r.input({ credentials: { kind: 'NONE', apiKey: { inlineSecret: secret } } })), 'INVALID_ARGUMENT')
         await count(call(transport, op.create, r.input({ credentials: inline(secret, { headerName: secret.replace('-', ' ') }) })), 'INVALID_ARGUMENT')
-        await count(call(transport, op.create, r.input({ [r === EMBEDDER ? 'dimensionality' : 'maxContextLength']: -1, credentials: inline(secret) })), 'INVALID_ARGUMENT')
+        await count(call(transport, op.create, r.input({ ...r.invalidSetting, credentials: inline(secret) })), 'INVALID_ARGUMENT')
         await count(call(transport, op.create, r.input({ credentials: inline(secret) }), 'msk_not-a-key'), 'UNAUTHENTICATED')
         await count(call(transport, op.update, { [id]: forBob[id], credentials: inline(secret) }), 'NOT_FOUND')
         await count(call(transport, op.update, { [id]: created[id], providerType: 'VENDORA', credentials: inline(secret) }), 'INVALID_ARGUMENT')
@@ -84,7 +84,7 @@ describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine
     for (const transport of TRANSPORTS) {
       for (const testCase of [...HAPPY_CASES, ...ERROR_CASES].filter((entry) => !entry.only || entry.only === transport)) await runCase(fixture, transport, testCase)
     }
-    expect(operations).toBeGreaterThanOrEqual(80)
+    expect(operations).toBeGreaterThanOrEqual(120)
 
     const responses = [...seen, ...fixture.responses.map((body) => JSON.stringify(body) ?? '')]
     expect(responses.length).toBeGreaterThan(500)
@@ -93,7 +93,7 @@ describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine
       const rows = await fixture.server.server.context.sql.unsafe(`select t::text as row from ${table} t`)
       return rows.map((row) => String(row.row)).join('\n')
     }
-    const database = `${await dump('embedders')}\n${await dump('llms')}\n${await dump('encryption_key')}`
+    const database = (await Promise.all([...RESOURCES.map((r) => r.listField), 'encryption_key'].map(dump))).join('\n')
     for (const value of [secret, secondSecret]) {
       for (const form of secretForms(value)) {
         for (const response of responses) expect(response.includes(form), `secret (${form.slice(0, 12)}…) in a response`).toBe(false)
@@ -108,8 +108,10 @@ describe.each(ENGINES)('embedder and LLM registry, security cases (%s)', (engine
     const [sealedFirst] = await fixture.server.server.context.sql.unsafe(`select credential_secret from embedders where id = $1`, [first!.id])
     expect(secrets.open(sealedFirst!.credential_secret, secretContext('embedders', first!.id))).toBe(secondSecret)
     expect(() => secrets.open(sealedFirst!.credential_secret, secretContext('embedders', second?.id ?? crypto.randomUUID()))).toThrow()
-    const [llmRow] = await fixture.server.server.context.sql.unsafe(`select id, credential_secret from llms where id = $1`, [registered.find((entry) => entry.table === 'llms')!.id])
-    expect(secrets.open(llmRow!.credential_secret, secretContext('llms', llmRow!.id))).toBe(secondSecret)
+    for (const table of ['llms', 'rerankers']) {
+      const [row] = await fixture.server.server.context.sql.unsafe(`select id, credential_secret from ${table} where id = $1`, [registered.find((entry) => entry.table === table)!.id])
+      expect(secrets.open(row!.credential_secret, secretContext(table, row!.id))).toBe(secondSecret)
+    }
   })
 
   it('the database records the key id (a SHA-256 over the key), never the key', async () => {

@@ -3,6 +3,7 @@ import { AdminServiceClient } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceClient } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceClient } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceClient } from '../../src/generated/memsvc/v1/llms.js'
+import { RerankerServiceClient } from '../../src/generated/memsvc/v1/rerankers.js'
 import { MemoryServiceClient } from '../../src/generated/memsvc/v1/memories.js'
 import { SpaceServiceClient } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceClient } from '../../src/generated/memsvc/v1/system.js'
@@ -28,7 +29,7 @@ export interface ApiResult {
   message: string
 }
 
-type GrpcClientName = 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms' | 'spaces' | 'memories'
+type GrpcClientName = 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms' | 'rerankers' | 'spaces' | 'memories'
 
 interface Operation {
   rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
@@ -37,7 +38,7 @@ interface Operation {
 
 const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
 
-// Embedders and LLMs: REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
+// Embedders, LLMs and rerankers: REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
 const credentialsMessage = (credentials: any) =>
   credentials === undefined ? undefined : { ...credentials, kind: credentials.kind ?? 'KIND_UNSPECIFIED', cloudAdc: credentials.cloudAdc && { scopes: [], ...credentials.cloudAdc } }
 const samplingMessage = (sampling: any) => (sampling === undefined ? undefined : { stopSequences: [], ...sampling })
@@ -63,6 +64,41 @@ const registryUpdateMessage = (input: any) => ({
   replaceLabels: stringMap(input.replaceLabels),
   mergeLabels: stringMap(input.mergeLabels),
 })
+type RegistryVerb = 'create' | 'get' | 'update' | 'delete' | 'probe'
+/**
+ * The six operations of one registry kind (embedders, LLMs, rerankers), named like its gRPC
+ * methods; `ownFields` adds the kind's own fields to create and update messages.
+ */
+function registryOperations<Singular extends string, Plural extends string>(singular: Singular, plural: Plural, idField: string, ownFields: (input: any) => Record<string, unknown> = () => ({})) {
+  const collection = plural.toLowerCase() as GrpcClientName
+  const path = `/v1/${collection}`
+  const byId = (verb: string) => ({ client: collection, method: `${verb}${singular}`, request: (input: any) => ({ [idField]: input[idField] }) })
+  const operations: Record<string, Operation> = {
+    [`create${singular}`]: {
+      rest: (input) => ({ method: 'POST', path, body: input }),
+      grpc: { client: collection, method: `create${singular}`, request: (input) => ({ ...registryCreateMessage(input), ...ownFields(input) }) },
+    },
+    [`list${plural}`]: {
+      rest: listRequest(path),
+      grpc: {
+        client: collection,
+        method: `list${plural}`,
+        request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
+      },
+    },
+    [`get${singular}`]: { rest: (input) => ({ method: 'GET', path: `${path}/${input[idField]}` }), grpc: byId('get') },
+    [`update${singular}`]: {
+      rest: (input) => {
+        const { [idField]: id, ...body } = input
+        return { method: 'PUT', path: `${path}/${id}`, body }
+      },
+      grpc: { client: collection, method: `update${singular}`, request: (input) => ({ ...registryUpdateMessage(input), ...ownFields(input) }) },
+    },
+    [`delete${singular}`]: { rest: (input) => ({ method: 'DELETE', path: `${path}/${input[idField]}` }), grpc: byId('delete') },
+    [`probe${singular}`]: { rest: (input) => ({ method: 'POST', path: `${path}/${input[idField]}:probe` }), grpc: byId('probe') },
+  }
+  return operations as Record<`${RegistryVerb}${Singular}` | `list${Plural}`, Operation>
+}
 
 // Spaces and memories: a REST chunking config (one member) as the proto oneof, and back.
 const chunkingMessage = (config: any) => {
@@ -148,84 +184,9 @@ export const OPERATIONS = {
     rest: (input) => ({ method: 'POST', path: '/v1/admin:drain', body: input }),
     grpc: { client: 'admin', method: 'drain', request: (input) => input },
   },
-  createEmbedder: {
-    rest: (input) => ({ method: 'POST', path: '/v1/embedders', body: input }),
-    grpc: {
-      client: 'embedders',
-      method: 'createEmbedder',
-      request: (input) => ({ ...registryCreateMessage(input), distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' }),
-    },
-  },
-  listEmbedders: {
-    rest: listRequest('/v1/embedders'),
-    grpc: {
-      client: 'embedders',
-      method: 'listEmbedders',
-      request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
-    },
-  },
-  getEmbedder: {
-    rest: (input) => ({ method: 'GET', path: `/v1/embedders/${input.embedderId}` }),
-    grpc: { client: 'embedders', method: 'getEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
-  },
-  updateEmbedder: {
-    rest: (input) => {
-      const { embedderId, ...body } = input
-      return { method: 'PUT', path: `/v1/embedders/${embedderId}`, body }
-    },
-    grpc: {
-      client: 'embedders',
-      method: 'updateEmbedder',
-      request: (input) => ({ ...registryUpdateMessage(input), distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' }),
-    },
-  },
-  deleteEmbedder: {
-    rest: (input) => ({ method: 'DELETE', path: `/v1/embedders/${input.embedderId}` }),
-    grpc: { client: 'embedders', method: 'deleteEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
-  },
-  createLlm: {
-    rest: (input) => ({ method: 'POST', path: '/v1/llms', body: input }),
-    grpc: {
-      client: 'llms',
-      method: 'createLlm',
-      request: (input) => ({ ...registryCreateMessage(input), defaultSamplingParams: samplingMessage(input.defaultSamplingParams) }),
-    },
-  },
-  listLlms: {
-    rest: listRequest('/v1/llms'),
-    grpc: {
-      client: 'llms',
-      method: 'listLlms',
-      request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
-    },
-  },
-  getLlm: {
-    rest: (input) => ({ method: 'GET', path: `/v1/llms/${input.llmId}` }),
-    grpc: { client: 'llms', method: 'getLlm', request: (input) => ({ llmId: input.llmId }) },
-  },
-  updateLlm: {
-    rest: (input) => {
-      const { llmId, ...body } = input
-      return { method: 'PUT', path: `/v1/llms/${llmId}`, body }
-    },
-    grpc: {
-      client: 'llms',
-      method: 'updateLlm',
-      request: (input) => ({ ...registryUpdateMessage(input), defaultSamplingParams: samplingMessage(input.defaultSamplingParams) }),
-    },
-  },
-  deleteLlm: {
-    rest: (input) => ({ method: 'DELETE', path: `/v1/llms/${input.llmId}` }),
-    grpc: { client: 'llms', method: 'deleteLlm', request: (input) => ({ llmId: input.llmId }) },
-  },
-  probeEmbedder: {
-    rest: (input) => ({ method: 'POST', path: `/v1/embedders/${input.embedderId}:probe` }),
-    grpc: { client: 'embedders', method: 'probeEmbedder', request: (input) => ({ embedderId: input.embedderId }) },
-  },
-  probeLlm: {
-    rest: (input) => ({ method: 'POST', path: `/v1/llms/${input.llmId}:probe` }),
-    grpc: { client: 'llms', method: 'probeLlm', request: (input) => ({ llmId: input.llmId }) },
-  },
+  ...registryOperations('Embedder', 'Embedders', 'embedderId', (input) => ({ distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' })),
+  ...registryOperations('Llm', 'Llms', 'llmId', (input) => ({ defaultSamplingParams: samplingMessage(input.defaultSamplingParams) })),
+  ...registryOperations('Reranker', 'Rerankers', 'rerankerId'),
   createSpace: {
     rest: (input) => ({ method: 'POST', path: '/v1/spaces', body: input }),
     grpc: {
@@ -327,6 +288,7 @@ export class ApiClient {
       admin: new AdminServiceClient(target.grpcAddress, credentials),
       embedders: new EmbedderServiceClient(target.grpcAddress, credentials),
       llms: new LlmServiceClient(target.grpcAddress, credentials),
+      rerankers: new RerankerServiceClient(target.grpcAddress, credentials),
       spaces: new SpaceServiceClient(target.grpcAddress, credentials),
       memories: new MemoryServiceClient(target.grpcAddress, credentials),
     }

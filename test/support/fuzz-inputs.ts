@@ -5,10 +5,13 @@ import { createApiKeySchema, createUserSchema, listApiKeysSchema, listUsersSchem
 import {
   createEmbedderSchema,
   createLlmSchema,
+  createRerankerSchema,
   listEmbeddersSchema,
   listLlmsSchema,
+  listRerankersSchema,
   updateEmbedderSchema,
   updateLlmSchema,
+  updateRerankerSchema,
 } from '../../src/validation/registry.js'
 import type { OperationName } from './api-client.js'
 
@@ -32,6 +35,10 @@ const ID_FIELD: Partial<Record<OperationName, string>> = {
   updateLlm: 'llmId',
   deleteLlm: 'llmId',
   probeLlm: 'llmId',
+  getReranker: 'rerankerId',
+  updateReranker: 'rerankerId',
+  deleteReranker: 'rerankerId',
+  probeReranker: 'rerankerId',
 }
 
 const SCHEMA: Partial<Record<OperationName, v.GenericSchema>> = {
@@ -46,6 +53,9 @@ const SCHEMA: Partial<Record<OperationName, v.GenericSchema>> = {
   createLlm: createLlmSchema,
   listLlms: listLlmsSchema,
   updateLlm: updateLlmSchema,
+  createReranker: createRerankerSchema,
+  listRerankers: listRerankersSchema,
+  updateReranker: updateRerankerSchema,
   drain: drainSchema,
 }
 

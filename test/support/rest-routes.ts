@@ -38,7 +38,7 @@ export function registeredRestRoutes(): readonly RegisteredRoute[] {
 }
 
 /** Each resource's custom method on `POST /v1/{resource}/{id}:verb` routes. */
-const CUSTOM_METHODS: Record<string, string> = { embedders: ':probe', llms: ':probe', spaces: ':addEmbedder' }
+const CUSTOM_METHODS: Record<string, string> = { embedders: ':probe', llms: ':probe', rerankers: ':probe', spaces: ':addEmbedder' }
 
 /** A concrete path for a route pattern, with `value` for every parameter (and a verb for the custom-method routes). */
 export function pathFor(route: Pick<RegisteredRoute, 'method' | 'pattern'>, value: string): string {

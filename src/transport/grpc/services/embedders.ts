@@ -1,6 +1,5 @@
 import type { ServerContext } from '../../../domain/context.js'
-import { createEmbedder, deleteEmbedder, type Embedder as DomainEmbedder, getEmbedder, listEmbedders, updateEmbedder } from '../../../domain/embedders.js'
-import { requestProbe } from '../../../domain/probes.js'
+import { type Embedder as DomainEmbedder, embedderUseCases } from '../../../domain/embedders.js'
 import {
   type CreateEmbedderRequest,
   type Embedder,
@@ -12,8 +11,8 @@ import {
 } from '../../../generated/memsvc/v1/embedders.js'
 import type { createEmbedderSchema, listEmbeddersSchema, updateEmbedderSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
-import { defined, enumOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import { credentialsToProto, listFromProto, modalitiesToProto, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
+import { enumOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
+import { credentialsToProto, listFromProto, modalitiesToProto, registryHandlers, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
 
 const createFromProto = (request: CreateEmbedderRequest): ProtoInput<CreateEmbedderRequest, typeof createEmbedderSchema> => ({
   embedderId: request.embedderId,
@@ -42,18 +41,9 @@ const embedderToProto = (embedder: DomainEmbedder): ToProto<DomainEmbedder, Embe
 })
 
 export function addEmbedderService(grpc: GrpcServer, server: ServerContext): void {
+  const handlers = registryHandlers(server, embedderUseCases, 'embedderId', { createFromProto, listFromProto: listEmbeddersFromProto, updateFromProto, toProto: embedderToProto })
   grpc.addService(EmbedderServiceService, {
-    createEmbedder: async (request, call) => embedderToProto(await createEmbedder(server.domain, call, defined(createFromProto(request)))),
-    async listEmbedders(request, call) {
-      const page = await listEmbedders(server.domain, call, defined(listEmbeddersFromProto(request)))
-      return { embedders: page.embedders.map(embedderToProto), nextToken: page.nextToken }
-    },
-    getEmbedder: async (request, call) => embedderToProto(await getEmbedder(server.domain, call, request.embedderId)),
-    updateEmbedder: async (request, call) => embedderToProto(await updateEmbedder(server.domain, call, request.embedderId, defined(updateFromProto(request)))),
-    async deleteEmbedder(request, call) {
-      await deleteEmbedder(server.domain, call, request.embedderId)
-      return {}
-    },
-    probeEmbedder: async (request, call) => requestProbe(server.domain, call, 'EMBEDDER', request.embedderId),
+    createEmbedder: handlers.create, listEmbedders: handlers.list, getEmbedder: handlers.get,
+    updateEmbedder: handlers.update, deleteEmbedder: handlers.delete, probeEmbedder: handlers.probe,
   })
 }

@@ -5,6 +5,7 @@ import { addApiKeyService } from './api-keys.js'
 import { addEmbedderService } from './embedders.js'
 import { addLlmService } from './llms.js'
 import { addMemoryService } from './memories.js'
+import { addRerankerService } from './rerankers.js'
 import { addSpaceService } from './spaces.js'
 import { addSystemService } from './system.js'
 import { addUserService } from './users.js'
@@ -16,6 +17,7 @@ export function registerGrpcServices(grpc: GrpcServer, server: ServerContext): v
   addApiKeyService(grpc, server)
   addEmbedderService(grpc, server)
   addLlmService(grpc, server)
+  addRerankerService(grpc, server)
   addSpaceService(grpc, server)
   addMemoryService(grpc, server)
   addAdminService(grpc, server)

@@ -1,6 +1,5 @@
 import type { ServerContext } from '../../../domain/context.js'
-import { createLlm, deleteLlm, getLlm, type Llm as DomainLlm, listLlms, updateLlm } from '../../../domain/llms.js'
-import { requestProbe } from '../../../domain/probes.js'
+import { type Llm as DomainLlm, llmUseCases } from '../../../domain/llms.js'
 import {
   type CreateLlmRequest,
   type ListLlmsRequest,
@@ -14,7 +13,7 @@ import {
 import type { createLlmSchema, listLlmsSchema, updateLlmSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, listOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import { credentialsToProto, listFromProto, modalitiesToProto, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
+import { credentialsToProto, listFromProto, modalitiesToProto, registryHandlers, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
 
 const capabilitiesFromProto = (capabilities: LlmCapabilities | undefined) => capabilities && defined({ ...capabilities })
 
@@ -48,18 +47,9 @@ const llmToProto = (llm: DomainLlm): ToProto<DomainLlm, Llm> => ({
 })
 
 export function addLlmService(grpc: GrpcServer, server: ServerContext): void {
+  const handlers = registryHandlers(server, llmUseCases, 'llmId', { createFromProto, listFromProto: listLlmsFromProto, updateFromProto, toProto: llmToProto })
   grpc.addService(LlmServiceService, {
-    createLlm: async (request, call) => llmToProto(await createLlm(server.domain, call, defined(createFromProto(request)))),
-    async listLlms(request, call) {
-      const page = await listLlms(server.domain, call, defined(listLlmsFromProto(request)))
-      return { llms: page.llms.map(llmToProto), nextToken: page.nextToken }
-    },
-    getLlm: async (request, call) => llmToProto(await getLlm(server.domain, call, request.llmId)),
-    updateLlm: async (request, call) => llmToProto(await updateLlm(server.domain, call, request.llmId, defined(updateFromProto(request)))),
-    async deleteLlm(request, call) {
-      await deleteLlm(server.domain, call, request.llmId)
-      return {}
-    },
-    probeLlm: async (request, call) => requestProbe(server.domain, call, 'LLM', request.llmId),
+    createLlm: handlers.create, listLlms: handlers.list, getLlm: handlers.get,
+    updateLlm: handlers.update, deleteLlm: handlers.delete, probeLlm: handlers.probe,
   })
 }

@@ -1,15 +1,17 @@
 import type { ServerConfig } from '../../../config/server-config.js'
 import type { ServerContext } from '../../../domain/context.js'
+import { embedderUseCases } from '../../../domain/embedders.js'
+import { llmUseCases } from '../../../domain/llms.js'
+import { rerankerUseCases } from '../../../domain/rerankers.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
 import type { HttpServer } from '../http-server.js'
 import { registerAdminRoutes } from './admin.js'
 import { registerApiKeyRoutes } from './api-keys.js'
-import { registerEmbedderRoutes } from './embedders.js'
-import { registerLlmRoutes } from './llms.js'
 import { registerMemoryRoutes } from './memories.js'
 import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
 import { registerOperationsRoutes } from './operations.js'
+import { registerRegistrationRoutes } from './registrations.js'
 import { registerSystemRoutes } from './system.js'
 import { registerUserRoutes } from './users.js'
 
@@ -18,8 +20,9 @@ export function registerRestRoutes(http: HttpServer, server: ServerContext, metr
   registerSystemRoutes(http, server)
   registerUserRoutes(http, server)
   registerApiKeyRoutes(http, server)
-  registerEmbedderRoutes(http, server)
-  registerLlmRoutes(http, server)
+  registerRegistrationRoutes(http, server, embedderUseCases)
+  registerRegistrationRoutes(http, server, llmUseCases)
+  registerRegistrationRoutes(http, server, rerankerUseCases)
   registerSpaceRoutes(http, server)
   registerMemoryRoutes(http, server)
   registerAdminRoutes(http, server)
