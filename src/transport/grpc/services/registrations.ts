@@ -86,21 +86,21 @@ export function registryHandlers<Item, Collection extends string, IdField extend
   idField: IdField,
   messages: RegistryMessages<Item, ProtoItem, CreateRequest, ListRequest, UpdateRequest>,
 ) {
-  const domain = server.domain
+  // server.domain is read per call: it is not there until the database is ready.
   type IdRequest = Record<IdField, string>
   return {
-    create: async (request: CreateRequest, call: CallContext) => messages.toProto(await kind.create(domain, call, defined(messages.createFromProto(request)))),
+    create: async (request: CreateRequest, call: CallContext) => messages.toProto(await kind.create(server.domain, call, defined(messages.createFromProto(request)))),
     async list(request: ListRequest, call: CallContext): Promise<RegistryPage<Collection, ProtoItem>> {
-      const page = await kind.list(domain, call, defined(messages.listFromProto(request)))
+      const page = await kind.list(server.domain, call, defined(messages.listFromProto(request)))
       const items: RegistryPage<Collection, Item>[Collection] = page[kind.collection]
       return { [kind.collection]: items.map((item) => messages.toProto(item)), nextToken: page.nextToken } as RegistryPage<Collection, ProtoItem>
     },
-    get: async (request: IdRequest, call: CallContext) => messages.toProto(await kind.get(domain, call, request[idField])),
-    update: async (request: UpdateRequest, call: CallContext) => messages.toProto(await kind.update(domain, call, request[idField], defined(messages.updateFromProto(request)))),
+    get: async (request: IdRequest, call: CallContext) => messages.toProto(await kind.get(server.domain, call, request[idField])),
+    update: async (request: UpdateRequest, call: CallContext) => messages.toProto(await kind.update(server.domain, call, request[idField], defined(messages.updateFromProto(request)))),
     async delete(request: IdRequest, call: CallContext): Promise<Record<string, never>> {
-      await kind.delete(domain, call, request[idField])
+      await kind.delete(server.domain, call, request[idField])
       return {}
     },
-    probe: (request: IdRequest, call: CallContext) => requestProbe(domain, call, kind.resource, request[idField]),
+    probe: (request: IdRequest, call: CallContext) => requestProbe(server.domain, call, kind.resource, request[idField]),
   }
 }
