@@ -1,13 +1,14 @@
-// The settings of embedders and LLMs (the fields their create and update requests take) as option tables: one row per
+// The settings of embedders, LLMs and rerankers (the fields their create and update requests take) as option tables: one row per
 // setting says its flag, the request field it fills and how its text is parsed. The
 // create and update commands, their help and their requests are all built from these
 // rows, so a setting is described exactly once.
 import fs from 'node:fs'
 import type { Options } from 'yargs'
-import { type Credentials, Credentials_Kind, Modality } from '../generated/memsvc/v1/registry.js'
+import { type Credentials, Credentials_Kind, Modality, type ProbeStatus } from '../generated/memsvc/v1/registry.js'
 import type { Args } from './command.js'
 import { badInput } from './exit-codes.js'
 import { asList, lastValue, parseChoice, parseInteger, parseNumber } from './option-parsing.js'
+import { formatTime } from './output.js'
 
 const INT32_MAX = 2_147_483_647
 
@@ -27,7 +28,7 @@ export interface Setting {
 
 export const MODALITIES = [Modality.TEXT, Modality.IMAGE, Modality.AUDIO, Modality.VIDEO] as const
 
-/** Settings embedders and LLMs share. */
+/** Settings every registry kind shares. */
 export const COMMON_SETTINGS: Setting[] = [
   { flag: 'display-name', field: 'displayName', kind: 'text', describe: 'Name shown to people (required on create)' },
   { flag: 'description', field: 'description', kind: 'text', describe: 'Free text ("" clears it on update)' },
@@ -175,6 +176,13 @@ export function capabilityValues(argv: Args, capabilities: Capability[]): Record
   const given = capabilities.filter((capability) => typeof argv[capability.flag] === 'boolean')
   if (given.length === 0) return undefined
   return Object.fromEntries(given.map((capability) => [capability.field, argv[capability.flag] as boolean]))
+}
+
+/** The last connectivity probe in one line: "OK in 12 ms at …", "FAILED at …: why"; undefined before the first. */
+export function describeProbe(probe: ProbeStatus | undefined): string | undefined {
+  if (!probe) return undefined
+  const latency = probe.latencyMs === undefined ? '' : ` in ${probe.latencyMs} ms`
+  return `${probe.status}${latency} at ${formatTime(probe.checkedAt)}${probe.error ? `: ${probe.error}` : ''}`
 }
 
 export function describeCredentials(credentials: Credentials | undefined): string {

@@ -22,6 +22,9 @@ function secretForms(secret: string): string[] {
   ]
 }
 
+/** The scan replays the whole happy and error tables over both transports in one test: a bound on the test, not on speed. */
+const SCAN_TIMEOUT_MS = 300_000
+
 describe.each(ENGINES)('embedder, LLM and reranker registry, security cases (%s)', (engine) => {
   const currentFixture = useIdentityFixture(engine)
   itEachCase(currentFixture, SECURITY_CASES)
@@ -112,7 +115,7 @@ describe.each(ENGINES)('embedder, LLM and reranker registry, security cases (%s)
       const [row] = await fixture.server.server.context.sql.unsafe(`select id, credential_secret from ${table} where id = $1`, [registered.find((entry) => entry.table === table)!.id])
       expect(secrets.open(row!.credential_secret, secretContext(table, row!.id))).toBe(secondSecret)
     }
-  })
+  }, SCAN_TIMEOUT_MS)
 
   it('the database records the key id (a SHA-256 over the key), never the key', async () => {
     const fixture = currentFixture()

@@ -1,4 +1,4 @@
-// memsvc embedder create|list|get|update|delete
+// memsvc embedder create|list|get|update|delete|probe
 import type { Argv } from 'yargs'
 import {
   type CreateEmbedderRequest,
@@ -12,7 +12,7 @@ import {
 import type { Connection } from '../connection.js'
 import { formatLabels, formatTime } from '../output.js'
 import { ID_WIDTH } from '../table.js'
-import { COMMON_SETTINGS, describeCredentials, type Setting } from '../registry-options.js'
+import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
 import { complete, type RegistryKind, registryCommand } from './registry-command.js'
 
 const PROVIDER_TYPES = [ProviderType.VENDORA, ProviderType.VLLM, ProviderType.TEI, ProviderType.LLAMA_CPP, ProviderType.VENDORE, ProviderType.VENDORD, ProviderType.VENDORF] as const
@@ -73,6 +73,7 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
     ['version', embedder.version],
     ['monitoring', embedder.monitoringEndpoint],
     ['credentials', describeCredentials(embedder.credentials)],
+    ['last probe', describeProbe(embedder.lastProbe)],
     ['owner', embedder.ownerId],
     ['created', `${formatTime(embedder.createdAt)} by ${embedder.createdById}`],
     ['updated', `${formatTime(embedder.updatedAt)} by ${embedder.updatedById}`],
@@ -102,6 +103,7 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
     async remove(connection, embedderId) {
       await connection.call(client(connection), 'deleteEmbedder', { embedderId })
     },
+    probe: (connection, embedderId) => connection.call(client(connection), 'probeEmbedder', { embedderId }),
   },
 }
 

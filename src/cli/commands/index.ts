@@ -5,13 +5,14 @@ import { embedderCommand } from './embedder.js'
 import { initCommand } from './init.js'
 import { llmCommand } from './llm.js'
 import { memoryCommand } from './memory.js'
+import { rerankerCommand } from './reranker.js'
 import { spaceCommand } from './space.js'
 import { systemCommand } from './system.js'
 import { upgradeCommand } from './upgrade.js'
 import { userCommand } from './user.js'
 import { versionCommand } from './version.js'
 
-const COMMANDS = [initCommand, apiKeyCommand, embedderCommand, llmCommand, spaceCommand, memoryCommand, userCommand, systemCommand, upgradeCommand, versionCommand]
+const COMMANDS = [initCommand, apiKeyCommand, embedderCommand, llmCommand, rerankerCommand, spaceCommand, memoryCommand, userCommand, systemCommand, upgradeCommand, versionCommand]
 
 export function registerClientCommands(yargs: Argv): Argv {
   return COMMANDS.reduce((built, register) => register(built), yargs)

@@ -1,4 +1,4 @@
-// memsvc llm create|list|get|update|delete
+// memsvc llm create|list|get|update|delete|probe
 import type { Argv } from 'yargs'
 import {
   type CreateLlmRequest,
@@ -13,7 +13,7 @@ import type { Args } from '../command.js'
 import type { Connection } from '../connection.js'
 import { formatLabels, formatTime, yesNo } from '../output.js'
 import { ID_WIDTH } from '../table.js'
-import { type Capability, capabilityOptions, capabilityValues, COMMON_SETTINGS, describeCredentials, type Setting, settingOptions, settingValues } from '../registry-options.js'
+import { type Capability, capabilityOptions, capabilityValues, COMMON_SETTINGS, describeCredentials, describeProbe, type Setting, settingOptions, settingValues } from '../registry-options.js'
 import { complete, type RegistryKind, registryCommand } from './registry-command.js'
 
 const PROVIDER_TYPES = [
@@ -134,6 +134,7 @@ export const LLM_KIND: RegistryKind<Llm> = {
     ['version', llm.version],
     ['monitoring', llm.monitoringEndpoint],
     ['credentials', describeCredentials(llm.credentials)],
+    ['last probe', describeProbe(llm.lastProbe)],
     ['owner', llm.ownerId],
     ['created', `${formatTime(llm.createdAt)} by ${llm.createdById}`],
     ['updated', `${formatTime(llm.updatedAt)} by ${llm.updatedById}`],
@@ -164,6 +165,7 @@ export const LLM_KIND: RegistryKind<Llm> = {
     async remove(connection, llmId) {
       await connection.call(client(connection), 'deleteLlm', { llmId })
     },
+    probe: (connection, llmId) => connection.call(client(connection), 'probeLlm', { llmId }),
   },
 }
 

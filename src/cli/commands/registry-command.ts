@@ -1,5 +1,5 @@
-// The five commands of a registry resource (create|list|get|update|delete), shared by
-// `memsvc embedder` and `memsvc llm`. Each kind supplies its settings tables, how to
+// The commands of a registry resource (create|list|get|update|delete|probe), shared by
+// `memsvc embedder`, `memsvc llm` and `memsvc reranker`. Each kind supplies its settings tables, how to
 // show a resource, and thin typed calls to its gRPC service.
 import type { Argv, Options } from 'yargs'
 import type { Credentials } from '../../generated/memsvc/v1/registry.js'
@@ -25,7 +25,7 @@ export interface RegistryKind<Resource extends RegistryResource> {
   plural: string
   /** "an embedder", "an LLM" */
   article: string
-  /** The request/resource id field: embedderId / llmId. */
+  /** The request/resource id field: embedderId / llmId / rerankerId. */
   idField: string
   providerTypes: readonly string[]
   settings: Setting[]
@@ -47,6 +47,8 @@ export interface RegistryKind<Resource extends RegistryResource> {
     get(connection: Connection, id: string): Promise<Resource>
     update(connection: Connection, request: Request): Promise<Resource>
     remove(connection: Connection, id: string): Promise<void>
+    /** Queues the connectivity probe again; answers the job's id. */
+    probe(connection: Connection, id: string): Promise<{ jobId: string }>
   }
 }
 
@@ -137,6 +139,15 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
     print(settings.output, { json: { [kind.idField]: id, deleted: true }, text: () => `deleted ${kind.noun} ${id}\n` })
   })
 
+  const probe = clientHandler(async (argv, settings) => {
+    const id = String(argv.id)
+    const requested = await withConnection(settings, { authenticated: true }, (connection) => kind.rpc.probe(connection, id))
+    print(settings.output, {
+      json: { [kind.idField]: id, jobId: requested.jobId },
+      text: () => `probe of ${kind.noun} ${id} queued as job ${requested.jobId}; \`memsvc ${kind.noun} get ${id}\` shows its result\n`,
+    })
+  })
+
   const withExamples = (command: Argv, examples: Array<[string, string]>) => examples.reduce((built, [line, what]) => built.example(line, what), command)
   const createOptions: Record<string, Options> = {
     id: { type: 'string', describe: `Use this UUID as the ${kind.noun} id instead of a generated one`, requiresArg: true },
@@ -178,6 +189,12 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
       describe: `Delete ${kind.article}`,
       builder: (command) => idPositional(command).example(`$0 ${kind.noun} delete 5b0e…`, 'remove it'),
       handler: remove,
+    },
+    {
+      command: 'probe <id>',
+      describe: `Check again that ${kind.article} answers (runs as a background job; \`get\` shows the last probe)`,
+      builder: (command) => idPositional(command).example(`$0 ${kind.noun} probe 5b0e…`, 'probe it now'),
+      handler: probe,
     },
   ])
 }
