@@ -1,11 +1,14 @@
-// `memsvc embedder …` and `memsvc llm …` end to end: every setting of a registration as
-// an option, each credential form, capability flags in both forms, sampling settings,
-// and updates that change only what was given. Plaintext server; one user.
+// `memsvc embedder …`, `memsvc llm …` and `memsvc reranker …` end to end: every setting of
+// a registration as an option, each credential form, capability flags in both forms,
+// sampling settings, updates that change only what was given, and a probe of a local
+// rerank server. Plaintext server; one user.
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox, type Sandbox } from '../support/executable.js'
 import { cleanUp, CliUser, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
+import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
+import { waitFor } from '../support/wait.js'
 
 const TEST_TIMEOUT_MS = 60_000
 const PROVIDER_SECRET = 'provider-secret-do-not-print-3f9a'
@@ -232,6 +235,84 @@ describe('memsvc llm', { timeout: TEST_TIMEOUT_MS }, () => {
   })
 
   it('never prints a provider secret', () => {
+    for (const run of user.runs) expect(`${run.stdout}${run.stderr}`, `memsvc ${run.args.join(' ')}`).not.toContain(PROVIDER_SECRET)
+  })
+})
+
+describe('memsvc reranker', { timeout: TEST_TIMEOUT_MS }, () => {
+  let provider: FakeRerankerLlm
+  let rerankerId: string
+
+  beforeAll(async () => {
+    provider = await startFakeRerankerLlm()
+  })
+  afterAll(() => provider?.close())
+
+  it('create takes every setting as an option; the API path defaults by provider', async () => {
+    const created = (
+      await user.ok([
+        'reranker', 'create',
+        '--display-name', 'Local rerank',
+        '--description', 'cross-encoder',
+        '--provider-type', 'vllm',
+        '--endpoint-url', provider.url,
+        '--model-identifier', 'bge-reranker-base',
+        '--modality', 'TEXT',
+        '--label', 'env=dev',
+        '--model-version', '1.5',
+        '--monitoring-endpoint', 'http://rerank.example/metrics',
+        '--api-key-secret-file', secretFile,
+        '-o', 'json',
+      ])
+    ).json<Record<string, unknown> & { rerankerId: string; credentials: Credentials }>()
+    rerankerId = created.rerankerId
+    expect(created).toMatchObject({
+      displayName: 'Local rerank',
+      description: 'cross-encoder',
+      providerType: 'VLLM',
+      endpointUrl: provider.url,
+      apiPath: '/v1/rerank',
+      modelIdentifier: 'bge-reranker-base',
+      supportedModalities: ['TEXT'],
+      labels: { env: 'dev' },
+      version: '1.5',
+      monitoringEndpoint: 'http://rerank.example/metrics',
+      credentials: { kind: 'API_KEY', apiKey: { headerName: 'Authorization', prefix: 'Bearer', secretFingerprint: expect.stringMatching(/^[0-9a-f]{8}$/) } },
+    })
+    expect(created.credentials.apiKey!.inlineSecret).toBeUndefined()
+    const tei = (await user.ok(['reranker', 'create', '--display-name', 'TEI', '--provider-type', 'TEI', '--endpoint-url', 'http://tei:8080', '--model-identifier', 'm', '--no-credentials', '-o', 'json'])).json()
+    expect(tei).toMatchObject({ apiPath: '/rerank', credentials: { kind: 'NONE' } })
+  })
+
+  it('probe queues a job; get then shows the last probe of the local rerank server as OK', async () => {
+    const probed = (await user.ok(['reranker', 'probe', rerankerId, '-o', 'json'])).json<{ rerankerId: string; jobId: string }>()
+    expect(probed).toEqual({ rerankerId, jobId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    expect((await user.ok(['reranker', 'probe', rerankerId])).stdout).toMatch(new RegExp(`^probe of reranker ${rerankerId} queued as job [0-9a-f-]{36}`))
+    const shown = await waitFor('an OK probe in `reranker get`', async () => {
+      const table = await user.ok(['reranker', 'get', rerankerId])
+      return /last probe\s+OK/.test(table.stdout) ? table.stdout : undefined
+    })
+    expect(shown).toMatch(/credentials\s+API key \(fingerprint [0-9a-f]{8}\), sent as Authorization: Bearer <secret>/)
+    const call = provider.requests.find((request) => request.path === '/v1/rerank')
+    expect(call).toMatchObject({ authorization: `Bearer ${PROVIDER_SECRET}`, body: { model: 'bge-reranker-base' } })
+  })
+
+  it('list with filters, update changes only what is given, errors name the field', async () => {
+    const dev = (await user.ok(['reranker', 'list', '--label', 'env=dev', '-o', 'json'])).json<{ rerankers: Array<{ rerankerId: string }> }>()
+    expect(dev.rerankers.map((reranker) => reranker.rerankerId)).toEqual([rerankerId])
+    expect((await user.ok(['reranker', 'list'])).stdout).toMatch(/^ID\s+NAME\s+PROVIDER\s+MODEL\s+PROBE/)
+    const updated = (await user.ok(['reranker', 'update', rerankerId, '--merge-label', 'tier=gold', '--description', '', '-o', 'json'])).json<Record<string, unknown>>()
+    expect(updated).toMatchObject({ labels: { env: 'dev', tier: 'gold' }, modelIdentifier: 'bge-reranker-base', credentials: { kind: 'API_KEY' } })
+    expect(updated.description).toBeUndefined()
+    expectError(await user.run(['reranker', 'update', rerankerId, '--endpoint-url', 'ftp://x']), EXIT.FAILED, /^error: INVALID_ARGUMENT: endpointUrl: .*\(field endpointUrl\)$/)
+    expectError(await user.run(['reranker', 'create', '--provider-type', 'OLLAMA']), EXIT.BAD_INPUT, /--provider-type "OLLAMA": must be one of VENDORA, VLLM, TEI/)
+    expectError(await user.run(['reranker', 'update', rerankerId]), EXIT.BAD_INPUT, /nothing to update/)
+  })
+
+  it('delete, then get and probe are NOT_FOUND (exit 1); no provider secret was ever printed', async () => {
+    expect((await user.ok(['reranker', 'delete', rerankerId])).stdout).toBe(`deleted reranker ${rerankerId}\n`)
+    expectError(await user.run(['reranker', 'get', rerankerId]), EXIT.FAILED, /^error: NOT_FOUND: /)
+    expectError(await user.run(['reranker', 'probe', rerankerId]), EXIT.FAILED, /^error: NOT_FOUND: /)
     for (const run of user.runs) expect(`${run.stdout}${run.stderr}`, `memsvc ${run.args.join(' ')}`).not.toContain(PROVIDER_SECRET)
   })
 })

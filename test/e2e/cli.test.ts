@@ -53,11 +53,19 @@ const COMMANDS = [
   ['embedder', 'get'],
   ['embedder', 'update'],
   ['embedder', 'delete'],
+  ['embedder', 'probe'],
   ['llm', 'create'],
   ['llm', 'list'],
   ['llm', 'get'],
   ['llm', 'update'],
   ['llm', 'delete'],
+  ['llm', 'probe'],
+  ['reranker', 'create'],
+  ['reranker', 'list'],
+  ['reranker', 'get'],
+  ['reranker', 'update'],
+  ['reranker', 'delete'],
+  ['reranker', 'probe'],
   ['upgrade'],
   ['version'],
 ]
@@ -65,7 +73,7 @@ const COMMANDS = [
 describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => {
   it('has --help with examples and the exit codes on every command', async () => {
     const top = await user.ok(['--help'])
-    for (const word of ['init', 'apikey', 'embedder', 'llm', 'user', 'system', 'upgrade', 'version', 'serve', 'Exit codes:', 'SERVICE_API_KEY']) expect(top.stdout).toContain(word)
+    for (const word of ['init', 'apikey', 'embedder', 'llm', 'reranker', 'user', 'system', 'upgrade', 'version', 'serve', 'Exit codes:', 'SERVICE_API_KEY']) expect(top.stdout).toContain(word)
     for (const command of COMMANDS) {
       const help = await user.ok([...command, '--help'])
       expect(help.stdout, command.join(' ')).toContain('Examples:')
