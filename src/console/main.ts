@@ -9,7 +9,7 @@ import { registryPage } from './pages/registry.js'
 import { signInPage } from './pages/signin.js'
 import { systemPage } from './pages/system.js'
 import { usersPage } from './pages/users.js'
-import { EMBEDDERS, LLMS } from './registry-kinds.js'
+import { EMBEDDERS, LLMS, RERANKERS } from './registry-kinds.js'
 import { session } from './session.js'
 import type { PageContext, User } from './types.js'
 import { notice, statusElement } from './ui.js'
@@ -26,6 +26,7 @@ const ROUTES: Route[] = [
   { path: 'apikeys', title: 'API keys', render: apiKeysPage },
   { path: 'embedders', title: 'Embedders', render: (context) => registryPage(EMBEDDERS, context) },
   { path: 'llms', title: 'LLMs', render: (context) => registryPage(LLMS, context) },
+  { path: 'rerankers', title: 'Rerankers', render: (context) => registryPage(RERANKERS, context) },
   { path: 'users', title: 'Users', render: usersPage, adminOnly: true },
   { path: 'system', title: 'System', render: systemPage },
 ]

@@ -1,23 +1,27 @@
-// What differs between the embedder and the LLM registries, as the console shows them. The
-// lists and default paths are the server's own (src/validation/registry-values.ts).
+// What differs between the embedder, LLM and reranker registries, as the console shows
+// them. The lists and default paths are the server's own (src/validation/registry-values.ts).
 import {
   DEFAULT_LLM_API_PATH,
   defaultEmbedderApiPath,
+  defaultRerankerApiPath,
   EMBEDDER_PROVIDER_TYPES,
   INT32_MAX,
   LLM_PROVIDER_TYPES,
+  RERANKER_PROVIDER_TYPES,
 } from '../validation/registry-values.js'
 
 export { DISTRIBUTION_TYPES, INT32_MAX, MODALITIES } from '../validation/registry-values.js'
 
 export interface RegistryKind {
-  kind: 'embedder' | 'llm'
+  kind: 'embedder' | 'llm' | 'reranker'
   /** Route and page names. */
   route: string
   path: string
   listField: string
   idField: string
   singular: string
+  /** With its article, as buttons say it: "an embedder", "a reranker". */
+  article: string
   plural: string
   title: string
   providers: readonly string[]
@@ -31,6 +35,7 @@ export const EMBEDDERS: RegistryKind = {
   listField: 'embedders',
   idField: 'embedderId',
   singular: 'embedder',
+  article: 'an embedder',
   plural: 'embedders',
   title: 'Embedders',
   providers: EMBEDDER_PROVIDER_TYPES,
@@ -44,10 +49,25 @@ export const LLMS: RegistryKind = {
   listField: 'llms',
   idField: 'llmId',
   singular: 'LLM',
+  article: 'an LLM',
   plural: 'LLMs',
   title: 'LLMs',
   providers: LLM_PROVIDER_TYPES,
   defaultApiPath: () => DEFAULT_LLM_API_PATH,
+}
+
+export const RERANKERS: RegistryKind = {
+  kind: 'reranker',
+  route: 'rerankers',
+  path: '/v1/rerankers',
+  listField: 'rerankers',
+  idField: 'rerankerId',
+  singular: 'reranker',
+  article: 'a reranker',
+  plural: 'rerankers',
+  title: 'Rerankers',
+  providers: RERANKER_PROVIDER_TYPES,
+  defaultApiPath: defaultRerankerApiPath,
 }
 
 /** Usual local addresses, offered as placeholders only (never sent unless typed). */

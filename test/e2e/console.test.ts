@@ -1,11 +1,12 @@
 // The web console in headless Chromium against the built executable (run "npm run build"
 // first). One server and one browser for the whole file; the tests run in order, like a
-// person's session: initialise, sign in, work with keys, debug mode, registries, users,
-// and drain last (it takes the server out of service).
+// person's session: initialise, sign in, work with keys, debug mode, registries (embedders,
+// LLMs, rerankers), users, and drain last (it takes the server out of service).
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromiumAvailable, launchBrowser, type Page, type PageProblems, type TestBrowser, watchPage } from '../support/browser.js'
 import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
+import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 
 const START_TIMEOUT_MS = 60_000
 const SCREENSHOT_DIR = process.env.MEMSVC_SCREENSHOT_DIR ?? '/tmp'
@@ -146,7 +147,7 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(watched.requests.some((url) => url.includes(rootKey))).toBe(false)
   })
 
-  it('overview: version, lifecycle state, readiness and counts of keys, embedders and LLMs', async () => {
+  it('overview: version, lifecycle state, readiness and counts of keys, embedders, LLMs and rerankers', async () => {
     const info = JSON.parse((await api('GET', '/v1/system/info', undefined)).body) as { version: string }
     await expect.poll(() => page.getByTestId('version').textContent()).toBe(info.version)
     expect(await page.getByTestId('lifecycle-state').textContent()).toBe('READY')
@@ -161,7 +162,7 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     }, { timeout: 15_000, interval: 1_000 }).toBe('Ready')
     const counts = page.getByRole('group', { name: 'Counts' })
     expect(await counts.getByRole('article', { name: 'API keys' }).locator('.count').textContent()).toBe('1')
-    for (const name of ['Embedders', 'LLMs']) {
+    for (const name of ['Embedders', 'LLMs', 'Rerankers']) {
       const text = await counts.getByRole('article', { name }).locator('.count').textContent()
       // A number once the registry APIs are served, otherwise said plainly.
       expect(text).toMatch(/^(\d+|Not available on this server)$/)
@@ -389,6 +390,53 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(await page.getByRole('region', { name: 'Settings' }).textContent()).toContain('temperature=0.7')
   })
 
+  it('rerankers: provider defaults, registered against a local rerank server, probed on demand (seen in debug mode), deleted', async () => {
+    const provider: FakeRerankerLlm = await startFakeRerankerLlm()
+    try {
+      await goTo('Rerankers')
+      await expect.poll(() => page.locator('main').textContent()).toMatch(/No rerankers registered/)
+      await page.getByRole('link', { name: 'Register a reranker' }).click()
+      const form = page.locator('form.registry-form')
+      await form.waitFor()
+      const providerType = form.getByLabel(labelled('Provider type'))
+      const apiPath = form.getByLabel(labelled('API path'))
+      for (const [value, path] of [['TEI', '/rerank'], ['VENDORD', '/v2/rerank'], ['VLLM', '/v1/rerank']]) {
+        await providerType.selectOption(value!)
+        expect(await apiPath.inputValue()).toBe(path)
+      }
+      // Only the fields every registration has: no embedder or LLM settings.
+      expect(await form.getByLabel(labelled('Dimensionality')).count()).toBe(0)
+      expect(await form.getByLabel(labelled('Max context length')).count()).toBe(0)
+      await form.getByLabel(labelled('Display name')).fill('BGE reranker')
+      await form.getByLabel(labelled('Model identifier')).fill('BAAI/bge-reranker-base')
+      await form.getByLabel(labelled('Endpoint URL')).fill(provider.url)
+      await form.getByRole('button', { name: 'Register reranker', exact: true }).click()
+      await expect.poll(() => page.locator('h2.page-title').textContent()).toBe('BGE reranker')
+      expect(await page.getByRole('region', { name: 'Settings' }).textContent()).toContain('/v1/rerank')
+      const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!)
+
+      await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
+      const panel = page.getByRole('complementary', { name: 'Debug' })
+      await page.getByRole('button', { name: 'Probe now', exact: true }).click()
+      await expect.poll(() => panel.getByTestId('debug-curl').allTextContents()).toContainEqual(expect.stringContaining(`-X POST '${base}/v1/rerankers/${id}:probe'`))
+      await expect.poll(() => page.getByTestId('last-probe').textContent(), { timeout: 30_000 }).toMatch(/^OK/)
+      expect(provider.requests.some((sent) => sent.path === '/v1/rerank' && sent.body.model === 'BAAI/bge-reranker-base')).toBe(true)
+      await screenshot('reranker-detail')
+      await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
+
+      await goTo('Rerankers')
+      const row = page.locator(`tr[data-id="${id}"]`)
+      await row.waitFor()
+      expect(await row.textContent()).toContain('BGE reranker')
+      await row.getByRole('button', { name: 'Delete', exact: true }).click()
+      await page.getByRole('dialog', { name: /Delete reranker/ }).getByRole('button', { name: 'Delete reranker', exact: true }).click()
+      await expect.poll(() => row.count()).toBe(0)
+      expect((await api('GET', `/v1/rerankers/${id}`, rootKey)).status).toBe(404)
+    } finally {
+      await provider.close()
+    }
+  })
+
   it('users (admins): create a user and manage their keys', async () => {
     await goTo('Users')
     await page.getByLabel(labelled('Username')).fill('alice')
@@ -441,7 +489,7 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await page.getByTestId('new-key').waitFor()
     expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^New API key msk_/)
 
-    for (const section of ['Overview', 'API keys', 'Embedders', 'LLMs', 'Users', 'System']) {
+    for (const section of ['Overview', 'API keys', 'Embedders', 'LLMs', 'Rerankers', 'Users', 'System']) {
       await goTo(section)
       await page.waitForLoadState('networkidle')
       expect({ section, unlabelled: await unlabelledControls() }).toEqual({ section, unlabelled: [] })
@@ -450,6 +498,9 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await page.locator('form.registry-form').waitFor()
     expect(await unlabelledControls()).toEqual([])
     await page.goto(`${base}/console/#/llms/new`)
+    await page.locator('form.registry-form').waitFor()
+    expect(await unlabelledControls()).toEqual([])
+    await page.goto(`${base}/console/#/rerankers/new`)
     await page.locator('form.registry-form').waitFor()
     expect(await unlabelledControls()).toEqual([])
   })

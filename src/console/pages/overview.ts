@@ -1,7 +1,7 @@
 import { call } from '../api.js'
 import { countAll, type Count } from '../counts.js'
 import { h } from '../dom.js'
-import { EMBEDDERS, LLMS } from '../registry-kinds.js'
+import { EMBEDDERS, LLMS, RERANKERS } from '../registry-kinds.js'
 import type { PageContext, SystemInfo } from '../types.js'
 import { badge, errorNotice, keyValueTable, loading, pageHeading, section } from '../ui.js'
 
@@ -44,13 +44,14 @@ export async function overviewPage(context: PageContext): Promise<void> {
   const { root } = context
   const body = h('div', null, loading('the overview'))
   root.append(pageHeading('Overview', h('button', { type: 'button', class: 'button small', onClick: () => context.reload() }, 'Refresh')), body)
-  const [info, livez, readyz, keys, embedders, llms] = await Promise.all([
+  const [info, livez, readyz, keys, embedders, llms, rerankers] = await Promise.all([
     call<SystemInfo>('Read system info', 'GET', '/v1/system/info', { auth: false }),
     probe('/livez'),
     probe('/readyz'),
     countAll('Count API keys', '/v1/apikeys', 'keys'),
     countAll('Count embedders', EMBEDDERS.path, EMBEDDERS.listField),
     countAll('Count LLMs', LLMS.path, LLMS.listField),
+    countAll('Count rerankers', RERANKERS.path, RERANKERS.listField),
   ])
   if (!context.isCurrent()) return
   const state = livez.body?.state ?? info.data?.lifecycleState
@@ -70,6 +71,7 @@ export async function overviewPage(context: PageContext): Promise<void> {
       countCard('API keys', keys, '#/apikeys', 'Manage API keys', 'Keys you own'),
       countCard('Embedders', embedders, '#/embedders', 'Manage embedders', 'Registrations you own'),
       countCard('LLMs', llms, '#/llms', 'Manage LLMs', 'Registrations you own'),
+      countCard('Rerankers', rerankers, '#/rerankers', 'Manage rerankers', 'Registrations you own'),
     ),
   )
 }

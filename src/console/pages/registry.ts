@@ -1,5 +1,6 @@
-// Embedders and LLMs: list, detail, create and edit forms covering every setting,
-// delete. The server's validation errors appear next to the field they name.
+// Embedders, LLMs and rerankers: list, detail, create and edit forms covering every
+// setting, delete, and a probe run again on demand. The server's validation errors
+// appear next to the field they name.
 import { call, query } from '../api.js'
 import { type Child, h, replace } from '../dom.js'
 import { field, FormErrors, formatLabels, groupField, input, lines, nativeViolations, parseLabels, select, textarea } from '../forms.js'
@@ -16,8 +17,9 @@ import type { Credentials, PageContext, Registration } from '../types.js'
 import { announce, badge, confirmDialog, errorNotice, keyValueTable, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
 
 const PAGE_SIZE = 50
-/** Resource fields that would carry a probe's result, if the server reports one. */
-const PROBE_FIELDS = ['probeStatus', 'probe', 'lastProbe', 'health'] as const
+/** After "Probe now", the detail page reads the registration again this often, this many times, for the new result. */
+const PROBE_POLL_MS = 1_000
+const PROBE_POLL_ATTEMPTS = 20
 
 const idOf = (kind: RegistryKind, item: Registration) => String(item[kind.idField] ?? '')
 const itemHref = (kind: RegistryKind, item: Registration, suffix = '') => `#/${kind.route}/${encodeURIComponent(idOf(kind, item))}${suffix}`
@@ -40,12 +42,50 @@ function credentialsSummary(credentials: Credentials | undefined): Child {
   }
 }
 
-function probeValue(item: Registration): Child | undefined {
-  for (const name of PROBE_FIELDS) {
-    const value = item[name]
-    if (value !== undefined && value !== null) return typeof value === 'object' ? h('code', null, JSON.stringify(value)) : String(value)
+interface LastProbe {
+  status: string
+  checkedAt: number
+  latencyMs?: number
+  error?: string
+  observedDimensionality?: number
+}
+
+const lastProbeOf = (item: Registration) => item.lastProbe as LastProbe | undefined
+
+/** The last connectivity probe: its status, latency, when, and why it failed. */
+function probeSummary(item: Registration): Child {
+  const probe = lastProbeOf(item)
+  if (!probe) return h('span', { class: 'muted' }, 'not probed yet')
+  return [
+    badge(probe.status, probe.status === 'OK' ? 'ok' : 'bad'),
+    probe.latencyMs === undefined ? '' : ` in ${probe.latencyMs} ms`,
+    probe.observedDimensionality === undefined ? '' : ` · ${probe.observedDimensionality} dimensions`,
+    ' · ', time(probe.checkedAt),
+    probe.error ? h('span', { class: 'muted' }, ` · ${probe.error}`) : null,
+  ]
+}
+
+/** Queues the connectivity probe again (POST …/{id}:probe); answers the job id, or undefined after announcing why not. */
+async function requestProbe(kind: RegistryKind, item: Registration): Promise<string | undefined> {
+  const result = await call<{ jobId: string }>(`Probe ${kind.singular}`, 'POST', `${kind.path}/${encodeURIComponent(idOf(kind, item))}:probe`)
+  if (!result.ok || !result.data) {
+    announce(`Not probed: ${result.error!.message}`)
+    return undefined
   }
-  return undefined
+  announce(`Probe of "${item.displayName}" queued`)
+  return result.data.jobId
+}
+
+/** The column after the endpoint: what tells registrations of this kind apart at a glance. */
+function kindColumn(kind: RegistryKind): { title: string; cell(item: Registration): Child } {
+  switch (kind.kind) {
+    case 'embedder':
+      return { title: 'Dimensions', cell: (item) => String(item.dimensionality ?? '') }
+    case 'llm':
+      return { title: 'Context', cell: (item) => (item.maxContextLength !== undefined ? String(item.maxContextLength) : h('span', { class: 'muted' }, '—')) }
+    default:
+      return { title: 'Last probe', cell: (item) => (lastProbeOf(item) ? badge(lastProbeOf(item)!.status, lastProbeOf(item)!.status === 'OK' ? 'ok' : 'bad') : h('span', { class: 'muted' }, '—')) }
+  }
 }
 
 async function deleteItem(kind: RegistryKind, item: Registration): Promise<boolean> {
@@ -74,7 +114,7 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
   const tableSlot = h('div', null, loading(kind.plural))
   const moreSlot = h('div', { class: 'actions' })
   const tbody = h('tbody')
-  const isEmbedder = kind.kind === 'embedder'
+  const ownColumn = kindColumn(kind)
 
   const row = (item: Registration): HTMLTableRowElement => {
     const tr: HTMLTableRowElement = h('tr', { 'data-id': idOf(kind, item) },
@@ -82,11 +122,12 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
       h('td', null, providerLabel(String(item.providerType ?? ''))),
       h('td', null, h('code', null, String(item.modelIdentifier ?? ''))),
       h('td', { class: 'wrap' }, h('code', null, `${item.endpointUrl ?? ''}${item.apiPath ?? ''}`)),
-      h('td', null, isEmbedder ? String(item.dimensionality ?? '') : item.maxContextLength !== undefined ? String(item.maxContextLength) : h('span', { class: 'muted' }, '—')),
+      h('td', null, ownColumn.cell(item)),
       h('td', { class: 'optional-col' }, badge(String(item.credentials?.kind ?? '?').replace('_', ' '), 'neutral')),
       h('td', { class: 'optional-col' }, labelChips(item.labels)),
       h('td', { class: 'row-actions' }, h('div', { class: 'actions' },
         h('a', { class: 'button small', href: itemHref(kind, item, '/edit') }, 'Edit'),
+        h('button', { type: 'button', class: 'button small', onClick: () => requestProbe(kind, item) }, 'Probe'),
         h('button', {
           type: 'button',
           class: 'button small danger',
@@ -118,7 +159,7 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
     replace(tableSlot, tbody.children.length === 0
       ? notice('info', `No ${kind.plural} registered${provider ? ` for ${providerLabel(provider)}` : ''} yet.`)
       : h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': kind.title },
-          h('thead', null, h('tr', null, ['Name', 'Provider', 'Model', 'Endpoint', isEmbedder ? 'Dimensions' : 'Context', 'Credentials', 'Labels', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Credentials' || title === 'Labels' ? 'optional-col' : undefined }, title)))),
+          h('thead', null, h('tr', null, ['Name', 'Provider', 'Model', 'Endpoint', ownColumn.title, 'Credentials', 'Labels', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Credentials' || title === 'Labels' ? 'optional-col' : undefined }, title)))),
           tbody,
         )))
     replace(moreSlot, nextToken ? h('button', { type: 'button', class: 'button', onClick: () => load(false) }, 'Load more') : null)
@@ -133,7 +174,7 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
   })
   providerFilter.value = provider
   root.append(
-    pageHeading(kind.title, h('a', { class: 'button primary', href: `#/${kind.route}/new` }, `Register an ${kind.singular}`)),
+    pageHeading(kind.title, h('a', { class: 'button primary', href: `#/${kind.route}/new` }, `Register ${kind.article}`)),
     h('section', { class: 'panel', 'aria-label': `Registered ${kind.plural}` },
       h('div', { class: 'panel-head' }, h('h3', null, `Your ${kind.plural}`), h('div', { class: 'filters' }, h('div', { class: 'inline-field' }, h('label', { for: 'provider-filter' }, 'Provider'), providerFilter))),
       tableSlot,
@@ -157,7 +198,6 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
   }
   const item = result.data
   const isEmbedder = kind.kind === 'embedder'
-  const probe = probeValue(item)
   const sampling = (item.defaultSamplingParams ?? {}) as Record<string, unknown>
   const capabilities = (item.capabilities ?? {}) as Record<string, boolean>
   const optional = (value: unknown): Child => (value === undefined || value === null || value === '' ? h('span', { class: 'muted' }, 'not set') : String(value))
@@ -174,7 +214,7 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
   ]
   if (isEmbedder) {
     rows.push(['Dimensionality', String(item.dimensionality)], ['Distribution', String(item.distributionType)], ['Max sequence length', optional(item.maxSequenceLength)])
-  } else {
+  } else if (kind.kind === 'llm') {
     rows.push(
       ['Max context length', optional(item.maxContextLength)],
       ['Capabilities', h('ul', { class: 'chips' }, CAPABILITIES.map(([name, label]) => h('li', { class: `chip ${capabilities[name] ? 'on' : 'off'}` }, `${label}: ${capabilities[name] ? 'yes' : 'no'}`)))],
@@ -183,7 +223,8 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
     )
   }
   rows.push(['Credentials', credentialsSummary(item.credentials)], ['Labels', labelChips(item.labels)])
-  if (probe !== undefined) rows.push(['Probe status', probe])
+  const probeCell = h('span', { 'data-testid': 'last-probe' }, probeSummary(item))
+  rows.push(['Last probe', probeCell])
   rows.push(['Owner', h('code', null, String(item.ownerId))], ['Created', time(item.createdAt as number)], ['Updated', time(item.updatedAt as number)])
 
   const deleteButton = h('button', {
@@ -193,9 +234,33 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
       if (await deleteItem(kind, item)) context.navigate(`#/${kind.route}`)
     },
   }, 'Delete')
+  const probeButton: HTMLButtonElement = h('button', {
+    type: 'button',
+    class: 'button',
+    onClick: async () => {
+      setBusy(probeButton, true)
+      try {
+        const before = lastProbeOf(item)?.checkedAt ?? 0
+        if (!(await requestProbe(kind, item))) return
+        // The probe runs as a background job: read the registration again until its result lands.
+        for (let attempt = 0; attempt < PROBE_POLL_ATTEMPTS && context.isCurrent(); attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, PROBE_POLL_MS))
+          const again = await call<Registration>(`Get ${kind.singular}`, 'GET', `${kind.path}/${encodeURIComponent(id)}`)
+          if (!again.ok || !again.data) return
+          if ((lastProbeOf(again.data)?.checkedAt ?? 0) > before) {
+            replace(probeCell, probeSummary(again.data))
+            announce(`Probe: ${lastProbeOf(again.data)!.status}`)
+            return
+          }
+        }
+      } finally {
+        setBusy(probeButton, false)
+      }
+    },
+  }, 'Probe now')
   replace(body,
     h('p', { class: 'breadcrumb' }, h('a', { href: `#/${kind.route}` }, kind.title), ' / '),
-    pageHeading(String(item.displayName), h('a', { class: 'button primary', href: itemHref(kind, item, '/edit') }, 'Edit'), deleteButton),
+    pageHeading(String(item.displayName), h('a', { class: 'button primary', href: itemHref(kind, item, '/edit') }, 'Edit'), probeButton, deleteButton),
     section('Settings', keyValueTable(rows)),
     h('details', { class: 'panel raw' }, h('summary', null, 'Raw JSON'), h('pre', { class: 'code' }, JSON.stringify(item, null, 2))),
   )
@@ -296,6 +361,19 @@ function llmFields(errors: FormErrors, make: FieldMakers, initial: Registration 
   }
 }
 
+/** A reranker has only the fields every registration has: the modalities stand alone in "Model". */
+function rerankerFields(_errors: FormErrors, _make: FieldMakers, _initial: Registration | undefined, modalities: HTMLElement): KindFields {
+  return { modelFields: [modalities], sections: [], collect() {} }
+}
+
+const OWN_FIELDS: Record<RegistryKind['kind'], typeof embedderFields> = { embedder: embedderFields, llm: llmFields, reranker: rerankerFields }
+
+const MODEL_PLACEHOLDERS: Record<RegistryKind['kind'], string> = {
+  embedder: 'e.g. BAAI/bge-small-en-v1.5',
+  llm: 'e.g. llama-3.1-8b-instruct',
+  reranker: 'e.g. BAAI/bge-reranker-base',
+}
+
 /** The credential form (none, inline API key, cloud ADC) with the panel of the chosen form; a stored secret is kept unless a new one is typed. */
 function credentialsSection(errors: FormErrors, make: FieldMakers, initial: Registration | undefined): { section: HTMLElement; collect(): Credentials } {
   const credentials: Credentials = initial?.credentials ?? { kind: 'NONE' }
@@ -367,7 +445,7 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
   const providerType = field(errors, { name: 'providerType', label: 'Provider type', required: true, hint: isEdit ? 'The provider type of a registration cannot change.' : undefined },
     select(kind.providers.map((value): [string, string] => [value, providerLabel(value)]), { disabled: isEdit }))
   providerType.control.value = provider0
-  const modelIdentifier = text('modelIdentifier', 'Model identifier', { required: true, value: str(initial?.modelIdentifier), max: 256, placeholder: isEmbedder ? 'e.g. BAAI/bge-small-en-v1.5' : 'e.g. llama-3.1-8b-instruct' })
+  const modelIdentifier = text('modelIdentifier', 'Model identifier', { required: true, value: str(initial?.modelIdentifier), max: 256, placeholder: MODEL_PLACEHOLDERS[kind.kind] })
   const version = text('version', 'Version', { value: str(initial?.version), max: 128, hint: 'Optional version information.' })
 
   // ---- endpoint
@@ -381,7 +459,7 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
   const modalitiesValue = (initial?.supportedModalities as string[] | undefined) ?? ['TEXT']
   const modalityBoxes = MODALITIES.map((modality) => h('input', { type: 'checkbox', name: 'supportedModalities', value: modality, checked: modalitiesValue.includes(modality) }))
   const modalities = groupField(errors, { name: 'supportedModalities', label: 'Supported modalities', hint: 'At least one.' }, modalityBoxes, MODALITIES.map((modality) => modality[0] + modality.slice(1).toLowerCase()))
-  const own = (isEmbedder ? embedderFields : llmFields)(errors, make, initial, modalities)
+  const own = OWN_FIELDS[kind.kind](errors, make, initial, modalities)
   const credentials = credentialsSection(errors, make, initial)
 
   // ---- labels, ownership, id
@@ -489,7 +567,7 @@ function originalValue(kind: RegistryKind, item: Registration): FormValue {
     value.dimensionality = item.dimensionality
     value.distributionType = item.distributionType
     value.maxSequenceLength = item.maxSequenceLength
-  } else {
+  } else if (kind.kind === 'llm') {
     value.maxContextLength = item.maxContextLength
     value.clientConfig = item.clientConfig ?? ''
     const capabilities = (item.capabilities ?? {}) as Record<string, boolean>
@@ -527,7 +605,7 @@ async function createView(kind: RegistryKind, context: PageContext): Promise<voi
   })
   context.root.append(
     h('p', { class: 'breadcrumb' }, h('a', { href: `#/${kind.route}` }, kind.title), ' / '),
-    pageHeading(`Register an ${kind.singular}`),
+    pageHeading(`Register ${kind.article}`),
     h('p', { class: 'muted' }, 'Fields marked * are required. Defaults for the chosen provider are filled in.'),
     form.element,
   )
