@@ -27,6 +27,12 @@ interface ProbeTarget {
   close(): Promise<void>
 }
 
+/** The local rerank and chat server answers both an LLM's and a reranker's probe at its default path. */
+async function startRerankAndChatTarget(): Promise<ProbeTarget> {
+  const provider = await startFakeRerankerLlm()
+  return { overrides: { endpointUrl: provider.url }, close: () => provider.close() }
+}
+
 interface Resource {
   noun: string
   idField: 'embedderId' | 'llmId' | 'rerankerId'
@@ -87,10 +93,7 @@ export const LLM: Resource = {
   required: ['displayName', 'endpointUrl', 'modelIdentifier', 'providerType'],
   foreignProviderType: 'TEI',
   invalidSetting: { maxContextLength: -1 },
-  async startProbeTarget() {
-    const provider = await startFakeRerankerLlm()
-    return { overrides: { endpointUrl: provider.url }, close: () => provider.close() }
-  },
+  startProbeTarget: startRerankAndChatTarget,
 }
 
 export const RERANKER: Resource = {
@@ -110,10 +113,7 @@ export const RERANKER: Resource = {
   required: ['displayName', 'providerType', 'endpointUrl', 'modelIdentifier'],
   foreignProviderType: 'OLLAMA',
   invalidSetting: { endpointUrl: 'ftp://rerank.example.test' },
-  async startProbeTarget() {
-    const provider = await startFakeRerankerLlm()
-    return { overrides: { endpointUrl: provider.url }, close: () => provider.close() }
-  },
+  startProbeTarget: startRerankAndChatTarget,
 }
 
 export const RESOURCES = [EMBEDDER, LLM, RERANKER]
