@@ -9,7 +9,7 @@ import type { CredentialKind, CredentialsInput, Modality } from '../validation/r
 import { hasPermission, type Permission, type Principal, requireOwnership } from './permissions.js'
 
 /**
- * What embedders and LLMs share: credentials (sealed at rest, never returned),
+ * What embedders, LLMs and rerankers share: credentials (sealed at rest, never returned),
  * ownership that hides other users' registrations, label updates, duplicate mapping.
  */
 

@@ -1,4 +1,4 @@
-/** The credential columns that embedders and LLMs both have (types only; each table has its own module). */
+/** The credential columns every registration table (embedders, llms, rerankers) has (types only; each table has its own module). */
 export interface CredentialColumns {
   credential_kind: 'API_KEY' | 'CLOUD_ADC' | 'NONE'
   /** The public parts: header name, prefix and short secret fingerprint, or scopes and quota project. */

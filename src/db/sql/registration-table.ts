@@ -3,12 +3,12 @@ import type { StoredProbe } from './probes.js'
 import type { Queryable } from '../database.js'
 
 /**
- * The statements the embedders and llms tables share. The two tables differ only in their
- * entity-specific columns, so one set of statements, parameterised by table name and by
- * which columns are jsonb, serves both; each entity's module stays its entry point.
+ * The statements the embedders, llms and rerankers tables share. The tables differ only in
+ * their entity-specific columns, so one set of statements, parameterised by table name and
+ * by which columns are jsonb, serves all three; each entity's module stays its entry point.
  */
 
-/** The columns both registration tables have: identity, ownership, the model's description, credentials, audit. */
+/** The columns every registration table has: identity, ownership, the model's description, credentials, audit. */
 export interface RegistrationRow extends CredentialColumns {
   id: string
   owner_id: string
