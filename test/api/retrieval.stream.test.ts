@@ -1,4 +1,8 @@
+import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as memories from '../../src/domain/memories.js'
+import * as spaces from '../../src/domain/spaces.js'
+import { HEARTBEAT_MS } from '../../src/transport/rest/rest-stream.js'
 import { ENGINES } from '../support/databases.js'
 import { expectedAnswer } from '../support/fake-reranker-llm.js'
 import { QUESTIONS } from '../support/retrieval-corpus.js'
@@ -98,6 +102,73 @@ describe.each(ENGINES)('retrieval streams (%s)', (engine) => {
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as any).error.details[0].field).toBe('colour')
   })
+})
+
+describe('retrieval streams over a slow LLM and a slow reader (first engine only: this is the wire, not the database)', () => {
+  let fixture: RetrievalFixture
+  beforeAll(async () => {
+    fixture = await startRetrievalFixture(ENGINES[0]!)
+  }, 240_000)
+  afterAll(async () => {
+    await fixture?.stop()
+  })
+
+  // uWS closes an HTTP connection that stays idle for 10 s in some states; proxies and clients have idle timeouts too.
+  const UWS_IDLE_TIMEOUT_MS = 10_000
+  it.each(['rest-ndjson', 'rest-sse'] as const)('over %s, an answer held past the 10 s idle timeout still arrives; heartbeats kept the connection busy', async (kind) => {
+    const release = fixture.chat.hold()
+    try {
+      const reader = await openStream(kind, fixture.client, fixture.alice.apiKey, { message: QUESTIONS[1]!.message, spaceKeys: [{ spaceId: fixture.alices.spaceId }], postProcessor: { llmId: fixture.aliceLlm } })
+      await readUntil(reader, isEnd)
+      await new Promise((resolve) => setTimeout(resolve, UWS_IDLE_TIMEOUT_MS + HEARTBEAT_MS / 2))
+      expect(reader.heartbeats).toBeGreaterThan(0)
+      release()
+      expect(await reader.next()).toMatchObject({ abstractReply: { text: expect.stringMatching(/^According to the context: /) } })
+      expect(await reader.next()).toBeUndefined()
+    } finally {
+      release()
+    }
+  }, 30_000)
+
+  it('a reader that stops reading while megabytes are streamed gets every byte, in order, once it reads again (backpressure)', async () => {
+    const context = fixture.server.server.context
+    const call = fixture.as(fixture.alice)
+    const space = await spaces.createSpace(context, call, { name: `large-${crypto.randomUUID().slice(0, 8)}`, spaceEmbedders: [{ embedderId: fixture.aliceEmbedder }] })
+    // Few distinct words, so the full-text index stays small; no chunking, so each item carries the whole text as well.
+    const WORDS_PER_MEMORY = 300_000
+    const ids: string[] = []
+    for (let index = 0; index < 3; index++) {
+      const text = Array.from({ length: WORDS_PER_MEMORY }, (_, word) => ['alpha', 'beta', 'gamma', 'delta'][(word + index) % 4]).join(' ')
+      const { memory } = await memories.createMemory(context, call, { spaceId: space.spaceId, originalContent: text, chunkingConfig: { none: {} } })
+      ids.push(memory.memoryId)
+    }
+    for (const id of ids) expect((await fixture.settled(id)).processingStatus).toBe('COMPLETED')
+    const body = JSON.stringify({ message: 'alpha beta', spaceKeys: [{ spaceId: space.spaceId }], fetchMemoryContent: true })
+    const { response, text } = await new Promise<{ response: http.IncomingMessage; text: Promise<string> }>((resolve, reject) => {
+      const request = http.request(`${fixture.server.restUrl}/v1/memories:retrieve`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fixture.alice.apiKey}` } }, (incoming) => {
+        // Not reading: the server's writes back up into uWS's buffer until the reader resumes.
+        incoming.pause()
+        const chunks: Buffer[] = []
+        const text = new Promise<string>((done, fail) => {
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+          incoming.on('end', () => done(Buffer.concat(chunks).toString('utf8')))
+          incoming.on('error', fail)
+        })
+        resolve({ response: incoming, text })
+      })
+      request.on('error', reject)
+      request.end(body)
+    })
+    // A pause long enough for the server to fill the socket and hit backpressure; the outcome does not depend on its length.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    response.resume()
+    const events = (await text).split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line))
+    expect(events.map((event) => Object.keys(event)[0])).toEqual(['resultSetBoundary', ...ids.flatMap(() => ['memoryDefinition', 'retrievedItem']), 'resultSetBoundary'])
+    const total = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0)
+    expect(total).toBeGreaterThan(8_000_000)
+    for (const event of events.filter((entry) => entry.memoryDefinition)) expect(event.memoryDefinition.memory.originalContent.split(' ')).toHaveLength(WORDS_PER_MEMORY)
+    for (const event of events.filter((entry) => entry.retrievedItem)) expect(event.retrievedItem.chunk.chunkText.split(' ')).toHaveLength(WORDS_PER_MEMORY)
+  }, 120_000)
 })
 
 describe.each(ENGINES)('retrieval streams through a drain (%s)', (engine) => {

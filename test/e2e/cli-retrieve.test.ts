@@ -12,7 +12,7 @@ import { createSandbox, type Sandbox } from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
 import { expectedAnswer, type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 import { CORPUS } from '../support/retrieval-corpus.js'
-import { UNREACHABLE_URL } from '../support/retrieval-fixture.js'
+import { unreachableUrl } from '../support/retrieval-fixture.js'
 import { startTestServer, TEST_ENCRYPTION_KEY_FILE, type TestServer } from '../support/test-server.js'
 
 const TEST_TIMEOUT_MS = 90_000
@@ -54,8 +54,9 @@ const transcript: string[] = []
 async function shown(args: string[], expectedCode: number = EXIT.OK) {
   const result = await user.run(args)
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code: expectedCode })
-  const quoted = args.map((arg) => (/[\s'"$()]/.test(arg) ? `'${arg.replace(/'/g, `'\\''`)}'` : arg))
-  transcript.push(`$ memsvc ${quoted.join(' ')}`, result.stdout.trimEnd(), ...(result.stderr.trim() ? [result.stderr.trimEnd()] : []), ...(result.code ? [`(exit ${result.code})`] : []))
+  // Shell quoting for reading: double quotes around text holding single quotes (no $ expansion happens before a dot).
+  const quoted = args.map((arg) => (/['"]/.test(arg) || /\s/.test(arg) ? (arg.includes("'") ? `"${arg}"` : `'${arg}'`) : arg))
+  transcript.push(`$ memsvc ${quoted.join(' ')}`, ...[result.stdout.trimEnd(), result.stderr.trimEnd()].filter(Boolean), ...(result.code ? [`(exit ${result.code})`] : []))
   return result
 }
 
@@ -84,7 +85,7 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
     science = await loadSpace('science', embedderId, CORPUS.filter((entry) => ['photosynthesis', 'mitochondria', 'postgres'].includes(entry.key)))
     const llm = ['llm', 'create', '--display-name', 'local chat', '--provider-type', 'VLLM', '--model-identifier', 'fake-chat', '--no-credentials', '-o', 'json']
     llmId = (await user.ok([...llm, '--endpoint-url', chat.url])).json<{ llmId: string }>().llmId
-    deadLlmId = (await user.ok([...llm, '--endpoint-url', UNREACHABLE_URL])).json<{ llmId: string }>().llmId
+    deadLlmId = (await user.ok([...llm, '--endpoint-url', await unreachableUrl()])).json<{ llmId: string }>().llmId
     const rootKey = user.readConfig().apiKey!
     const reranker = await createReranker(
       registrar.server.context,
@@ -129,7 +130,7 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
   it('an LLM that fails after the items went out: the rows, then one error line and exit 1', async () => {
     const result = await shown(['memory', 'retrieve', 'Which tower stands in Paris?', '--space', travel.spaceId, '--llm', deadLlmId, '--size', '2'], EXIT.FAILED)
     expect(result.stdout).toMatch(/^RANK\s+SCORE\s+MEMORY\s+CHUNK\n1 /)
-    expect(result.stderr).toMatch(/^error: the answer is incomplete: UNAVAILABLE: the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:9/)
+    expect(result.stderr).toMatch(/^error: the answer is incomplete: UNAVAILABLE: the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
   })
 

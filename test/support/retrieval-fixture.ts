@@ -1,3 +1,4 @@
+import net from 'node:net'
 import { createReranker } from '../../src/domain/rerankers.js'
 import type { Engine } from './databases.js'
 import { type FakeRerankerLlm, startFakeRerankerLlm } from './fake-reranker-llm.js'
@@ -10,7 +11,7 @@ import { type LoadedCorpus, loadCorpus } from './retrieval-corpus.js'
  * second space of alice's with two embedders, bob's private space and bob's publicRead
  * space), and a local rerank and chat server with a reranker and an LLM registered for alice
  * and for bob. Rerankers are registered through the domain (their REST and gRPC routes are
- * not part of this round). `deadLlm` points at a port nothing listens on, so it always fails.
+ * not part of this round). `deadLlm` points at a loopback port nothing listens on, so it always fails.
  */
 export interface RetrievalFixture extends MemoryFixture {
   chat: FakeRerankerLlm
@@ -26,8 +27,14 @@ export interface RetrievalFixture extends MemoryFixture {
   deadLlm: string
 }
 
-/** Nothing listens on the discard port, so a call there fails at once with ECONNREFUSED. */
-export const UNREACHABLE_URL = 'http://127.0.0.1:9'
+/** A loopback port that was free a moment ago: nothing listens there, so a call fails at once with ECONNREFUSED. */
+export async function unreachableUrl(): Promise<string> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return `http://127.0.0.1:${port}`
+}
 
 export async function startRetrievalFixture(engine: Engine): Promise<RetrievalFixture> {
   const fixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, { dimensions: 32 })
@@ -56,7 +63,7 @@ export async function startRetrievalFixture(engine: Engine): Promise<RetrievalFi
     aliceReranker: await registerReranker(fixture.alice),
     bobLlm: await registerLlm(fixture.bob),
     bobReranker: await registerReranker(fixture.bob),
-    deadLlm: await registerLlm(fixture.alice, UNREACHABLE_URL),
+    deadLlm: await registerLlm(fixture.alice, await unreachableUrl()),
     async stop() {
       await fixture.stop()
       await chat.close()
