@@ -17,6 +17,8 @@ function tone(status: number): string {
   return 'bad'
 }
 
+const streamLines = (entry: DebugEntry): number => entry.responseText.split('\n').filter(Boolean).length
+
 function entryView(entry: DebugEntry): HTMLElement {
   const curl = () => curlCommand(entry, location.origin, reveal ? (session.apiKey ?? undefined) : undefined)
   const response = entry.responseText === '' ? '(empty body)' : entry.responseText
@@ -32,7 +34,10 @@ function entryView(entry: DebugEntry): HTMLElement {
       h('pre', { class: 'code', 'data-testid': 'debug-curl', tabindex: '0', 'aria-label': 'curl command' }, curl()),
     ),
     h('div', { class: 'debug-block' },
-      h('div', { class: 'block-head' }, h('span', null, `Response: HTTP ${statusLine(entry.status)}`), copyButton('Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` })),
+      h('div', { class: 'block-head' },
+        h('span', null, entry.streamed && entry.status >= 200 && entry.status < 300 ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry)} lines` : `Response: HTTP ${statusLine(entry.status)}`),
+        copyButton(entry.streamed ? 'Copy lines' : 'Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` }),
+      ),
       h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, response),
     ),
   )
