@@ -139,7 +139,7 @@ export async function retrievePage(context: PageContext): Promise<void> {
   const spaceGroup = groupField(errors, { name: 'spaceKeys', label: 'Spaces', hint: 'One or more.' }, boxes,
     spaces.items.map((space) => `${space.name}${space.ownerId === context.me.userId ? '' : ' (shared)'}`))
   const filter = field(errors, { name: 'filter', label: 'Filter', hint: "Optional, over the metadata, e.g. val('$.source') = 'notes' AND CAST(val('$.year') AS NUMBER) >= 2024" }, input({ class: 'mono', spellcheck: 'false', autocomplete: 'off' }))
-  const requestedSize = field(errors, { name: 'requestedSize', label: 'Results', hint: `1 to ${MAX_REQUESTED_SIZE}.` }, input({ type: 'number', min: 1, max: MAX_REQUESTED_SIZE, step: '1', value: String(DEFAULT_REQUESTED_SIZE), inputmode: 'numeric' }))
+  const requestedSize = field(errors, { name: 'requestedSize', label: 'Number of results', hint: `1 to ${MAX_REQUESTED_SIZE}.` }, input({ type: 'number', min: 1, max: MAX_REQUESTED_SIZE, step: '1', value: String(DEFAULT_REQUESTED_SIZE), inputmode: 'numeric' }))
   const mode = field(errors, { name: 'mode', label: 'Mode' }, select(MODES))
   const rerankerField = field(errors, { name: 'postProcessor.rerankerId', label: 'Reranker', hint: reranker.note ?? 'Optional: reorders the results.' }, reranker.control)
   const llmField = field(errors, { name: 'postProcessor.llmId', label: 'LLM', hint: llm.note ?? 'Optional: answers the message from the results.' }, llm.control)

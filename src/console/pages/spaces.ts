@@ -120,11 +120,12 @@ async function listView(context: PageContext): Promise<void> {
           type: 'button',
           class: 'button small danger',
           onClick: async () => {
-            if (await deleteSpace(space)) {
-              const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
-              tr.remove()
-              ;(next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title'))?.focus()
-            }
+            if (!(await deleteSpace(space))) return
+            const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+            tr.remove()
+            // The last one gone: say so, as for an empty list.
+            if (tbody.children.length === 0) await load(true)
+            ;(next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title'))?.focus()
           },
         }, 'Delete'),
       )),
@@ -478,9 +479,13 @@ async function memoryView(context: PageContext, spaceId: string, memoryId: strin
   const body = h('div', null, loading('the memory'))
   root.append(body)
   const path = `/v1/memories/${encodeURIComponent(memoryId)}`
-  const [result, content] = await Promise.all([call<Memory>('Get memory', 'GET', path), call<MemoryContent>('Get memory content', 'GET', `${path}/content`)])
+  const [result, content, space] = await Promise.all([
+    call<Memory>('Get memory', 'GET', path),
+    call<MemoryContent>('Get memory content', 'GET', `${path}/content`),
+    call<Space>('Get space', 'GET', `/v1/spaces/${encodeURIComponent(spaceId)}`),
+  ])
   if (!context.isCurrent()) return
-  const back = h('p', { class: 'breadcrumb' }, h('a', { href: '#/spaces' }, 'Spaces'), ' / ', h('a', { href: spaceHref(spaceId) }, 'Space'), ' / ')
+  const back = h('p', { class: 'breadcrumb' }, h('a', { href: '#/spaces' }, 'Spaces'), ' / ', h('a', { href: spaceHref(spaceId) }, space.data?.name ?? 'Space'), ' / ')
   if (!result.ok || !result.data) {
     replace(body, back, pageHeading('Memory'), errorNotice(result.error!, 'Could not read the memory'))
     return
@@ -507,7 +512,7 @@ async function memoryView(context: PageContext, spaceId: string, memoryId: strin
   replace(body,
     back,
     pageHeading('Memory', deleteButton),
-    section('Memory', keyValueTable([
+    section('Details', keyValueTable([
       ['ID', h('code', null, memory.memoryId)],
       ['Status', statusSlot],
       ['Chunks', chunksSlot],
