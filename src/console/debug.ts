@@ -17,7 +17,10 @@ function tone(status: number): string {
   return 'bad'
 }
 
-const streamLines = (entry: DebugEntry): number => entry.responseText.split('\n').filter(Boolean).length
+const isStream = (entry: DebugEntry): boolean => entry.streamed === true && entry.status >= 200 && entry.status < 300
+const streamLines = (entry: DebugEntry): string[] => entry.responseText.split('\n').filter(Boolean)
+/** One block per NDJSON line, so that a long line that wraps still reads as one event; the text keeps its newlines for copying. */
+const streamLineViews = (entry: DebugEntry): HTMLElement[] => streamLines(entry).map((line) => h('span', { class: 'stream-line' }, `${line}\n`))
 
 function entryView(entry: DebugEntry): HTMLElement {
   const curl = () => curlCommand(entry, location.origin, reveal ? (session.apiKey ?? undefined) : undefined)
@@ -35,10 +38,10 @@ function entryView(entry: DebugEntry): HTMLElement {
     ),
     h('div', { class: 'debug-block' },
       h('div', { class: 'block-head' },
-        h('span', null, entry.streamed && entry.status >= 200 && entry.status < 300 ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry)} lines` : `Response: HTTP ${statusLine(entry.status)}`),
-        copyButton(entry.streamed ? 'Copy lines' : 'Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` }),
+        h('span', null, isStream(entry) ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry).length} lines` : `Response: HTTP ${statusLine(entry.status)}`),
+        copyButton(isStream(entry) ? 'Copy lines' : 'Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` }),
       ),
-      h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, response),
+      h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, isStream(entry) ? streamLineViews(entry) : response),
     ),
   )
   details.open = open.has(entry.id)

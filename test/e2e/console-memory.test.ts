@@ -276,6 +276,7 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     expect((await api<{ spaces: unknown[] }>('GET', '/v1/spaces')).json.spaces).toEqual([])
     expect(watched.problems).toEqual([])
     expect(watched.requests.every((url) => url.startsWith(base))).toBe(true)
-    expect(new Set(apiErrorAnswers)).toEqual(new Set(['400 /v1/spaces', '404 /v1/rerankers', '400 /v1/memories:retrieve']))
+    // A server without the rerankers API answers 404 to its list, which the Retrieve page tolerates.
+    expect(new Set(apiErrorAnswers.filter((answer) => answer !== '404 /v1/rerankers'))).toEqual(new Set(['400 /v1/spaces', '400 /v1/memories:retrieve']))
   })
 })
