@@ -172,6 +172,9 @@ function requestHeaders(auth: boolean, apiKey: string | null | undefined, hasBod
   return headers
 }
 
+/** What a stream the user stopped ends with, in the result and in debug mode. */
+export const STOPPED = 'stopped before the end'
+
 export interface StreamResult {
   /** HTTP status; 0 when the server could not be reached. */
   status: number
@@ -187,7 +190,7 @@ export interface StreamResult {
  * is handed to onLine as soon as it arrives, and debug mode shows the lines as they come.
  * An error answer before the stream begins is the usual JSON error, returned like call()'s.
  */
-export async function streamCall(action: string, method: string, path: string, body: unknown, onLine: (value: unknown) => void): Promise<StreamResult> {
+export async function streamCall(action: string, method: string, path: string, body: unknown, onLine: (value: unknown) => void, signal?: AbortSignal): Promise<StreamResult> {
   const apiKey = session.apiKey
   const headers = requestHeaders(true, apiKey, true, 'application/x-ndjson')
   const started = performance.now()
@@ -200,8 +203,12 @@ export async function streamCall(action: string, method: string, path: string, b
   }
   let response: Response
   try {
-    response = await fetch(path, { method, headers, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store', redirect: 'error' })
+    response = await fetch(path, { method, headers, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store', redirect: 'error', signal })
   } catch (error) {
+    if (signal?.aborted) {
+      finish(0, STOPPED)
+      return { status: 0, ok: false, brokenOff: STOPPED }
+    }
     finish(0, `network error: ${(error as Error).message}`)
     return { status: 0, ok: false, error: { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] } }
   }
@@ -245,9 +252,9 @@ export async function streamCall(action: string, method: string, path: string, b
     }
     handle(pending)
   } catch (error) {
-    brokenOff = `the stream broke off: ${(error as Error).message}`
+    brokenOff = signal?.aborted ? STOPPED : `the stream broke off: ${(error as Error).message}`
   }
-  finish(response.status, raw)
+  finish(response.status, signal?.aborted ? `${raw}(${STOPPED})\n` : raw)
   return { status: response.status, ok: brokenOff === undefined, brokenOff }
 }
 

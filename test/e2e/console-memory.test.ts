@@ -237,6 +237,21 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
   })
 
+  it('retrieve: Stop ends a stream that waits for the LLM; the results so far stay, marked incomplete', async () => {
+    const release = chat.hold()
+    try {
+      await page.getByRole('button', { name: 'Retrieve', exact: true }).click()
+      await expect.poll(() => page.getByTestId('llm-answer-slot').textContent()).toMatch(/Waiting for the LLM answer/)
+      await page.getByRole('button', { name: 'Stop', exact: true }).click()
+      await expect.poll(() => page.locator('.retrieve-results').textContent()).toContain('Incomplete: stopped before the end')
+      expect(await page.getByRole('list', { name: 'Retrieved chunks' }).locator('li').count()).toBe(2)
+      expect(await page.getByRole('button', { name: 'Stop', exact: true }).isVisible()).toBe(false)
+      expect(await page.getByRole('button', { name: 'Retrieve', exact: true }).isEnabled()).toBe(true)
+    } finally {
+      release()
+    }
+  })
+
   it('retrieve: a failing LLM shows the results, then the stream status as an error; a bad filter is shown at its field', async () => {
     chat.plan({ kind: 'status', status: 400, message: 'model refused' })
     await page.getByRole('button', { name: 'Retrieve', exact: true }).click()

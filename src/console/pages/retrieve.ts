@@ -18,6 +18,8 @@ const MODES: Array<[string, string]> = [
   ['VECTOR', 'Vector'],
   ['KEYWORD', 'Keyword'],
 ]
+/** How often a running stream checks that its page is still shown. */
+const LEAVE_CHECK_MS = 500
 /** Characters of metadata shown beside a result before it is cut. */
 const METADATA_PREVIEW = 160
 
@@ -144,6 +146,7 @@ export async function retrievePage(context: PageContext): Promise<void> {
   const rerankerField = field(errors, { name: 'postProcessor.rerankerId', label: 'Reranker', hint: reranker.note ?? 'Optional: reorders the results.' }, reranker.control)
   const llmField = field(errors, { name: 'postProcessor.llmId', label: 'LLM', hint: llm.note ?? 'Optional: answers the message from the results.' }, llm.control)
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Retrieve')
+  const stop = h('button', { type: 'button', class: 'button', hidden: true }, 'Stop')
   const resultsSlot = h('div', { 'aria-live': 'off' })
 
   const form: HTMLFormElement = h('form', {
@@ -172,12 +175,19 @@ export async function retrievePage(context: PageContext): Promise<void> {
       const results = resultsView(spaceNames, postProcessor.llmId !== undefined)
       replace(resultsSlot)
       setBusy(submit, true, 'Retrieving…')
+      const stopper = new AbortController()
+      stop.hidden = false
+      stop.onclick = () => stopper.abort()
+      // Leaving the page ends the stream too (the server then stops its work, e.g. the LLM call).
+      const leaveCheck = window.setInterval(() => context.isCurrent() || stopper.abort(), LEAVE_CHECK_MS)
       const outcome = await streamCall('Retrieve memories', 'POST', '/v1/memories:retrieve', body, (line) => {
         if (!context.isCurrent()) return
         // The first line shows the results panel: nothing appears for an answer refused before it began.
         if (!results.element.isConnected) replace(resultsSlot, results.element)
         results.onEvent(line as RetrievalEvent)
-      })
+      }, stopper.signal)
+      window.clearInterval(leaveCheck)
+      stop.hidden = true
       setBusy(submit, false, 'Retrieving…')
       if (!context.isCurrent()) return
       if (outcome.error) return void errors.show(withFilterField(outcome.error), 'Not retrieved')
@@ -192,7 +202,7 @@ export async function retrievePage(context: PageContext): Promise<void> {
     h('div', { class: 'row' }, filter.wrapper),
     h('div', { class: 'grid3' }, requestedSize.wrapper, mode.wrapper),
     h('div', { class: 'row' }, rerankerField.wrapper, llmField.wrapper),
-    h('div', { class: 'actions' }, submit),
+    h('div', { class: 'actions' }, submit, stop),
   )
   replace(holder, section('Ask', form), resultsSlot)
 }
