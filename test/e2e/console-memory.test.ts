@@ -30,6 +30,8 @@ let base: string
 let rootKey: string
 let embedderId: string
 let llmId: string
+/** Set when the server has the rerankers API (/v1/rerankers). */
+let rerankerId: string | undefined
 /** API answers Chromium logged as errors, e.g. "404 /v1/rerankers"; checked against what the tests provoked. */
 const apiErrorAnswers: string[] = []
 
@@ -73,6 +75,9 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     const llm = await api('POST', '/v1/llms', { displayName: 'local chat', providerType: 'VLLM', endpointUrl: chat.url, modelIdentifier: 'fake-chat' })
     expect(llm.status).toBe(201)
     llmId = llm.json.llmId
+    const reranker = await api('POST', '/v1/rerankers', { displayName: 'local rerank', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })
+    if (reranker.status === 201) rerankerId = reranker.json.rerankerId
+    else expect(reranker.status).toBe(404)
     browser = await launchBrowser()
     page = await browser.context.newPage()
     watched = await watchPage(page, (message) => {
@@ -278,6 +283,19 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     await page.getByRole('button', { name: 'Retrieve', exact: true }).click()
     await expect.poll(() => page.getByTestId('retrieve-progress').textContent()).toBe('1 result.')
     expect(await page.getByRole('list', { name: 'Retrieved chunks' }).locator('li').first().textContent()).toContain('Nairobi')
+  })
+
+  it('retrieve with a registered reranker chosen from the list: the reranked results stream in', async (test) => {
+    if (!rerankerId) test.skip('this server has no rerankers API')
+    await goTo('Spaces')
+    await goTo('Retrieve')
+    await page.getByLabel(labelled('Message')).fill('Kenya equator')
+    await page.getByLabel(labelled('Reranker')).selectOption(rerankerId!)
+    await page.getByRole('button', { name: 'Retrieve', exact: true }).click()
+    await expect.poll(() => page.getByTestId('retrieve-progress').textContent()).toMatch(/^\d+ results?\.$/)
+    const first = page.getByRole('list', { name: 'Retrieved chunks' }).locator('li').first()
+    expect(await first.getByTestId('chunk-text').textContent()).toContain('Nairobi')
+    expect(chat.requests.some((request) => request.path.endsWith('/rerank'))).toBe(true)
   })
 
   it('deletes the space after confirming; the page made no request outside the server and logged no problem', async () => {
