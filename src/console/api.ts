@@ -41,6 +41,8 @@ export interface DebugEntry {
   /** Response body as received (pretty-printed when JSON), one-time keys redacted. */
   responseText: string
   durationMs: number
+  /** A streamed answer (NDJSON): curl needs -N, and responseText grows line by line while it arrives. */
+  streamed?: boolean
 }
 
 /** Stands in for an inline provider secret in a recorded request body. */
@@ -62,10 +64,16 @@ export function clearDebugLog(): void {
   for (const listener of listeners) listener()
 }
 
-function record(entry: Omit<DebugEntry, 'id'>): void {
-  debugLog.unshift({ ...entry, id: ++nextEntryId })
-  debugLog.length = Math.min(debugLog.length, MAX_ENTRIES)
+function notify(): void {
   for (const listener of listeners) listener()
+}
+
+function record(entry: Omit<DebugEntry, 'id'>): DebugEntry {
+  const recorded = { ...entry, id: ++nextEntryId }
+  debugLog.unshift(recorded)
+  debugLog.length = Math.min(debugLog.length, MAX_ENTRIES)
+  notify()
+  return recorded
 }
 
 function mapJson(value: unknown, replace: (key: string, value: unknown) => unknown): unknown {
@@ -120,13 +128,8 @@ export interface CallOptions {
 export async function call<T>(action: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResult<T>> {
   const auth = options.auth ?? true
   const apiKey = options.apiKey ?? session.apiKey
-  const headers: Record<string, string> = { accept: 'application/json' }
-  if (auth && apiKey) headers.authorization = `Bearer ${apiKey}`
-  let bodyText: string | undefined
-  if (options.body !== undefined) {
-    headers['content-type'] = 'application/json'
-    bodyText = JSON.stringify(options.body)
-  }
+  const headers = requestHeaders(auth, apiKey, options.body !== undefined)
+  const bodyText = options.body === undefined ? undefined : JSON.stringify(options.body)
   const started = performance.now()
   let status = 0
   let text = ''
@@ -159,6 +162,100 @@ export async function call<T>(action: string, method: string, path: string, opti
   const error = status === 0 ? { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] } : toApiError(status, parsed, text || `HTTP ${status}`)
   if (status === 401 && auth && options.apiKey === undefined && session.apiKey) onUnauthenticated(error)
   return { status, ok, error, raw: parsed }
+}
+
+/** The headers of a call: JSON, and the session's key unless the endpoint is public. */
+function requestHeaders(auth: boolean, apiKey: string | null | undefined, hasBody: boolean, accept = 'application/json'): Record<string, string> {
+  const headers: Record<string, string> = { accept }
+  if (auth && apiKey) headers.authorization = `Bearer ${apiKey}`
+  if (hasBody) headers['content-type'] = 'application/json'
+  return headers
+}
+
+/** What a stream the user stopped ends with, in the result and in debug mode. */
+export const STOPPED = 'stopped before the end'
+
+export interface StreamResult {
+  /** HTTP status; 0 when the server could not be reached. */
+  status: number
+  ok: boolean
+  /** Set when the answer was not a stream (a 4xx or 5xx before it began, or no connection). */
+  error?: ApiError
+  /** Set when the stream broke off after it began (connection lost, a line that is not JSON). */
+  brokenOff?: string
+}
+
+/**
+ * A call whose answer is a stream of NDJSON lines (POST /v1/memories:retrieve): each line
+ * is handed to onLine as soon as it arrives, and debug mode shows the lines as they come.
+ * An error answer before the stream begins is the usual JSON error, returned like call()'s.
+ */
+export async function streamCall(action: string, method: string, path: string, body: unknown, onLine: (value: unknown) => void, signal?: AbortSignal): Promise<StreamResult> {
+  const apiKey = session.apiKey
+  const headers = requestHeaders(true, apiKey, true, 'application/x-ndjson')
+  const started = performance.now()
+  const entry = record({ action, method, path, requestBody: redactRequest(body), authorized: Boolean(apiKey), status: 0, responseText: '', durationMs: 0, streamed: true })
+  const finish = (status: number, text: string): void => {
+    entry.status = status
+    entry.responseText = text
+    entry.durationMs = Math.round(performance.now() - started)
+    notify()
+  }
+  let response: Response
+  try {
+    response = await fetch(path, { method, headers, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store', redirect: 'error', signal })
+  } catch (error) {
+    if (signal?.aborted) {
+      finish(0, STOPPED)
+      return { status: 0, ok: false, brokenOff: STOPPED }
+    }
+    finish(0, `network error: ${(error as Error).message}`)
+    return { status: 0, ok: false, error: { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] } }
+  }
+  const ok = response.ok && (response.headers.get('content-type') ?? '').includes('ndjson')
+  if (!ok || !response.body) {
+    const text = await response.text().catch(() => '')
+    finish(response.status, redactResponse(text))
+    let parsed: unknown
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {
+      parsed = undefined
+    }
+    const error = toApiError(response.status, parsed, text || `HTTP ${response.status}`)
+    if (response.status === 401 && session.apiKey) onUnauthenticated(error)
+    return { status: response.status, ok: false, error }
+  }
+  entry.status = response.status
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let pending = ''
+  let raw = ''
+  let brokenOff: string | undefined
+  const handle = (line: string): void => {
+    if (line.trim() === '') return
+    raw += `${line}\n`
+    try {
+      onLine(JSON.parse(line))
+    } catch {
+      brokenOff ??= `a line of the stream is not JSON: ${line.slice(0, 80)}`
+    }
+  }
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      pending += value
+      const lines = pending.split('\n')
+      pending = lines.pop() ?? ''
+      for (const line of lines) handle(line)
+      finish(response.status, raw)
+    }
+    handle(pending)
+  } catch (error) {
+    brokenOff = signal?.aborted ? STOPPED : `the stream broke off: ${(error as Error).message}`
+  }
+  finish(response.status, signal?.aborted ? `${raw}(${STOPPED})\n` : raw)
+  return { status: response.status, ok: brokenOff === undefined, brokenOff }
 }
 
 /** Query string from defined, non-empty values. */

@@ -9,7 +9,8 @@ export const shellQuote = (text: string): string => `'${text.replaceAll("'", `'\
 const CONTINUATION = ' \\\n  '
 
 export function curlCommand(entry: DebugEntry, origin: string, revealedKey?: string): string {
-  const parts = [`curl -sS${entry.method === 'GET' ? '' : ` -X ${entry.method}`} ${shellQuote(origin + entry.path)}`]
+  // -N: print each line of a streamed answer as it arrives instead of buffering it.
+  const parts = [`curl -sS${entry.streamed ? ' -N' : ''}${entry.method === 'GET' ? '' : ` -X ${entry.method}`} ${shellQuote(origin + entry.path)}`]
   if (entry.authorized) parts.push(revealedKey ? `-H ${shellQuote(`Authorization: Bearer ${revealedKey}`)}` : '-H "Authorization: Bearer $MEMSVC_API_KEY"')
   if (entry.requestBody !== undefined) {
     parts.push(`-H 'Content-Type: application/json'`)

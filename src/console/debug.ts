@@ -17,6 +17,11 @@ function tone(status: number): string {
   return 'bad'
 }
 
+const isStream = (entry: DebugEntry): boolean => entry.streamed === true && entry.status >= 200 && entry.status < 300
+const streamLines = (entry: DebugEntry): string[] => entry.responseText.split('\n').filter(Boolean)
+/** One block per NDJSON line, so that a long line that wraps still reads as one event; the text keeps its newlines for copying. */
+const streamLineViews = (entry: DebugEntry): HTMLElement[] => streamLines(entry).map((line) => h('span', { class: 'stream-line' }, `${line}\n`))
+
 function entryView(entry: DebugEntry): HTMLElement {
   const curl = () => curlCommand(entry, location.origin, reveal ? (session.apiKey ?? undefined) : undefined)
   const response = entry.responseText === '' ? '(empty body)' : entry.responseText
@@ -32,8 +37,11 @@ function entryView(entry: DebugEntry): HTMLElement {
       h('pre', { class: 'code', 'data-testid': 'debug-curl', tabindex: '0', 'aria-label': 'curl command' }, curl()),
     ),
     h('div', { class: 'debug-block' },
-      h('div', { class: 'block-head' }, h('span', null, `Response: HTTP ${statusLine(entry.status)}`), copyButton('Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` })),
-      h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, response),
+      h('div', { class: 'block-head' },
+        h('span', null, isStream(entry) ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry).length} lines` : `Response: HTTP ${statusLine(entry.status)}`),
+        copyButton(isStream(entry) ? 'Copy lines' : 'Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` }),
+      ),
+      h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, isStream(entry) ? streamLineViews(entry) : response),
     ),
   )
   details.open = open.has(entry.id)

@@ -6,7 +6,9 @@ import { h, replace } from './dom.js'
 import { apiKeysPage } from './pages/apikeys.js'
 import { overviewPage } from './pages/overview.js'
 import { registryPage } from './pages/registry.js'
+import { retrievePage } from './pages/retrieve.js'
 import { signInPage } from './pages/signin.js'
+import { spacesPage } from './pages/spaces.js'
 import { systemPage } from './pages/system.js'
 import { usersPage } from './pages/users.js'
 import { EMBEDDERS, LLMS, RERANKERS } from './registry-kinds.js'
@@ -27,6 +29,8 @@ const ROUTES: Route[] = [
   { path: 'embedders', title: 'Embedders', render: (context) => registryPage(EMBEDDERS, context) },
   { path: 'llms', title: 'LLMs', render: (context) => registryPage(LLMS, context) },
   { path: 'rerankers', title: 'Rerankers', render: (context) => registryPage(RERANKERS, context) },
+  { path: 'spaces', title: 'Spaces', render: spacesPage },
+  { path: 'retrieve', title: 'Retrieve', render: retrievePage },
   { path: 'users', title: 'Users', render: usersPage, adminOnly: true },
   { path: 'system', title: 'System', render: systemPage },
 ]
