@@ -16,6 +16,10 @@ export interface ServedRoute extends CallRoute {
   needsApiKey: boolean
   /** Headers every answer on the route carries (Allow, on a 405). */
   extraHeaders: Record<string, string>
+  /** The request headers copied out of uWS for the handler: READ_HEADERS and any the route adds. */
+  readHeaders: readonly string[]
+  /** A header that may carry the API key when Authorization is absent (RouteOptions.apiKeyHeader). */
+  apiKeyHeader?: string
 }
 
 /** What an exchange uses of the server it arrived on. */
@@ -29,9 +33,9 @@ export interface ExchangeServer {
 /**
  * The request headers any handler reads: only these are copied out of uWS. Copying every
  * header with req.forEach was the largest single cost of the request wrapper (bench
- * profile of GET /v1/users/me). A handler that needs another header adds it here.
+ * profile of GET /v1/users/me). A route that needs another header names it in its options (readHeaders).
  */
-const READ_HEADERS = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key'] as const
+export const READ_HEADERS: readonly string[] = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key']
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -119,10 +123,12 @@ export class RestExchange {
 
   #copyRequest(req: HttpRequest): RestRequest {
     const headers: Record<string, string> = {}
-    for (const name of READ_HEADERS) {
+    for (const name of this.#route.readHeaders) {
       const value = req.getHeader(name)
       if (value !== '') headers[name] = value
     }
+    const { apiKeyHeader } = this.#route
+    if (apiKeyHeader !== undefined && headers.authorization === undefined && headers[apiKeyHeader] !== undefined) headers.authorization = headers[apiKeyHeader]
     const requestId = this.#call.identify(headers['x-request-id'])
     const params = copyParams(req, this.#route.paramNames)
     const rawQuery = req.getQuery()

@@ -6,6 +6,7 @@ import { registerAdminRoutes } from './admin.js'
 import { registerApiKeyRoutes } from './api-keys.js'
 import { registerEmbedderRoutes } from './embedders.js'
 import { registerLlmRoutes } from './llms.js'
+import { registerMcpRoutes } from './mcp.js'
 import { registerMemoryRoutes } from './memories.js'
 import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
@@ -23,6 +24,7 @@ export function registerRestRoutes(http: HttpServer, server: ServerContext, metr
   registerSpaceRoutes(http, server)
   registerMemoryRoutes(http, server)
   registerAdminRoutes(http, server)
+  registerMcpRoutes(http, server)
   registerConsoleRoutes(http)
   http.finishRoutes()
 }

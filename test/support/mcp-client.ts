@@ -1,0 +1,36 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+
+/** What a tool answered: its JSON text parsed, and whether it is a tool error. */
+export interface ToolAnswer {
+  isError: boolean
+  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the tool answered
+  body: any
+}
+
+export interface McpSession {
+  client: Client
+  call(name: string, args?: Record<string, unknown>): Promise<ToolAnswer>
+  close(): Promise<void>
+}
+
+/**
+ * The official SDK client over Streamable HTTP, as an agent framework connects: the endpoint
+ * URL and the key in a header (Authorization unless `header` names another).
+ */
+export async function connectMcp(baseUrl: string, apiKey: string, options: { header?: 'authorization' | 'x-api-key'; headers?: Record<string, string> } = {}): Promise<McpSession> {
+  const header = options.header ?? 'authorization'
+  const keyHeaders = header === 'authorization' ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), { requestInit: { headers: { ...keyHeaders, ...options.headers } } })
+  const client = new Client({ name: 'memsvc-test', version: '1.0.0' })
+  await client.connect(transport)
+  return {
+    client,
+    async call(name, args = {}) {
+      const result = await client.callTool({ name, arguments: args })
+      const content = result.content as Array<{ type: string; text?: string }>
+      return { isError: result.isError === true, body: JSON.parse(content[0]!.text!) }
+    },
+    close: () => client.close(),
+  }
+}
