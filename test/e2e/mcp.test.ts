@@ -161,3 +161,31 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
     }
   })
 })
+
+describe('MCP over TLS', { timeout: TEST_TIMEOUT_MS }, () => {
+  let tlsServer: RunningServer
+
+  beforeAll(async () => {
+    tlsServer = await startServer(sandbox, { tls: true, dataDir: sandbox.makeDir('data-tls') })
+  }, 150_000)
+  afterAll(async () => {
+    await tlsServer?.process.stop('SIGTERM')
+  })
+
+  it('serves the same endpoint on the HTTPS port', async () => {
+    const tlsBase = tlsServer.process.restBase
+    expect(tlsBase).toMatch(/^https:/)
+    const key = JSON.parse((await request(`${tlsBase}/v1/system/init`, { method: 'POST' })).body).rootApiKey
+    const post = (message: unknown) =>
+      request(`${tlsBase}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(message),
+      })
+    const initialized = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tls-check', version: '1' } } })
+    expect(initialized.status).toBe(200)
+    expect(JSON.parse(initialized.body).result.serverInfo.name).toBe('memsvc')
+    const listed = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_spaces', arguments: {} } })
+    expect(JSON.parse(listed.body).result).toMatchObject({ structuredContent: { spaces: [] } })
+  })
+})
