@@ -144,6 +144,15 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     }
   })
 
+  it('times each tool call by tool and outcome, and each request as POST /mcp', async () => {
+    await mcp.call('list_spaces')
+    await mcp.call('get_memory', { memoryId: '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11' })
+    const metrics = await httpRequest(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
+    expect(metrics.body).toMatch(/^memsvc_mcp_tool_call_duration_seconds_count\{tool="list_spaces",status="OK"\} [1-9]/m)
+    expect(metrics.body).toMatch(/^memsvc_mcp_tool_call_duration_seconds_count\{tool="get_memory",status="NOT_FOUND"\} [1-9]/m)
+    expect(metrics.body).toMatch(/^http_server_request_duration_seconds_count\{method="POST",route="\/mcp",status_code="200"\} [1-9]/m)
+  })
+
   it('answers a notification with 202 and no body', async () => {
     const response = await httpRequest(`${fixture.server.restUrl}/mcp`, {
       method: 'POST',

@@ -4,6 +4,7 @@ import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequest
 import type { CallContext } from '../../domain/call-context.js'
 import type { ServerContext } from '../../domain/context.js'
 import { AppError, toAppError } from '../../errors/app-error.js'
+import type { SeriesHistogram } from '../../observability/series-histogram.js'
 import { parsedJson } from '../rest/request-input.js'
 import { errorBody, type RestRequest, type RestResponse } from '../rest/rest-messages.js'
 import { ZodJsonSchemaValidator } from './json-schema-validator.js'
@@ -37,10 +38,18 @@ const INSTRUCTIONS =
   'says when it is COMPLETED); retrieve_memories to find what is relevant to a message. Errors come back as tool results ' +
   'with the service\'s error (code, status, message naming the field at fault).'
 
+const NANOSECONDS_PER_SECOND = 1e9
+
+/** What the endpoint serves with: the server's context and where tool calls are timed. */
+export interface McpEndpoint {
+  server: ServerContext
+  toolDuration: SeriesHistogram<'tool' | 'status'>
+}
+
 const TOOL_LIST: Tool[] = MCP_TOOLS.map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations }))
 const TOOLS_BY_NAME = new Map<string, McpTool>(MCP_TOOLS.map((tool) => [tool.name, tool]))
 
-export async function serveMcp(server: ServerContext, request: RestRequest): Promise<RestResponse> {
+export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Promise<RestResponse> {
   const refusal = crossOriginRefusal(request.headers)
   if (refusal) return jsonRpcError(refusal, request.requestId)
   let body: unknown
@@ -51,7 +60,7 @@ export async function serveMcp(server: ServerContext, request: RestRequest): Pro
     throw error
   }
   const call: CallContext = { requestId: request.requestId, transport: 'mcp', authorization: request.headers.authorization, principal: request.principal }
-  const mcp = mcpServer(server, call)
+  const mcp = mcpServer(endpoint, call)
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
   await mcp.connect(transport)
   try {
@@ -63,13 +72,13 @@ export async function serveMcp(server: ServerContext, request: RestRequest): Pro
 }
 
 /** A Server for one request, its tools acting as the caller. */
-function mcpServer(server: ServerContext, call: CallContext): Server {
+function mcpServer(endpoint: McpEndpoint, call: CallContext): Server {
   const mcp = new Server(
-    { name: 'memsvc', version: server.facts.version },
+    { name: 'memsvc', version: endpoint.server.facts.version },
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: new ZodJsonSchemaValidator() },
   )
   mcp.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }))
-  mcp.setRequestHandler(CallToolRequestSchema, (toolCall) => callTool(server, call, toolCall.params.name, toolCall.params.arguments ?? {}))
+  mcp.setRequestHandler(CallToolRequestSchema, (toolCall) => callTool(endpoint, call, toolCall.params.name, toolCall.params.arguments ?? {}))
   return mcp
 }
 
@@ -78,14 +87,19 @@ function mcpServer(server: ServerContext, call: CallContext): Server {
  * (the same code, status, message and field details), so the model can read it and correct
  * itself; only a tool that does not exist is a protocol error (MCP specification, tools).
  */
-async function callTool(server: ServerContext, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+async function callTool(endpoint: McpEndpoint, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(name)
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name.slice(0, 100))}; tools/list names the tools`)
+  const started = process.hrtime.bigint()
+  const observe = (status: string) =>
+    endpoint.toolDuration.series({ tool: name, status }).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
   try {
-    const value = (await tool.run(server.domain, call, args)) as Record<string, unknown>
+    const value = (await tool.run(endpoint.server.domain, call, args)) as Record<string, unknown>
+    observe('OK')
     return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value }
   } catch (error) {
-    const appError = toolError(server, call, name, error)
+    const appError = toolError(endpoint.server, call, name, error)
+    observe(appError.code)
     const body = errorBody(appError, call.requestId) as Record<string, unknown>
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body }
   }

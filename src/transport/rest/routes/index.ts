@@ -24,7 +24,7 @@ export function registerRestRoutes(http: HttpServer, server: ServerContext, metr
   registerSpaceRoutes(http, server)
   registerMemoryRoutes(http, server)
   registerAdminRoutes(http, server)
-  registerMcpRoutes(http, server)
+  registerMcpRoutes(http, server, metrics)
   registerConsoleRoutes(http)
   http.finishRoutes()
 }
