@@ -21,7 +21,14 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     // A small body limit, for the 413 case.
     fixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, {}, { 'grpc-max-message-size-mb': 1 })
     const embedderId = await fixture.registerEmbedder(fixture.alice)
-    spaceId = (await fixture.call('rest', 'createSpace', { name: 'errors', spaceEmbedders: [{ embedderId }] }, fixture.alice.apiKey)).body.spaceId
+    spaceId = (
+      await fixture.call(
+        'rest',
+        'createSpace',
+        { name: 'errors', spaceEmbedders: [{ embedderId }] },
+        fixture.alice.apiKey,
+      )
+    ).body.spaceId
     mcp = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey)
   })
   afterAll(async () => {
@@ -30,7 +37,12 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
   })
 
   /** The tool's error and the REST route's error for the same input are one and the same. */
-  async function expectSameAsRest(tool: string, args: Record<string, unknown>, operation: OperationName, input: Record<string, unknown> = args) {
+  async function expectSameAsRest(
+    tool: string,
+    args: Record<string, unknown>,
+    operation: OperationName,
+    input: Record<string, unknown> = args,
+  ) {
     const answer = await mcp.call(tool, args)
     const overRest = await fixture.call('rest', operation, input, fixture.alice.apiKey)
     expect(answer.isError, tool).toBe(true)
@@ -41,8 +53,10 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     return mcpError
   }
 
-  it('answers invalid arguments as tool errors with the REST API\'s messages and fields', async () => {
-    expect(await expectSameAsRest('add_memory', { spaceId: 'not-a-uuid', originalContent: 'x' }, 'createMemory')).toMatchObject({
+  it("answers invalid arguments as tool errors with the REST API's messages and fields", async () => {
+    expect(
+      await expectSameAsRest('add_memory', { spaceId: 'not-a-uuid', originalContent: 'x' }, 'createMemory'),
+    ).toMatchObject({
       code: 400,
       status: 'INVALID_ARGUMENT',
       details: [{ field: 'spaceId', description: 'must be a UUID' }],
@@ -50,7 +64,9 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     await expectSameAsRest('add_memory', { spaceId }, 'createMemory')
     await expectSameAsRest('add_memory', { spaceId, originalContent: '   ' }, 'createMemory')
     await expectSameAsRest('add_memory', { spaceId, originalContent: 'x', metadata: [1] }, 'createMemory')
-    expect(await expectSameAsRest('add_memory', { spaceId, originalContent: 'x', colour: 'red' }, 'createMemory')).toMatchObject({ message: 'colour: unknown field' })
+    expect(
+      await expectSameAsRest('add_memory', { spaceId, originalContent: 'x', colour: 'red' }, 'createMemory'),
+    ).toMatchObject({ message: 'colour: unknown field' })
     await expectSameAsRest('create_space', { name: 'no embedders', spaceEmbedders: [] }, 'createSpace')
     await expectSameAsRest('create_space', { name: '', spaceEmbedders: [{ embedderId: MISSING_ID }] }, 'createSpace')
     await expectSameAsRest('list_spaces', { maxResults: 0 }, 'listSpaces')
@@ -58,13 +74,22 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
   })
 
   it('answers what is absent or taken as tool errors like REST does', async () => {
-    expect(await expectSameAsRest('get_memory', { memoryId: MISSING_ID }, 'getMemory')).toMatchObject({ code: 404, message: `memory ${MISSING_ID} not found` })
+    expect(await expectSameAsRest('get_memory', { memoryId: MISSING_ID }, 'getMemory')).toMatchObject({
+      code: 404,
+      message: `memory ${MISSING_ID} not found`,
+    })
     await expectSameAsRest('get_ingestion_status', { memoryId: MISSING_ID }, 'getMemory')
     await expectSameAsRest('delete_memory', { memoryId: MISSING_ID }, 'deleteMemory')
     await expectSameAsRest('add_memory', { spaceId: MISSING_ID, originalContent: 'x' }, 'createMemory')
-    await expectSameAsRest('create_space', { name: 'errors', spaceEmbedders: [{ embedderId: MISSING_ID }] }, 'createSpace')
+    await expectSameAsRest(
+      'create_space',
+      { name: 'errors', spaceEmbedders: [{ embedderId: MISSING_ID }] },
+      'createSpace',
+    )
     const memoryId = (await mcp.call('add_memory', { spaceId, originalContent: 'taken' })).body.memoryId
-    expect(await expectSameAsRest('add_memory', { spaceId, originalContent: 'again', memoryId }, 'createMemory')).toMatchObject({ code: 409, status: 'ALREADY_EXISTS' })
+    expect(
+      await expectSameAsRest('add_memory', { spaceId, originalContent: 'again', memoryId }, 'createMemory'),
+    ).toMatchObject({ code: 409, status: 'ALREADY_EXISTS' })
   })
 
   it('names the retrieval fields the tool takes', async () => {
@@ -90,7 +115,11 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     const absent = await mcp.call('retrieve_memories', { message: 'x', spaceIds: [MISSING_ID] })
     expect(absent.body.error).toMatchObject({ code: 404, message: `space ${MISSING_ID} not found` })
     const noLlm = await mcp.call('retrieve_memories', { message: 'x', spaceIds: [spaceId], llmId: MISSING_ID })
-    expect(noLlm.body.error).toMatchObject({ code: 400, message: `llmId: there is no LLM ${MISSING_ID} you may use`, details: [{ field: 'llmId' }] })
+    expect(noLlm.body.error).toMatchObject({
+      code: 400,
+      message: `llmId: there is no LLM ${MISSING_ID} you may use`,
+      details: [{ field: 'llmId' }],
+    })
   })
 
   it('answers an unknown tool with a protocol error, as the MCP specification asks', async () => {
@@ -107,12 +136,21 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     const post = (body: string, headers: Record<string, string> = {}) =>
       httpRequest(`${fixture.server.restUrl}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${fixture.alice.apiKey}`, 'content-type': 'application/json', accept: MCP_ACCEPT, ...headers },
+        headers: {
+          authorization: `Bearer ${fixture.alice.apiKey}`,
+          'content-type': 'application/json',
+          accept: MCP_ACCEPT,
+          ...headers,
+        },
         body,
       })
     const malformed = await post('{"jsonrpc": "2.0", "method": ')
     expect(malformed.status).toBe(400)
-    expect(malformed.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.stringContaining('body: malformed JSON') } })
+    expect(malformed.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: expect.stringContaining('body: malformed JSON') },
+    })
     const deep = await post(`${'['.repeat(40)}${']'.repeat(40)}`)
     expect(deep.status).toBe(400)
     expect(deep.json().error).toMatchObject({ code: -32700, message: expect.stringContaining('nested more than') })
@@ -120,20 +158,33 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     expect(notJsonRpc.status).toBe(400)
     expect(notJsonRpc.json().error.code).toBe(-32700)
     expect((await post('{}', { accept: 'application/json' })).status).toBe(406)
-    expect((await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { 'content-type': 'text/plain' })).status).toBe(415)
-    const badVersion = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { 'mcp-protocol-version': '1999-01-01' })
+    expect(
+      (await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { 'content-type': 'text/plain' })).status,
+    ).toBe(415)
+    const badVersion = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', {
+      'mcp-protocol-version': '1999-01-01',
+    })
     expect(badVersion.status).toBe(400)
     expect(badVersion.json().error.message).toContain('Unsupported protocol version')
     expect((await mcp.call('list_spaces')).isError).toBe(false)
     expect(fixture.server.logs.filter((line) => line.includes(' ERROR '))).toEqual([])
   })
 
-  it('answers a body above the server\'s limit with 413', async () => {
+  it("answers a body above the server's limit with 413", async () => {
     const limit = fixture.server.config.maxMessageBytes
     const response = await httpRequest(`${fixture.server.restUrl}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${fixture.alice.apiKey}`, 'content-type': 'application/json', accept: MCP_ACCEPT },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_memory', arguments: { spaceId, originalContent: 'x'.repeat(limit) } } }),
+      headers: {
+        authorization: `Bearer ${fixture.alice.apiKey}`,
+        'content-type': 'application/json',
+        accept: MCP_ACCEPT,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'add_memory', arguments: { spaceId, originalContent: 'x'.repeat(limit) } },
+      }),
     })
     expect(response.status).toBe(413)
   })

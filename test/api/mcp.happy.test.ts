@@ -53,7 +53,10 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
       expect(tool.inputSchema.type, tool.name).toBe('object')
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
     }
-    expect(tools.find((tool) => tool.name === 'retrieve_memories')!.inputSchema.required).toEqual(['message', 'spaceIds'])
+    expect(tools.find((tool) => tool.name === 'retrieve_memories')!.inputSchema.required).toEqual([
+      'message',
+      'spaceIds',
+    ])
     expect(mcp.client.getServerVersion()).toMatchObject({ name: 'memsvc' })
     expect(mcp.client.getInstructions()).toContain('add_memory')
   })
@@ -61,13 +64,17 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
   it('creates a space, stores memories, waits for them, retrieves with a filter and an LLM answer, and deletes', async () => {
     const embedders = await mcp.call('list_embedders')
     expect(embedders.isError).toBe(false)
-    expect(embedders.body.embedders.map((embedder: { embedderId: string }) => embedder.embedderId)).toContain(embedderId)
+    expect(embedders.body.embedders.map((embedder: { embedderId: string }) => embedder.embedderId)).toContain(
+      embedderId,
+    )
 
     const space = await mcp.call('create_space', { name: 'agent notes', spaceEmbedders: [{ embedderId }] })
     expect(space.isError).toBe(false)
     const spaceId = space.body.spaceId
     expect(space.body).toMatchObject({ name: 'agent notes', ownerId: fixture.alice.userId })
-    expect((await mcp.call('list_spaces')).body.spaces.map((listed: { spaceId: string }) => listed.spaceId)).toContain(spaceId)
+    expect((await mcp.call('list_spaces')).body.spaces.map((listed: { spaceId: string }) => listed.spaceId)).toContain(
+      spaceId,
+    )
 
     const texts = [
       ['The invoice for March was paid by bank transfer on April 2.', { topic: 'billing' }],
@@ -89,7 +96,11 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
       expect(status).toEqual({ memoryId, processingStatus: 'COMPLETED', chunkCount: 1 })
     }
 
-    const found = await mcp.call('retrieve_memories', { message: 'how long do refunds take', spaceIds: [spaceId], requestedSize: 2 })
+    const found = await mcp.call('retrieve_memories', {
+      message: 'how long do refunds take',
+      spaceIds: [spaceId],
+      requestedSize: 2,
+    })
     expect(found.isError).toBe(false)
     expect(found.body.chunks).toHaveLength(2)
     expect(found.body.chunks[0]).toMatchObject({ memoryId: memoryIds[2], chunkText: texts[2][0] })
@@ -98,18 +109,35 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     expect(found.body.memories.map((memory: { memoryId: string }) => memory.memoryId)).toContain(memoryIds[2])
     expect(found.body.answer).toBeUndefined()
 
-    const filtered = await mcp.call('retrieve_memories', { message: 'dark mode answers', spaceIds: [spaceId], filter: "val('$.topic') = 'billing'" })
+    const filtered = await mcp.call('retrieve_memories', {
+      message: 'dark mode answers',
+      spaceIds: [spaceId],
+      filter: "val('$.topic') = 'billing'",
+    })
     expect(filtered.body.chunks.length).toBeGreaterThan(0)
     for (const chunk of filtered.body.chunks) expect([memoryIds[0], memoryIds[2]]).toContain(chunk.memoryId)
 
-    const answered = await mcp.call('retrieve_memories', { message: 'refunds annual plans', spaceIds: [spaceId], requestedSize: 1, llmId })
+    const answered = await mcp.call('retrieve_memories', {
+      message: 'refunds annual plans',
+      spaceIds: [spaceId],
+      requestedSize: 1,
+      llmId,
+    })
     expect(answered.body.answer).toBe(expectedAnswer(`[1] ${answered.body.chunks[0].chunkText}`))
 
     const read = await mcp.call('get_memory', { memoryId: memoryIds[1], includeContent: true })
-    expect(read.body).toMatchObject({ memoryId: memoryIds[1], processingStatus: 'COMPLETED', originalContent: texts[1][0], metadata: texts[1][1] })
+    expect(read.body).toMatchObject({
+      memoryId: memoryIds[1],
+      processingStatus: 'COMPLETED',
+      originalContent: texts[1][0],
+      metadata: texts[1][1],
+    })
     expect((await mcp.call('get_memory', { memoryId: memoryIds[1] })).body.originalContent).toBeUndefined()
 
-    expect((await mcp.call('delete_memory', { memoryId: memoryIds[1] })).body).toEqual({ memoryId: memoryIds[1], deleted: true })
+    expect((await mcp.call('delete_memory', { memoryId: memoryIds[1] })).body).toEqual({
+      memoryId: memoryIds[1],
+      deleted: true,
+    })
     const gone = await mcp.call('get_memory', { memoryId: memoryIds[1] })
     expect(gone.isError).toBe(true)
     expect(gone.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
@@ -117,10 +145,20 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
 
   it('acts on the same memories as the REST API', async () => {
     const space = await mcp.call('create_space', { name: 'shared with rest', spaceEmbedders: [{ embedderId }] })
-    const added = await mcp.call('add_memory', { spaceId: space.body.spaceId, originalContent: 'stored over MCP', metadata: { via: 'mcp' } })
-    const overRest = await httpRequest(`${fixture.server.restUrl}/v1/memories/${added.body.memoryId}`, { headers: { authorization: `Bearer ${fixture.alice.apiKey}` } })
+    const added = await mcp.call('add_memory', {
+      spaceId: space.body.spaceId,
+      originalContent: 'stored over MCP',
+      metadata: { via: 'mcp' },
+    })
+    const overRest = await httpRequest(`${fixture.server.restUrl}/v1/memories/${added.body.memoryId}`, {
+      headers: { authorization: `Bearer ${fixture.alice.apiKey}` },
+    })
     expect(overRest.status).toBe(200)
-    expect(overRest.json()).toMatchObject({ memoryId: added.body.memoryId, spaceId: space.body.spaceId, metadata: { via: 'mcp' } })
+    expect(overRest.json()).toMatchObject({
+      memoryId: added.body.memoryId,
+      spaceId: space.body.spaceId,
+      metadata: { via: 'mcp' },
+    })
   })
 
   it('accepts the key as x-api-key', async () => {
@@ -134,7 +172,7 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     }
   })
 
-  it('accepts a browser request from the server\'s own origin', async () => {
+  it("accepts a browser request from the server's own origin", async () => {
     const origin = new URL(fixture.server.restUrl).origin
     const session = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey, { headers: { origin } })
     try {
@@ -147,16 +185,28 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
   it('times each tool call by tool and outcome, and each request as POST /mcp', async () => {
     await mcp.call('list_spaces')
     await mcp.call('get_memory', { memoryId: '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11' })
-    const metrics = await httpRequest(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
-    expect(metrics.body).toMatch(/^memsvc_mcp_tool_call_duration_seconds_count\{tool="list_spaces",status="OK"\} [1-9]/m)
-    expect(metrics.body).toMatch(/^memsvc_mcp_tool_call_duration_seconds_count\{tool="get_memory",status="NOT_FOUND"\} [1-9]/m)
-    expect(metrics.body).toMatch(/^http_server_request_duration_seconds_count\{method="POST",route="\/mcp",status_code="200"\} [1-9]/m)
+    const metrics = await httpRequest(`${fixture.server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'test-metrics-secret' },
+    })
+    expect(metrics.body).toMatch(
+      /^memsvc_mcp_tool_call_duration_seconds_count\{tool="list_spaces",status="OK"\} [1-9]/m,
+    )
+    expect(metrics.body).toMatch(
+      /^memsvc_mcp_tool_call_duration_seconds_count\{tool="get_memory",status="NOT_FOUND"\} [1-9]/m,
+    )
+    expect(metrics.body).toMatch(
+      /^http_server_request_duration_seconds_count\{method="POST",route="\/mcp",status_code="200"\} [1-9]/m,
+    )
   })
 
   it('answers a notification with 202 and no body', async () => {
     const response = await httpRequest(`${fixture.server.restUrl}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${fixture.alice.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${fixture.alice.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     })
     expect(response.status).toBe(202)

@@ -25,8 +25,11 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
     alice = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey)
     bob = await connectMcp(fixture.server.restUrl, fixture.bob.apiKey)
     spaceId = (await alice.call('create_space', { name: 'private', spaceEmbedders: [{ embedderId }] })).body.spaceId
-    publicSpaceId = (await alice.call('create_space', { name: 'public', spaceEmbedders: [{ embedderId }], publicRead: true })).body.spaceId
-    memoryId = (await alice.call('add_memory', { spaceId, originalContent: 'the launch code is in the drawer' })).body.memoryId
+    publicSpaceId = (
+      await alice.call('create_space', { name: 'public', spaceEmbedders: [{ embedderId }], publicRead: true })
+    ).body.spaceId
+    memoryId = (await alice.call('add_memory', { spaceId, originalContent: 'the launch code is in the drawer' })).body
+      .memoryId
     await fixture.settled(memoryId)
   })
   afterAll(async () => {
@@ -43,12 +46,15 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     })
 
-  const memoryCount = async () => (await fixture.call('rest', 'listMemories', { spaceId }, fixture.alice.apiKey)).body.memories.length
+  const memoryCount = async () =>
+    (await fixture.call('rest', 'listMemories', { spaceId }, fixture.alice.apiKey)).body.memories.length
 
   it('refuses a missing, wrong or revoked key with 401 before any tool runs', async () => {
     const before = await memoryCount()
     const revoked = await fixture.newKey(fixture.alice)
-    expect((await fixture.call('rest', 'deleteApiKey', { apiKeyId: revoked.apiKeyId }, fixture.root.apiKey)).status).toBe('OK')
+    expect(
+      (await fixture.call('rest', 'deleteApiKey', { apiKeyId: revoked.apiKeyId }, fixture.root.apiKey)).status,
+    ).toBe('OK')
     const attempts: Array<[string, Record<string, string>]> = [
       ['no key', {}],
       ['forged key', { authorization: `Bearer ${FORGED_KEY}` }],
@@ -75,7 +81,11 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
   })
 
   it('reads the Authorization header first when both carry a key', async () => {
-    const response = await rawToolCall({ authorization: `Bearer ${FORGED_KEY}`, 'x-api-key': fixture.alice.apiKey }, 'list_spaces', {})
+    const response = await rawToolCall(
+      { authorization: `Bearer ${FORGED_KEY}`, 'x-api-key': fixture.alice.apiKey },
+      'list_spaces',
+      {},
+    )
     expect(response.status).toBe(401)
   })
 
@@ -103,7 +113,12 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
     const found = await bob.call('retrieve_memories', { message: 'anything', spaceIds: [publicSpaceId] })
     expect(found.isError).toBe(false)
     const write = await bob.call('add_memory', { spaceId: publicSpaceId, originalContent: 'bob was here' })
-    const overRest = await fixture.call('rest', 'createMemory', { spaceId: publicSpaceId, originalContent: 'bob was here' }, fixture.bob.apiKey)
+    const overRest = await fixture.call(
+      'rest',
+      'createMemory',
+      { spaceId: publicSpaceId, originalContent: 'bob was here' },
+      fixture.bob.apiKey,
+    )
     expect(write.isError).toBe(true)
     expect(write.body.error.status).toBe(overRest.status)
     expect(write.body.error.message).toBe(overRest.message)
@@ -111,16 +126,32 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
 
   it('refuses a browser on another origin with 403 before any tool runs', async () => {
     const before = await memoryCount()
-    for (const origin of ['http://evil.example', 'null', `http://localhost.evil.example:${new URL(fixture.server.restUrl).port}`, 'not a url']) {
-      const response = await rawToolCall({ authorization: `Bearer ${fixture.alice.apiKey}`, origin }, 'add_memory', { spaceId, originalContent: 'from a web page' })
+    for (const origin of [
+      'http://evil.example',
+      'null',
+      `http://localhost.evil.example:${new URL(fixture.server.restUrl).port}`,
+      'not a url',
+    ]) {
+      const response = await rawToolCall({ authorization: `Bearer ${fixture.alice.apiKey}`, origin }, 'add_memory', {
+        spaceId,
+        originalContent: 'from a web page',
+      })
       expect(response.status, origin).toBe(403)
-      expect(response.json(), origin).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { status: 'PERMISSION_DENIED' } } })
+      expect(response.json(), origin).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { status: 'PERMISSION_DENIED' } },
+      })
     }
     expect(await memoryCount()).toBe(before)
   })
 
   it('puts no raw key in any answer or log line', async () => {
-    const answers = [await alice.call('list_spaces'), await bob.call('get_memory', { memoryId }), await alice.call('list_embedders')]
+    const answers = [
+      await alice.call('list_spaces'),
+      await bob.call('get_memory', { memoryId }),
+      await alice.call('list_embedders'),
+    ]
     const seen = JSON.stringify(answers) + fixture.server.logs.join('\n')
     for (const key of [fixture.alice.apiKey, fixture.bob.apiKey, FORGED_KEY]) expect(seen).not.toContain(key.slice(4))
   })

@@ -95,12 +95,16 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
       'delete_memory',
       'retrieve_memories',
     ])
-    if (process.env.MEMSVC_TRANSCRIPT) fs.writeFileSync(`${process.env.MEMSVC_TRANSCRIPT}.tools.json`, JSON.stringify(tools, null, 2))
+    if (process.env.MEMSVC_TRANSCRIPT)
+      fs.writeFileSync(`${process.env.MEMSVC_TRANSCRIPT}.tools.json`, JSON.stringify(tools, null, 2))
   })
 
   it('creates a space, adds memories, waits for them, retrieves and deletes', async () => {
     const [embedderEntry] = (await session.call('list_embedders')).body.embedders
-    const space = await session.call('create_space', { name: 'agent memory', spaceEmbedders: [{ embedderId: embedderEntry.embedderId }] })
+    const space = await session.call('create_space', {
+      name: 'agent memory',
+      spaceEmbedders: [{ embedderId: embedderEntry.embedderId }],
+    })
     expect(space.isError).toBe(false)
     spaceId = space.body.spaceId
     for (const [originalContent, metadata] of [
@@ -112,17 +116,39 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
       memoryIds.push(added.body.memoryId)
     }
     for (const memoryId of memoryIds) {
-      await waitFor(`memory ${memoryId} COMPLETED`, async () => (await session.call('get_ingestion_status', { memoryId })).body.processingStatus === 'COMPLETED')
+      await waitFor(
+        `memory ${memoryId} COMPLETED`,
+        async () => (await session.call('get_ingestion_status', { memoryId })).body.processingStatus === 'COMPLETED',
+      )
     }
-    const found = await session.call('retrieve_memories', { message: 'what is alice allergic to', spaceIds: [spaceId], requestedSize: 1 })
+    const found = await session.call('retrieve_memories', {
+      message: 'what is alice allergic to',
+      spaceIds: [spaceId],
+      requestedSize: 1,
+    })
     expect(found.isError).toBe(false)
-    expect(found.body.chunks).toEqual([expect.objectContaining({ memoryId: memoryIds[0], chunkText: 'Alice is allergic to peanuts.', relevanceScore: expect.any(Number) })])
-    expect(found.body.memories).toEqual([expect.objectContaining({ memoryId: memoryIds[0], metadata: { kind: 'health' } })])
+    expect(found.body.chunks).toEqual([
+      expect.objectContaining({
+        memoryId: memoryIds[0],
+        chunkText: 'Alice is allergic to peanuts.',
+        relevanceScore: expect.any(Number),
+      }),
+    ])
+    expect(found.body.memories).toEqual([
+      expect.objectContaining({ memoryId: memoryIds[0], metadata: { kind: 'health' } }),
+    ])
 
-    expect((await session.call('delete_memory', { memoryId: memoryIds[1] })).body).toEqual({ memoryId: memoryIds[1], deleted: true })
+    expect((await session.call('delete_memory', { memoryId: memoryIds[1] })).body).toEqual({
+      memoryId: memoryIds[1],
+      deleted: true,
+    })
     const gone = await session.call('get_ingestion_status', { memoryId: memoryIds[1] })
     expect(gone.isError).toBe(true)
-    expect(gone.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', message: `memory ${memoryIds[1]} not found` })
+    expect(gone.body.error).toMatchObject({
+      code: 404,
+      status: 'NOT_FOUND',
+      message: `memory ${memoryIds[1]} not found`,
+    })
   })
 
   it('refuses a wrong key and a revoked one before any tool runs', async () => {
@@ -142,7 +168,11 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
       ] as const) {
         const refused = await bobSession.call(tool, args)
         expect(refused.isError, tool).toBe(true)
-        expect(refused.body.error, tool).toMatchObject({ code: 404, status: 'NOT_FOUND', message: `space ${spaceId} not found` })
+        expect(refused.body.error, tool).toMatchObject({
+          code: 404,
+          status: 'NOT_FOUND',
+          message: `space ${spaceId} not found`,
+        })
       }
       const memory = await bobSession.call('get_memory', { memoryId: memoryIds[0] })
       expect(memory.body.error).toMatchObject({ code: 404, message: `memory ${memoryIds[0]} not found` })
@@ -150,12 +180,17 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
     } finally {
       await bobSession.close()
     }
-    expect((await session.call('get_ingestion_status', { memoryId: memoryIds[0] })).body.processingStatus).toBe('COMPLETED')
+    expect((await session.call('get_ingestion_status', { memoryId: memoryIds[0] })).body.processingStatus).toBe(
+      'COMPLETED',
+    )
   })
 
   it('answers GET and DELETE with 405: the server is stateless', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const response = await request(`${baseUrl}/mcp`, { method, headers: { authorization: `Bearer ${alice.apiKey}`, accept: 'text/event-stream' } })
+      const response = await request(`${baseUrl}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${alice.apiKey}`, accept: 'text/event-stream' },
+      })
       expect(response.status, method).toBe(405)
       expect(response.headers.allow, method).toBe('POST')
     }
@@ -179,13 +214,27 @@ describe('MCP over TLS', { timeout: TEST_TIMEOUT_MS }, () => {
     const post = (message: unknown) =>
       request(`${tlsBase}/mcp`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify(message),
       })
-    const initialized = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tls-check', version: '1' } } })
+    const initialized = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tls-check', version: '1' } },
+    })
     expect(initialized.status).toBe(200)
     expect(JSON.parse(initialized.body).result.serverInfo.name).toBe('memsvc')
-    const listed = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_spaces', arguments: {} } })
+    const listed = await post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'list_spaces', arguments: {} },
+    })
     expect(JSON.parse(listed.body).result).toMatchObject({ structuredContent: { spaces: [] } })
   })
 })

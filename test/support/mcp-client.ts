@@ -24,7 +24,8 @@ export async function connectMcp(
   options: { header?: 'authorization' | 'x-api-key'; headers?: Record<string, string>; transcript?: string[] } = {},
 ): Promise<McpSession> {
   const header = options.header ?? 'authorization'
-  const keyHeaders: Record<string, string> = header === 'authorization' ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }
+  const keyHeaders: Record<string, string> =
+    header === 'authorization' ? { authorization: `Bearer ${apiKey}` } : { 'x-api-key': apiKey }
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', baseUrl), {
     requestInit: { headers: { ...keyHeaders, ...options.headers } },
     fetch: options.transcript ? recordingFetch(options.transcript) : undefined,
@@ -49,7 +50,9 @@ function recordingFetch(transcript: string[]): typeof fetch {
     const headers = new Headers(init?.headers)
     const key = headers.get('authorization') ?? headers.get('x-api-key') ?? ''
     const shownKey = key.replace(/(msk_[0-9A-Za-z]{6})[0-9A-Za-z]+/, '$1…')
-    const sent = [`> ${method} ${new URL(String(input)).pathname}  (${headers.has('x-api-key') ? 'x-api-key' : 'authorization'}: ${shownKey})`]
+    const sent = [
+      `> ${method} ${new URL(String(input)).pathname}  (${headers.has('x-api-key') ? 'x-api-key' : 'authorization'}: ${shownKey})`,
+    ]
     if (typeof init?.body === 'string') sent.push(`> ${init.body}`)
     const response = await fetch(input, init)
     const text = await response.clone().text()

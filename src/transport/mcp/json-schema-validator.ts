@@ -1,4 +1,9 @@
-import type { JsonSchemaType, JsonSchemaValidator, JsonSchemaValidatorResult, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  JsonSchemaValidatorResult,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js'
 import * as z from 'zod/v4'
 
 /**

@@ -1,6 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
 import type { CallContext } from '../../domain/call-context.js'
 import type { ServerContext } from '../../domain/context.js'
 import { AppError, toAppError } from '../../errors/app-error.js'
@@ -20,7 +27,14 @@ import { MCP_TOOLS, type McpTool } from './mcp-tools.js'
  */
 
 /** The headers the SDK transport reads besides the ones every route copies, and the Origin check's. */
-export const MCP_READ_HEADERS = ['accept', 'mcp-protocol-version', 'mcp-session-id', 'x-api-key', 'origin', 'host'] as const
+export const MCP_READ_HEADERS = [
+  'accept',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'x-api-key',
+  'origin',
+  'host',
+] as const
 
 /** JSON-RPC 2.0's codes for a body that is not JSON, and for a refusal of the server's own. */
 const JSONRPC_PARSE_ERROR = -32700
@@ -36,7 +50,7 @@ const INSTRUCTIONS =
   'memsvc stores text as memories in spaces and finds them again by meaning. Typical use: list_spaces to find a spaceId ' +
   '(or list_embedders then create_space); add_memory to store text (it is indexed in the background: get_ingestion_status ' +
   'says when it is COMPLETED); retrieve_memories to find what is relevant to a message. Errors come back as tool results ' +
-  'with the service\'s error (code, status, message naming the field at fault).'
+  "with the service's error (code, status, message naming the field at fault)."
 
 const NANOSECONDS_PER_SECOND = 1e9
 
@@ -46,7 +60,12 @@ export interface McpEndpoint {
   toolDuration: SeriesHistogram<'tool' | 'status'>
 }
 
-const TOOL_LIST: Tool[] = MCP_TOOLS.map(({ name, description, inputSchema, annotations }) => ({ name, description, inputSchema, annotations }))
+const TOOL_LIST: Tool[] = MCP_TOOLS.map(({ name, description, inputSchema, annotations }) => ({
+  name,
+  description,
+  inputSchema,
+  annotations,
+}))
 const TOOLS_BY_NAME = new Map<string, McpTool>(MCP_TOOLS.map((tool) => [tool.name, tool]))
 
 export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Promise<RestResponse> {
@@ -59,12 +78,23 @@ export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Pro
     if (error instanceof AppError) return jsonRpcError(error, request.requestId)
     throw error
   }
-  const call: CallContext = { requestId: request.requestId, transport: 'mcp', authorization: request.headers.authorization, principal: request.principal }
+  const call: CallContext = {
+    requestId: request.requestId,
+    transport: 'mcp',
+    authorization: request.headers.authorization,
+    principal: request.principal,
+  }
   const mcp = mcpServer(endpoint, call)
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  })
   await mcp.connect(transport)
   try {
-    const response = await transport.handleRequest(new Request(ENDPOINT_URL, { method: 'POST', headers: request.headers }), { parsedBody: body })
+    const response = await transport.handleRequest(
+      new Request(ENDPOINT_URL, { method: 'POST', headers: request.headers }),
+      { parsedBody: body },
+    )
     return await restResponse(response)
   } finally {
     await mcp.close()
@@ -78,7 +108,9 @@ function mcpServer(endpoint: McpEndpoint, call: CallContext): Server {
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: new ZodJsonSchemaValidator() },
   )
   mcp.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }))
-  mcp.setRequestHandler(CallToolRequestSchema, (toolCall) => callTool(endpoint, call, toolCall.params.name, toolCall.params.arguments ?? {}))
+  mcp.setRequestHandler(CallToolRequestSchema, (toolCall) =>
+    callTool(endpoint, call, toolCall.params.name, toolCall.params.arguments ?? {}),
+  )
   return mcp
 }
 
@@ -87,12 +119,23 @@ function mcpServer(endpoint: McpEndpoint, call: CallContext): Server {
  * (the same code, status, message and field details), so the model can read it and correct
  * itself; only a tool that does not exist is a protocol error (MCP specification, tools).
  */
-async function callTool(endpoint: McpEndpoint, call: CallContext, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+async function callTool(
+  endpoint: McpEndpoint,
+  call: CallContext,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(name)
-  if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name.slice(0, 100))}; tools/list names the tools`)
+  if (!tool)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `unknown tool ${JSON.stringify(name.slice(0, 100))}; tools/list names the tools`,
+    )
   const started = process.hrtime.bigint()
   const observe = (status: string) =>
-    endpoint.toolDuration.series({ tool: name, status }).observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
+    endpoint.toolDuration
+      .series({ tool: name, status })
+      .observe(Number(process.hrtime.bigint() - started) / NANOSECONDS_PER_SECOND)
   try {
     const value = (await tool.run(endpoint.server.domain, call, args)) as Record<string, unknown>
     observe('OK')
@@ -113,7 +156,8 @@ function toolError(server: ServerContext, call: CallContext, tool: string, error
       requestId: call.requestId,
       transport: call.transport,
       tool,
-      error: error instanceof Error ? `${error.name}: ${error.message}` : `non-error value of type ${typeof error} thrown`,
+      error:
+        error instanceof Error ? `${error.name}: ${error.message}` : `non-error value of type ${typeof error} thrown`,
       stack: (error as Error | undefined)?.stack,
     })
   }
@@ -129,7 +173,10 @@ function toolError(server: ServerContext, call: CallContext, tool: string, error
 function crossOriginRefusal(headers: Record<string, string>): AppError | undefined {
   const origin = headers.origin
   if (origin === undefined) return undefined
-  const refusal = new AppError('PERMISSION_DENIED', `origin ${JSON.stringify(origin.slice(0, 200))} may not call /mcp; only the server's own origin may`)
+  const refusal = new AppError(
+    'PERMISSION_DENIED',
+    `origin ${JSON.stringify(origin.slice(0, 200))} may not call /mcp; only the server's own origin may`,
+  )
   let originUrl: URL
   try {
     originUrl = new URL(origin)
@@ -153,7 +200,11 @@ function jsonRpcError(error: AppError, requestId: string): RestResponse {
   const code = error.code === 'INVALID_ARGUMENT' ? JSONRPC_PARSE_ERROR : JSONRPC_SERVER_ERROR
   return {
     status: error.httpStatus,
-    json: { jsonrpc: '2.0', id: null, error: { code, message: error.message, data: { status: error.code, details: error.details, requestId } } },
+    json: {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code, message: error.message, data: { status: error.code, details: error.details, requestId } },
+    },
   }
 }
 

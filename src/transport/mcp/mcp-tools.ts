@@ -6,8 +6,20 @@ import { type RetrievalEvent, type RetrievedChunk, retrieveMemories } from '../.
 import { createSpace, listSpaces } from '../../domain/spaces.js'
 import { AppError } from '../../errors/app-error.js'
 import { MAX_PAGE_SIZE } from '../../validation/common.js'
-import { CONTENT_TYPES, MAX_METADATA_PROPERTIES, MAX_SPACE_EMBEDDERS, MAX_SPACE_NAME_LENGTH, MEMORY_STATUSES } from '../../validation/memory.js'
-import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE, MAX_SPACE_KEYS, RETRIEVAL_MODES } from '../../validation/retrieval.js'
+import {
+  CONTENT_TYPES,
+  MAX_METADATA_PROPERTIES,
+  MAX_SPACE_EMBEDDERS,
+  MAX_SPACE_NAME_LENGTH,
+  MEMORY_STATUSES,
+} from '../../validation/memory.js'
+import {
+  DEFAULT_REQUESTED_SIZE,
+  MAX_MESSAGE_LENGTH,
+  MAX_REQUESTED_SIZE,
+  MAX_SPACE_KEYS,
+  RETRIEVAL_MODES,
+} from '../../validation/retrieval.js'
 
 /**
  * The memory tools MCP clients see (issue 17). Each one calls the same use case as the REST
@@ -23,7 +35,13 @@ export interface McpTool {
   /** Read by the model: what the tool is for, when to call it, and what comes back. */
   description: string
   inputSchema: JsonSchema & { type: 'object' }
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: false }
+  annotations: {
+    title: string
+    readOnlyHint: boolean
+    destructiveHint: boolean
+    idempotentHint: boolean
+    openWorldHint: false
+  }
   run(context: DomainContext, call: CallContext, args: Record<string, unknown>): Promise<unknown>
 }
 
@@ -69,26 +87,37 @@ const RETRIEVAL_FIELD_NAMES: Array<[RegExp, string]> = [
 
 function withToolFieldNames(error: unknown): unknown {
   if (!(error instanceof AppError) || error.details.length === 0) return error
-  const rename = (field: string) => RETRIEVAL_FIELD_NAMES.reduce((name, [pattern, replacement]) => name.replace(pattern, replacement), field)
+  const rename = (field: string) =>
+    RETRIEVAL_FIELD_NAMES.reduce((name, [pattern, replacement]) => name.replace(pattern, replacement), field)
   const details = error.details.map((detail) => ({ field: rename(detail.field), description: detail.description }))
   const first = error.details[0]!
-  const message = error.message.startsWith(`${first.field}:`) ? `${details[0]!.field}${error.message.slice(first.field.length)}` : error.message
+  const message = error.message.startsWith(`${first.field}:`)
+    ? `${details[0]!.field}${error.message.slice(first.field.length)}`
+    : error.message
   return new AppError(error.code, message, details)
 }
 
 function retrievalRequest(args: Record<string, unknown>): Record<string, unknown> {
   const { spaceIds, filter, llmId, rerankerId, ...rest } = args
-  const spaceKeys = Array.isArray(spaceIds) ? spaceIds.map((spaceId) => ({ spaceId, ...(filter === undefined ? {} : { filter }) })) : spaceIds
+  const spaceKeys = Array.isArray(spaceIds)
+    ? spaceIds.map((spaceId) => ({ spaceId, ...(filter === undefined ? {} : { filter }) }))
+    : spaceIds
   const postProcessor = llmId === undefined && rerankerId === undefined ? undefined : { llmId, rerankerId }
   return { ...rest, spaceKeys, ...(postProcessor ? { postProcessor } : {}) }
 }
 
-function ingestionStatus(memory: { memoryId: string; processingStatus: string; processingError?: string; chunkCount: number }) {
+function ingestionStatus(memory: {
+  memoryId: string
+  processingStatus: string
+  processingError?: string
+  chunkCount: number
+}) {
   const { memoryId, processingStatus, processingError, chunkCount } = memory
   return { memoryId, processingStatus, ...(processingError === undefined ? {} : { processingError }), chunkCount }
 }
 
-const readOnly = (title: string) => ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }) as const
+const readOnly = (title: string) =>
+  ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }) as const
 
 export const MCP_TOOLS: readonly McpTool[] = [
   {
@@ -108,7 +137,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
     inputSchema: {
       type: 'object',
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: MAX_SPACE_NAME_LENGTH, description: 'Name of the space, unique among your spaces.' },
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_SPACE_NAME_LENGTH,
+          description: 'Name of the space, unique among your spaces.',
+        },
         spaceEmbedders: {
           type: 'array',
           minItems: 1,
@@ -118,19 +152,32 @@ export const MCP_TOOLS: readonly McpTool[] = [
             type: 'object',
             properties: {
               embedderId: uuid('An embedderId from list_embedders.'),
-              defaultRetrievalWeight: { type: 'number', minimum: 0, description: 'Weight of this embedder when results are fused (default 1).' },
+              defaultRetrievalWeight: {
+                type: 'number',
+                minimum: 0,
+                description: 'Weight of this embedder when results are fused (default 1).',
+              },
             },
             required: ['embedderId'],
             additionalProperties: false,
           },
         },
         labels: { type: 'object', additionalProperties: { type: 'string' }, description: 'Optional key/value labels.' },
-        publicRead: { type: 'boolean', description: 'Let every other user retrieve from this space (never write). Default false.' },
+        publicRead: {
+          type: 'boolean',
+          description: 'Let every other user retrieve from this space (never write). Default false.',
+        },
       },
       required: ['name', 'spaceEmbedders'],
       additionalProperties: false,
     },
-    annotations: { title: 'Create a memory space', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      title: 'Create a memory space',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     run: (context, call, args) => createSpace(context, call, args),
   },
   {
@@ -156,16 +203,27 @@ export const MCP_TOOLS: readonly McpTool[] = [
         metadata: {
           type: 'object',
           maxProperties: MAX_METADATA_PROPERTIES,
-          description: "Optional JSON object stored with the memory, e.g. {\"source\": \"chat\", \"topic\": \"billing\"}; retrieve_memories can filter on it.",
+          description:
+            'Optional JSON object stored with the memory, e.g. {"source": "chat", "topic": "billing"}; retrieve_memories can filter on it.',
         },
         contentType: { type: 'string', enum: [...CONTENT_TYPES], description: 'The text format (default text/plain).' },
         memoryId: uuid('Optional: the id to give the memory (a UUID); one is made when absent.'),
-        dedupe: { type: 'boolean', description: 'If the same text is already stored in the space, answer that memory instead of storing it again.' },
+        dedupe: {
+          type: 'boolean',
+          description:
+            'If the same text is already stored in the space, answer that memory instead of storing it again.',
+        },
       },
       required: ['spaceId', 'originalContent'],
       additionalProperties: false,
     },
-    annotations: { title: 'Add a memory', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: {
+      title: 'Add a memory',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
     run: async (context, call, args) => (await createMemory(context, call, args)).memory,
   },
   {
@@ -176,7 +234,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
       type: 'object',
       properties: {
         memoryId: uuid('The memory to read.'),
-        includeContent: { type: 'boolean', description: 'Also answer the original text as originalContent (default false).' },
+        includeContent: {
+          type: 'boolean',
+          description: 'Also answer the original text as originalContent (default false).',
+        },
       },
       required: ['memoryId'],
       additionalProperties: false,
@@ -194,15 +255,31 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       `Check whether a memory added with add_memory is ready to be retrieved. Answers {memoryId, processingStatus, chunkCount, processingError?}; ` +
       `processingStatus is one of ${MEMORY_STATUSES.join(', ')}. PENDING and PROCESSING mean wait and ask again; FAILED carries processingError.`,
-    inputSchema: { type: 'object', properties: { memoryId: uuid('The memoryId add_memory answered.') }, required: ['memoryId'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { memoryId: uuid('The memoryId add_memory answered.') },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
     annotations: readOnly('Ingestion status of a memory'),
     run: async (context, call, { memoryId }) => ingestionStatus(await getMemory(context, call, memoryId)),
   },
   {
     name: 'delete_memory',
     description: 'Delete a memory, with its chunks and vectors, for good. Answers {memoryId, deleted: true}.',
-    inputSchema: { type: 'object', properties: { memoryId: uuid('The memory to delete.') }, required: ['memoryId'], additionalProperties: false },
-    annotations: { title: 'Delete a memory', readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    inputSchema: {
+      type: 'object',
+      properties: { memoryId: uuid('The memory to delete.') },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: 'Delete a memory',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     run: async (context, call, { memoryId }) => {
       await deleteMemory(context, call, memoryId)
       return { memoryId, deleted: true }
@@ -213,12 +290,23 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'Search memories by meaning (and keywords) in one or more spaces. Answers the best-matching chunks of text, best first, each with its ' +
       'relevanceScore (0..1) and memoryId, plus the memories they belong to (metadata included). ' +
-      'With llmId (a registered LLM), also answers the LLM\'s reply to the message, grounded in those chunks.',
+      "With llmId (a registered LLM), also answers the LLM's reply to the message, grounded in those chunks.",
     inputSchema: {
       type: 'object',
       properties: {
-        message: { type: 'string', minLength: 1, maxLength: MAX_MESSAGE_LENGTH, description: 'What to look for: a question or a passage.' },
-        spaceIds: { type: 'array', minItems: 1, maxItems: MAX_SPACE_KEYS, items: uuid('A spaceId from list_spaces.'), description: 'The spaces to search.' },
+        message: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_MESSAGE_LENGTH,
+          description: 'What to look for: a question or a passage.',
+        },
+        spaceIds: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_SPACE_KEYS,
+          items: uuid('A spaceId from list_spaces.'),
+          description: 'The spaces to search.',
+        },
         filter: {
           type: 'string',
           description:
@@ -231,7 +319,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
           maximum: MAX_REQUESTED_SIZE,
           description: `How many chunks to answer (default ${DEFAULT_REQUESTED_SIZE}).`,
         },
-        mode: { type: 'string', enum: [...RETRIEVAL_MODES], description: 'HYBRID (default: meaning and keywords), VECTOR or KEYWORD.' },
+        mode: {
+          type: 'string',
+          enum: [...RETRIEVAL_MODES],
+          description: 'HYBRID (default: meaning and keywords), VECTOR or KEYWORD.',
+        },
         rerankerId: uuid('Optional: a registered reranker to reorder the chunks.'),
         llmId: uuid('Optional: a registered LLM to answer the message from the chunks found.'),
       },
