@@ -79,7 +79,7 @@ const MODULE_SUBSTITUTES: ModuleSubstitute[] = [
     why:
       "The MCP SDK's Server imports Ajv as its default JSON Schema validator. memsvc always passes its own (built on zod, " +
       'which the SDK already bundles), so Ajv would be dead weight, and its code generator carries require("ajv/dist/runtime/…") ' +
-      'strings that checkBundle() rightly cannot tell from real loads. The substitute exports the zod-based validator under Ajv\'s name.',
+      "strings that checkBundle() rightly cannot tell from real loads. The substitute exports the zod-based validator under Ajv's name.",
   },
 ]
 

@@ -169,5 +169,14 @@ function servedRoute(pattern: string, handler: RestHandler, options: RouteOption
 
 /** A 404 or 405 answer: it reaches no use case and decodes no parameters. */
 function noRoute(name: string, handler: RestHandler, extraHeaders: Record<string, string> = {}): ServedRoute {
-  return { transport: 'rest', name, handler, paramNames: [], needsApiKey: false, drainExempt: 'no-route', extraHeaders, readHeaders: READ_HEADERS }
+  return {
+    transport: 'rest',
+    name,
+    handler,
+    paramNames: [],
+    needsApiKey: false,
+    drainExempt: 'no-route',
+    extraHeaders,
+    readHeaders: READ_HEADERS,
+  }
 }

@@ -35,7 +35,13 @@ export interface ExchangeServer {
  * header with req.forEach was the largest single cost of the request wrapper (bench
  * profile of GET /v1/users/me). A route that needs another header names it in its options (readHeaders).
  */
-export const READ_HEADERS: readonly string[] = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key']
+export const READ_HEADERS: readonly string[] = [
+  'authorization',
+  'x-request-id',
+  'content-length',
+  'content-type',
+  'x-service-metrics-key',
+]
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -127,8 +133,8 @@ export class RestExchange {
       const value = req.getHeader(name)
       if (value !== '') headers[name] = value
     }
-    const { apiKeyHeader } = this.#route
-    if (apiKeyHeader !== undefined && headers.authorization === undefined && headers[apiKeyHeader] !== undefined) headers.authorization = headers[apiKeyHeader]
+    const keyInOtherHeader = this.#route.apiKeyHeader === undefined ? undefined : headers[this.#route.apiKeyHeader]
+    if (headers.authorization === undefined && keyInOtherHeader !== undefined) headers.authorization = keyInOtherHeader
     const requestId = this.#call.identify(headers['x-request-id'])
     const params = copyParams(req, this.#route.paramNames)
     const rawQuery = req.getQuery()
