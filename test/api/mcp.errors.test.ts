@@ -73,6 +73,20 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     await expectSameAsRest('get_memory', { memoryId: 'nope' }, 'getMemory')
   })
 
+  it("refuses arguments the id-taking tools do not take, by name, as a REST body's unknown field", async () => {
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['get_memory', { memoryId: MISSING_ID, colour: 'red' }, 'colour: unknown field'],
+      ['get_memory', { memoryId: MISSING_ID, includeContent: 'yes' }, 'includeContent: must be true or false'],
+      ['get_ingestion_status', { memoryId: MISSING_ID, verbose: true }, 'verbose: unknown field'],
+      ['delete_memory', {}, 'memoryId: is required'],
+    ]
+    for (const [tool, args, message] of cases) {
+      const answer = await mcp.call(tool, args)
+      expect(answer.isError, tool).toBe(true)
+      expect(answer.body.error, tool).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', message })
+    }
+  })
+
   it('answers what is absent or taken as tool errors like REST does', async () => {
     expect(await expectSameAsRest('get_memory', { memoryId: MISSING_ID }, 'getMemory')).toMatchObject({
       code: 404,

@@ -1,3 +1,4 @@
+import * as v from 'valibot'
 import type { CallContext } from '../../domain/call-context.js'
 import type { DomainContext } from '../../domain/context.js'
 import { listEmbedders } from '../../domain/embedders.js'
@@ -13,6 +14,7 @@ import {
   MAX_SPACE_NAME_LENGTH,
   MEMORY_STATUSES,
 } from '../../validation/memory.js'
+import { parseInput } from '../../validation/parse.js'
 import {
   DEFAULT_REQUESTED_SIZE,
   MAX_MESSAGE_LENGTH,
@@ -115,6 +117,17 @@ function ingestionStatus(memory: {
   const { memoryId, processingStatus, processingError, chunkCount } = memory
   return { memoryId, processingStatus, ...(processingError === undefined ? {} : { processingError }), chunkCount }
 }
+
+/**
+ * The arguments of a tool whose use case takes an id rather than a body: an argument the tool
+ * does not take is refused by name, as an unknown field of a REST body is, instead of ignored.
+ * The use case still validates the id.
+ */
+const byMemoryId = v.strictObject({ memoryId: v.unknown() })
+const byMemoryIdWithContent = v.strictObject({
+  memoryId: v.unknown(),
+  includeContent: v.optional(v.boolean('must be true or false')),
+})
 
 const readOnly = (title: string) =>
   ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }) as const
@@ -243,7 +256,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       additionalProperties: false,
     },
     annotations: readOnly('Get a memory'),
-    run: async (context, call, { memoryId, includeContent }) => {
+    run: async (context, call, args) => {
+      const { memoryId, includeContent } = parseInput(byMemoryIdWithContent, args)
       const memory = await getMemory(context, call, memoryId)
       if (includeContent !== true) return memory
       const { originalContent } = await getMemoryContent(context, call, memoryId)
@@ -262,7 +276,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
       additionalProperties: false,
     },
     annotations: readOnly('Ingestion status of a memory'),
-    run: async (context, call, { memoryId }) => ingestionStatus(await getMemory(context, call, memoryId)),
+    run: async (context, call, args) => {
+      const { memoryId } = parseInput(byMemoryId, args)
+      return ingestionStatus(await getMemory(context, call, memoryId))
+    },
   },
   {
     name: 'delete_memory',
@@ -280,7 +297,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
       idempotentHint: true,
       openWorldHint: false,
     },
-    run: async (context, call, { memoryId }) => {
+    run: async (context, call, args) => {
+      const { memoryId } = parseInput(byMemoryId, args)
       await deleteMemory(context, call, memoryId)
       return { memoryId, deleted: true }
     },
