@@ -8,7 +8,7 @@ import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Uws } from '../../runtime/uws.js'
 import { TLS12_CIPHERS } from '../../tls/cipher-policy.js'
 import { type DrainExemption, RequestPipeline } from '../request-pipeline.js'
-import { type ExchangeServer, READ_HEADERS, RestExchange, type ServedRoute } from './rest-exchange.js'
+import { type ExchangeServer, RestExchange, type ServedRoute } from './rest-exchange.js'
 import type { RestHandler } from './rest-messages.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -162,7 +162,7 @@ function servedRoute(pattern: string, handler: RestHandler, options: RouteOption
     needsApiKey: options.needsApiKey === true,
     drainExempt: options.drainExempt,
     extraHeaders: {},
-    readHeaders: [...READ_HEADERS, ...(options.readHeaders ?? [])],
+    routeHeaders: options.readHeaders ?? [],
     apiKeyHeader: options.apiKeyHeader,
   }
 }
@@ -177,6 +177,6 @@ function noRoute(name: string, handler: RestHandler, extraHeaders: Record<string
     needsApiKey: false,
     drainExempt: 'no-route',
     extraHeaders,
-    readHeaders: READ_HEADERS,
+    routeHeaders: [],
   }
 }

@@ -16,8 +16,8 @@ export interface ServedRoute extends CallRoute {
   needsApiKey: boolean
   /** Headers every answer on the route carries (Allow, on a 405). */
   extraHeaders: Record<string, string>
-  /** The request headers copied out of uWS for the handler: READ_HEADERS and any the route adds. */
-  readHeaders: readonly string[]
+  /** Request headers the route's handler reads besides READ_HEADERS (RouteOptions.readHeaders). */
+  routeHeaders: readonly string[]
   /** A header that may carry the API key when Authorization is absent (RouteOptions.apiKeyHeader). */
   apiKeyHeader?: string
 }
@@ -33,15 +33,9 @@ export interface ExchangeServer {
 /**
  * The request headers any handler reads: only these are copied out of uWS. Copying every
  * header with req.forEach was the largest single cost of the request wrapper (bench
- * profile of GET /v1/users/me). A route that needs another header names it in its options (readHeaders).
+ * profile of GET /v1/users/me). A handler that needs another header adds it here.
  */
-export const READ_HEADERS: readonly string[] = [
-  'authorization',
-  'x-request-id',
-  'content-length',
-  'content-type',
-  'x-service-metrics-key',
-]
+const READ_HEADERS = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key'] as const
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -129,7 +123,11 @@ export class RestExchange {
 
   #copyRequest(req: HttpRequest): RestRequest {
     const headers: Record<string, string> = {}
-    for (const name of this.#route.readHeaders) {
+    for (const name of READ_HEADERS) {
+      const value = req.getHeader(name)
+      if (value !== '') headers[name] = value
+    }
+    for (const name of this.#route.routeHeaders) {
       const value = req.getHeader(name)
       if (value !== '') headers[name] = value
     }
