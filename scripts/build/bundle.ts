@@ -5,7 +5,11 @@
 // import() of anything else. checkBundle() enforces that.
 import fs from 'node:fs'
 import { isBuiltin } from 'node:module'
+import path from 'node:path'
 import * as esbuild from 'esbuild'
+
+/** The repository root (this file is scripts/build/bundle.ts). */
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..')
 
 export interface BundleOptions {
   entry: string
@@ -53,6 +57,45 @@ const SOURCE_PATCHES: SourcePatch[] = [
   },
 ]
 
+interface ModuleSubstitute {
+  /** The import as the importing file writes it. */
+  specifier: RegExp
+  /** Files (absolute paths) whose import is substituted. */
+  importers: RegExp
+  /** The module (relative to the repository root) bundled in its place. */
+  replacement: string
+  why: string
+}
+
+/**
+ * Modules bundled in place of a package's own. Each replacement exports what the importer
+ * uses of the original, and works: none is a stub.
+ */
+const MODULE_SUBSTITUTES: ModuleSubstitute[] = [
+  {
+    specifier: /^\.\.\/validation\/ajv-provider\.js$/,
+    importers: /[\\/]@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/](server|client)[\\/]index\.js$/,
+    replacement: 'src/transport/mcp/sdk-default-validator.ts',
+    why:
+      "The MCP SDK's Server imports Ajv as its default JSON Schema validator. memsvc always passes its own (built on zod, " +
+      'which the SDK already bundles), so Ajv would be dead weight, and its code generator carries require("ajv/dist/runtime/…") ' +
+      "strings that checkBundle() rightly cannot tell from real loads. The substitute exports the zod-based validator under Ajv's name.",
+  },
+]
+
+function moduleSubstitutePlugin(substitutes: ModuleSubstitute[]): esbuild.Plugin {
+  return {
+    name: 'memsvc-module-substitutes',
+    setup(build) {
+      for (const substitute of substitutes) {
+        build.onResolve({ filter: substitute.specifier }, (args) =>
+          substitute.importers.test(args.importer) ? { path: path.resolve(ROOT, substitute.replacement) } : undefined,
+        )
+      }
+    },
+  }
+}
+
 function sourcePatchPlugin(patches: SourcePatch[]): esbuild.Plugin {
   return {
     name: 'memsvc-source-patches',
@@ -94,7 +137,7 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
       __MEMSVC_VERSION__: JSON.stringify(options.version),
       __MEMSVC_UWS_VERSION__: JSON.stringify(options.uwsVersion),
     },
-    plugins: [sourcePatchPlugin(SOURCE_PATCHES)],
+    plugins: [sourcePatchPlugin(SOURCE_PATCHES), moduleSubstitutePlugin(MODULE_SUBSTITUTES)],
   })
   checkExternals(result.metafile)
   checkBundle(fs.readFileSync(options.outfile, 'utf8'))

@@ -4,7 +4,8 @@ import type { Principal } from './permissions.js'
 /** What a transport hands the domain about a call, before authentication. */
 export interface CallContext {
   requestId: string
-  transport: 'rest' | 'grpc'
+  /** 'mcp': a tool called through POST /mcp (src/transport/mcp). */
+  transport: 'rest' | 'grpc' | 'mcp'
   /** The raw Authorization header / metadata value, if any. */
   authorization?: string
   /** Set when the transport already authenticated `authorization` for this call (REST does, before reading a body). */

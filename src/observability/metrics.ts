@@ -17,6 +17,8 @@ export interface ServerMetrics {
   registry: Registry
   httpDuration: SeriesHistogram<'method' | 'route' | 'status_code'>
   grpcDuration: SeriesHistogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
+  /** One series per MCP tool and outcome (OK or the error's status); every call of any tool is also one POST /mcp in httpDuration. */
+  mcpToolDuration: SeriesHistogram<'tool' | 'status'>
 }
 
 /**
@@ -64,6 +66,13 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
     'grpc_server_handled_total',
     'Total number of RPCs completed on the server, regardless of success or failure.',
     grpcDuration,
+    registry,
+  )
+  const mcpToolDuration = new SeriesHistogram(
+    'memsvc_mcp_tool_call_duration_seconds',
+    'Duration of MCP tool calls, by tool and outcome (OK or the error status the tool answered).',
+    ['tool', 'status'] as const,
+    LATENCY_BUCKETS,
     registry,
   )
   new Gauge({
@@ -118,5 +127,5 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
       }
     },
   })
-  return { registry, httpDuration, grpcDuration }
+  return { registry, httpDuration, grpcDuration, mcpToolDuration }
 }

@@ -17,7 +17,7 @@ export type DrainExemption = 'probe' | 'metrics' | 'console-file' | 'drain-contr
 
 /** What the pipeline knows about the route or method a call came in on. */
 export interface CallRoute {
-  transport: 'rest' | 'grpc'
+  transport: 'rest' | 'grpc' | 'mcp'
   /** The route pattern or the RPC path, as logs name it. */
   name: string
   drainExempt?: DrainExemption

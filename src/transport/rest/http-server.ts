@@ -26,6 +26,15 @@ export interface RouteOptions {
    * UNAUTHENTICATED_BODY_LIMIT_BYTES (request-body.ts).
    */
   needsApiKey?: boolean
+  /** Request headers the handler reads besides the ones every route copies (READ_HEADERS in rest-exchange.ts). */
+  readHeaders?: readonly string[]
+  /**
+   * A header that may carry the API key when Authorization is absent (a bare key, as MCP
+   * clients send `x-api-key`). It must be one of `readHeaders`.
+   */
+  apiKeyHeader?: string
+  /** The protocol the route speaks, as logs name it (REST unless given). */
+  transport?: 'mcp'
 }
 
 export interface RegisteredRoute {
@@ -145,10 +154,29 @@ function servedRoute(pattern: string, handler: RestHandler, options: RouteOption
     .split('/')
     .filter((segment) => segment.startsWith(':'))
     .map((segment) => segment.slice(1))
-  return { transport: 'rest', name: pattern, handler, paramNames, needsApiKey: options.needsApiKey === true, drainExempt: options.drainExempt, extraHeaders: {} }
+  return {
+    transport: options.transport ?? 'rest',
+    name: pattern,
+    handler,
+    paramNames,
+    needsApiKey: options.needsApiKey === true,
+    drainExempt: options.drainExempt,
+    extraHeaders: {},
+    routeHeaders: options.readHeaders ?? [],
+    apiKeyHeader: options.apiKeyHeader,
+  }
 }
 
 /** A 404 or 405 answer: it reaches no use case and decodes no parameters. */
 function noRoute(name: string, handler: RestHandler, extraHeaders: Record<string, string> = {}): ServedRoute {
-  return { transport: 'rest', name, handler, paramNames: [], needsApiKey: false, drainExempt: 'no-route', extraHeaders }
+  return {
+    transport: 'rest',
+    name,
+    handler,
+    paramNames: [],
+    needsApiKey: false,
+    drainExempt: 'no-route',
+    extraHeaders,
+    routeHeaders: [],
+  }
 }

@@ -61,12 +61,22 @@ function jsonShapeProblem(text: string): string | undefined {
 
 /**
  * The request body as a JSON object with normalised field names; an empty body is `{}`.
- * Refused: a declared non-JSON content type (415; no content type at all is read as JSON),
- * bytes that are not UTF-8 (never silently replaced: what is stored is what was sent), and
- * nesting deeper than MAX_JSON_DEPTH or more than MAX_JSON_MEMBERS members. Of a key given twice the last one wins, as in JSON.parse.
+ * Refused as parsedJson refuses, and anything but an object. Of a key given twice the last one wins, as in JSON.parse.
  */
 export function jsonBody(request: RestRequest): Record<string, unknown> {
   if (request.body.length === 0) return {}
+  const parsed = parsedJson(request)
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidArgument('body', 'must be a JSON object')
+  return normaliseKeys(parsed, '') as Record<string, unknown>
+}
+
+/**
+ * The request body parsed as JSON, as it was sent (no field is renamed). Refused: a declared
+ * non-JSON content type (415; no content type at all is read as JSON), bytes that are not UTF-8
+ * (never silently replaced: what is stored is what was sent), and nesting deeper than
+ * MAX_JSON_DEPTH or more than MAX_JSON_MEMBERS members.
+ */
+export function parsedJson(request: RestRequest): unknown {
   const contentType = request.headers['content-type']
   if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', `content-type: expected application/json, got ${JSON.stringify(contentType.slice(0, 100))}`, [
@@ -81,14 +91,11 @@ export function jsonBody(request: RestRequest): Record<string, unknown> {
   }
   const shapeProblem = jsonShapeProblem(text)
   if (shapeProblem !== undefined) throw invalidArgument('body', shapeProblem)
-  let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    return JSON.parse(text)
   } catch (error) {
     throw invalidArgument('body', `malformed JSON: ${(error as Error).message}`)
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidArgument('body', 'must be a JSON object')
-  return normaliseKeys(parsed, '') as Record<string, unknown>
 }
 
 /** List parameters from the query string: `label.<key>=<value>` pairs become labelFilter. */

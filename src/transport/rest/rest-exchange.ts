@@ -17,6 +17,10 @@ export interface ServedRoute extends CallRoute {
   needsApiKey: boolean
   /** Headers every answer on the route carries (Allow, on a 405). */
   extraHeaders: Record<string, string>
+  /** Request headers the route's handler reads besides READ_HEADERS (RouteOptions.readHeaders). */
+  routeHeaders: readonly string[]
+  /** A header that may carry the API key when Authorization is absent (RouteOptions.apiKeyHeader). */
+  apiKeyHeader?: string
 }
 
 /** What an exchange uses of the server it arrived on. */
@@ -133,6 +137,12 @@ export class RestExchange {
       const value = req.getHeader(name)
       if (value !== '') headers[name] = value
     }
+    for (const name of this.#route.routeHeaders) {
+      const value = req.getHeader(name)
+      if (value !== '') headers[name] = value
+    }
+    const keyInOtherHeader = this.#route.apiKeyHeader === undefined ? undefined : headers[this.#route.apiKeyHeader]
+    if (headers.authorization === undefined && keyInOtherHeader !== undefined) headers.authorization = keyInOtherHeader
     const requestId = this.#call.identify(headers['x-request-id'])
     const params = copyParams(req, this.#route.paramNames)
     const rawQuery = req.getQuery()

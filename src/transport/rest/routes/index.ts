@@ -7,6 +7,7 @@ import type { ServerMetrics } from '../../../observability/metrics.js'
 import type { HttpServer } from '../http-server.js'
 import { registerAdminRoutes } from './admin.js'
 import { registerApiKeyRoutes } from './api-keys.js'
+import { registerMcpRoutes } from './mcp.js'
 import { registerMemoryRoutes } from './memories.js'
 import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
@@ -26,6 +27,7 @@ export function registerRestRoutes(http: HttpServer, server: ServerContext, metr
   registerSpaceRoutes(http, server)
   registerMemoryRoutes(http, server)
   registerAdminRoutes(http, server)
+  registerMcpRoutes(http, server, metrics)
   registerConsoleRoutes(http)
   http.finishRoutes()
 }

@@ -1,0 +1,360 @@
+import * as v from 'valibot'
+import type { CallContext } from '../../domain/call-context.js'
+import type { DomainContext } from '../../domain/context.js'
+import { listEmbedders } from '../../domain/embedders.js'
+import { createMemory, deleteMemory, getMemory, getMemoryContent } from '../../domain/memories.js'
+import { type RetrievalEvent, type RetrievedChunk, retrieveMemories } from '../../domain/retrieval.js'
+import { createSpace, listSpaces } from '../../domain/spaces.js'
+import { AppError } from '../../errors/app-error.js'
+import { MAX_PAGE_SIZE } from '../../validation/common.js'
+import {
+  CONTENT_TYPES,
+  MAX_METADATA_PROPERTIES,
+  MAX_SPACE_EMBEDDERS,
+  MAX_SPACE_NAME_LENGTH,
+  MEMORY_STATUSES,
+} from '../../validation/memory.js'
+import { parseInput } from '../../validation/parse.js'
+import {
+  DEFAULT_REQUESTED_SIZE,
+  MAX_MESSAGE_LENGTH,
+  MAX_REQUESTED_SIZE,
+  MAX_SPACE_KEYS,
+  RETRIEVAL_MODES,
+} from '../../validation/retrieval.js'
+
+/**
+ * The memory tools MCP clients see (issue 17). Each one calls the same use case as the REST
+ * and gRPC routes, with the caller's own key, and passes its arguments through under the REST
+ * field names, so validation, permissions and error messages are the REST API's own. The
+ * schemas describe those arguments to the model; the use cases still check every one of them.
+ */
+
+type JsonSchema = Record<string, unknown>
+
+export interface McpTool {
+  name: string
+  /** Read by the model: what the tool is for, when to call it, and what comes back. */
+  description: string
+  inputSchema: JsonSchema & { type: 'object' }
+  annotations: {
+    title: string
+    readOnlyHint: boolean
+    destructiveHint: boolean
+    idempotentHint: boolean
+    openWorldHint: false
+  }
+  run(context: DomainContext, call: CallContext, args: Record<string, unknown>): Promise<unknown>
+}
+
+const uuid = (description: string): JsonSchema => ({ type: 'string', format: 'uuid', description })
+const paging = {
+  maxResults: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, description: 'Page size.' },
+  nextToken: { type: 'string', description: 'The nextToken of the previous page, to read the next one.' },
+}
+
+/** What retrieve_memories answers: the retrieval stream (domain/retrieval.ts) collected into one result. */
+export interface RetrievalResult {
+  memories: unknown[]
+  chunks: Array<Omit<RetrievedChunk, 'memoryIndex'>>
+  /** The LLM's answer over the chunks, when llmId was given and it answered. */
+  answer?: string
+  /** Why there is no answer although llmId was given (the chunks are still good). */
+  answerError?: string
+}
+
+async function collectRetrieval(events: AsyncIterable<RetrievalEvent>): Promise<RetrievalResult> {
+  const result: RetrievalResult = { memories: [], chunks: [] }
+  for await (const event of events) {
+    if ('memoryDefinition' in event) result.memories.push(event.memoryDefinition.memory)
+    else if ('retrievedItem' in event) {
+      const { memoryIndex: _index, ...chunk } = event.retrievedItem.chunk
+      result.chunks.push(chunk)
+    } else if ('abstractReply' in event) result.answer = event.abstractReply.text
+    else if ('status' in event) result.answerError = event.status.message
+  }
+  return result
+}
+
+/**
+ * retrieve_memories takes flat arguments (spaceIds, one filter, llmId) where the REST body nests
+ * them (spaceKeys[], postProcessor). An error names the field the tool was given, not the REST one.
+ */
+const RETRIEVAL_FIELD_NAMES: Array<[RegExp, string]> = [
+  [/^spaceKeys\.(\d+)\.spaceId\b/, 'spaceIds.$1'],
+  [/^spaceKeys\.\d+\.filter\b/, 'filter'],
+  [/^spaceKeys\b/, 'spaceIds'],
+  [/^postProcessor\./, ''],
+]
+
+function withToolFieldNames(error: unknown): unknown {
+  if (!(error instanceof AppError) || error.details.length === 0) return error
+  const rename = (field: string) =>
+    RETRIEVAL_FIELD_NAMES.reduce((name, [pattern, replacement]) => name.replace(pattern, replacement), field)
+  const details = error.details.map((detail) => ({ field: rename(detail.field), description: detail.description }))
+  const first = error.details[0]!
+  const message = error.message.startsWith(`${first.field}:`)
+    ? `${details[0]!.field}${error.message.slice(first.field.length)}`
+    : error.message
+  return new AppError(error.code, message, details)
+}
+
+function retrievalRequest(args: Record<string, unknown>): Record<string, unknown> {
+  const { spaceIds, filter, llmId, rerankerId, ...rest } = args
+  const spaceKeys = Array.isArray(spaceIds)
+    ? spaceIds.map((spaceId) => ({ spaceId, ...(filter === undefined ? {} : { filter }) }))
+    : spaceIds
+  const postProcessor = llmId === undefined && rerankerId === undefined ? undefined : { llmId, rerankerId }
+  return { ...rest, spaceKeys, ...(postProcessor ? { postProcessor } : {}) }
+}
+
+function ingestionStatus(memory: {
+  memoryId: string
+  processingStatus: string
+  processingError?: string
+  chunkCount: number
+}) {
+  const { memoryId, processingStatus, processingError, chunkCount } = memory
+  return { memoryId, processingStatus, ...(processingError === undefined ? {} : { processingError }), chunkCount }
+}
+
+/**
+ * The arguments of a tool whose use case takes an id rather than a body: an argument the tool
+ * does not take is refused by name, as an unknown field of a REST body is, instead of ignored.
+ * The use case still validates the id.
+ */
+const byMemoryId = v.strictObject({ memoryId: v.unknown() })
+const byMemoryIdWithContent = v.strictObject({
+  memoryId: v.unknown(),
+  includeContent: v.optional(v.boolean('must be true or false')),
+})
+
+const readOnly = (title: string) =>
+  ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }) as const
+
+export const MCP_TOOLS: readonly McpTool[] = [
+  {
+    name: 'list_spaces',
+    description:
+      'List the memory spaces this API key can use (its own and those shared with it). A space is a named collection of memories. ' +
+      'Call this first to find the spaceId to store memories in or retrieve from. Answers {spaces: [...], nextToken?}.',
+    inputSchema: { type: 'object', properties: { ...paging }, additionalProperties: false },
+    annotations: readOnly('List memory spaces'),
+    run: (context, call, args) => listSpaces(context, call, args),
+  },
+  {
+    name: 'create_space',
+    description:
+      'Create a memory space. It needs a name (unique among your spaces) and at least one embedder that turns its text into vectors: ' +
+      'call list_embedders to find an embedderId. Answers the new space, whose spaceId add_memory and retrieve_memories take.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_SPACE_NAME_LENGTH,
+          description: 'Name of the space, unique among your spaces.',
+        },
+        spaceEmbedders: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_SPACE_EMBEDDERS,
+          description: 'The embedders that index the space, usually one.',
+          items: {
+            type: 'object',
+            properties: {
+              embedderId: uuid('An embedderId from list_embedders.'),
+              defaultRetrievalWeight: {
+                type: 'number',
+                minimum: 0,
+                description: 'Weight of this embedder when results are fused (default 1).',
+              },
+            },
+            required: ['embedderId'],
+            additionalProperties: false,
+          },
+        },
+        labels: { type: 'object', additionalProperties: { type: 'string' }, description: 'Optional key/value labels.' },
+        publicRead: {
+          type: 'boolean',
+          description: 'Let every other user retrieve from this space (never write). Default false.',
+        },
+      },
+      required: ['name', 'spaceEmbedders'],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: 'Create a memory space',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    run: (context, call, args) => createSpace(context, call, args),
+  },
+  {
+    name: 'list_embedders',
+    description:
+      'List the embedding models registered on this server that this API key can use. create_space needs one of their embedderId values. ' +
+      'Answers {embedders: [...], nextToken?}.',
+    inputSchema: { type: 'object', properties: { ...paging }, additionalProperties: false },
+    annotations: readOnly('List embedders'),
+    run: (context, call, args) => listEmbedders(context, call, args),
+  },
+  {
+    name: 'add_memory',
+    description:
+      'Store a piece of text as a memory in a space, with optional metadata (a JSON object you can filter on later). ' +
+      'Answers at once with the memory, its memoryId and processingStatus PENDING: the text is then chunked and embedded in the background. ' +
+      'It can be retrieved once get_ingestion_status reports COMPLETED (usually within seconds).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        spaceId: uuid('The space to store the memory in (from list_spaces).'),
+        originalContent: { type: 'string', minLength: 1, description: 'The text to remember.' },
+        metadata: {
+          type: 'object',
+          maxProperties: MAX_METADATA_PROPERTIES,
+          description:
+            'Optional JSON object stored with the memory, e.g. {"source": "chat", "topic": "billing"}; retrieve_memories can filter on it.',
+        },
+        contentType: { type: 'string', enum: [...CONTENT_TYPES], description: 'The text format (default text/plain).' },
+        memoryId: uuid('Optional: the id to give the memory (a UUID); one is made when absent.'),
+        dedupe: {
+          type: 'boolean',
+          description:
+            'If the same text is already stored in the space, answer that memory instead of storing it again.',
+        },
+      },
+      required: ['spaceId', 'originalContent'],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: 'Add a memory',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    run: async (context, call, args) => (await createMemory(context, call, args)).memory,
+  },
+  {
+    name: 'get_memory',
+    description:
+      'Get one memory by its memoryId: its space, metadata, processingStatus and chunk count; with includeContent true, also its original text.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        memoryId: uuid('The memory to read.'),
+        includeContent: {
+          type: 'boolean',
+          description: 'Also answer the original text as originalContent (default false).',
+        },
+      },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: readOnly('Get a memory'),
+    run: async (context, call, args) => {
+      const { memoryId, includeContent } = parseInput(byMemoryIdWithContent, args)
+      const memory = await getMemory(context, call, memoryId)
+      if (includeContent !== true) return memory
+      const { originalContent } = await getMemoryContent(context, call, memoryId)
+      return { ...memory, originalContent }
+    },
+  },
+  {
+    name: 'get_ingestion_status',
+    description:
+      `Check whether a memory added with add_memory is ready to be retrieved. Answers {memoryId, processingStatus, chunkCount, processingError?}; ` +
+      `processingStatus is one of ${MEMORY_STATUSES.join(', ')}. PENDING and PROCESSING mean wait and ask again; FAILED carries processingError.`,
+    inputSchema: {
+      type: 'object',
+      properties: { memoryId: uuid('The memoryId add_memory answered.') },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: readOnly('Ingestion status of a memory'),
+    run: async (context, call, args) => {
+      const { memoryId } = parseInput(byMemoryId, args)
+      return ingestionStatus(await getMemory(context, call, memoryId))
+    },
+  },
+  {
+    name: 'delete_memory',
+    description: 'Delete a memory, with its chunks and vectors, for good. Answers {memoryId, deleted: true}.',
+    inputSchema: {
+      type: 'object',
+      properties: { memoryId: uuid('The memory to delete.') },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: 'Delete a memory',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+    run: async (context, call, args) => {
+      const { memoryId } = parseInput(byMemoryId, args)
+      await deleteMemory(context, call, memoryId)
+      return { memoryId, deleted: true }
+    },
+  },
+  {
+    name: 'retrieve_memories',
+    description:
+      'Search memories by meaning (and keywords) in one or more spaces. Answers the best-matching chunks of text, best first, each with its ' +
+      'relevanceScore (0..1) and memoryId, plus the memories they belong to (metadata included). ' +
+      "With llmId (a registered LLM), also answers the LLM's reply to the message, grounded in those chunks.",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        message: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_MESSAGE_LENGTH,
+          description: 'What to look for: a question or a passage.',
+        },
+        spaceIds: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_SPACE_KEYS,
+          items: uuid('A spaceId from list_spaces.'),
+          description: 'The spaces to search.',
+        },
+        filter: {
+          type: 'string',
+          description:
+            "Optional metadata filter, e.g. val('$.topic') = 'billing' AND CAST(val('$.year') AS NUMBER) >= 2024. " +
+            'Operators: = != < <= > >= IN LIKE ILIKE IS [NOT] NULL CONTAINS OVERLAPS, AND OR NOT and parentheses.',
+        },
+        requestedSize: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_REQUESTED_SIZE,
+          description: `How many chunks to answer (default ${DEFAULT_REQUESTED_SIZE}).`,
+        },
+        mode: {
+          type: 'string',
+          enum: [...RETRIEVAL_MODES],
+          description: 'HYBRID (default: meaning and keywords), VECTOR or KEYWORD.',
+        },
+        rerankerId: uuid('Optional: a registered reranker to reorder the chunks.'),
+        llmId: uuid('Optional: a registered LLM to answer the message from the chunks found.'),
+      },
+      required: ['message', 'spaceIds'],
+      additionalProperties: false,
+    },
+    annotations: readOnly('Retrieve memories'),
+    run: async (context, call, args) => {
+      try {
+        return await collectRetrieval(await retrieveMemories(context, call, retrievalRequest(args)))
+      } catch (error) {
+        throw withToolFieldNames(error)
+      }
+    },
+  },
+]

@@ -1,0 +1,215 @@
+// The MCP endpoint (issue 17) through the official SDK client, as an agent framework uses it:
+// the tools it lists, and memory stored, found and deleted through them, on both engines.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ENGINES } from '../support/databases.js'
+import { expectedAnswer, type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
+import { httpRequest } from '../support/http-client.js'
+import { connectMcp, type McpSession } from '../support/mcp-client.js'
+import { type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
+import { waitFor } from '../support/wait.js'
+
+const TOOL_NAMES = [
+  'list_spaces',
+  'create_space',
+  'list_embedders',
+  'add_memory',
+  'get_memory',
+  'get_ingestion_status',
+  'delete_memory',
+  'retrieve_memories',
+]
+
+describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
+  let fixture: MemoryFixture
+  let chat: FakeRerankerLlm
+  let mcp: McpSession
+  let embedderId: string
+  let llmId: string
+
+  beforeAll(async () => {
+    fixture = await startMemoryFixture(engine)
+    chat = await startFakeRerankerLlm()
+    embedderId = await fixture.registerEmbedder(fixture.alice)
+    const llm = await fixture.call(
+      'rest',
+      'createLlm',
+      { displayName: 'fake chat', providerType: 'VLLM', endpointUrl: chat.url, modelIdentifier: 'fake-chat' },
+      fixture.alice.apiKey,
+    )
+    llmId = llm.body.llmId
+    mcp = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey)
+  })
+  afterAll(async () => {
+    await mcp?.close()
+    await chat?.close()
+    await fixture?.stop()
+  })
+
+  it('lists every tool with a description and an object schema, and names the server', async () => {
+    const { tools } = await mcp.client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(TOOL_NAMES)
+    for (const tool of tools) {
+      expect(tool.description!.length, tool.name).toBeGreaterThan(60)
+      expect(tool.inputSchema.type, tool.name).toBe('object')
+      expect(tool.inputSchema.additionalProperties, tool.name).toBe(false)
+    }
+    expect(tools.find((tool) => tool.name === 'retrieve_memories')!.inputSchema.required).toEqual([
+      'message',
+      'spaceIds',
+    ])
+    expect(mcp.client.getServerVersion()).toMatchObject({ name: 'memsvc' })
+    expect(mcp.client.getInstructions()).toContain('add_memory')
+  })
+
+  it('creates a space, stores memories, waits for them, retrieves with a filter and an LLM answer, and deletes', async () => {
+    const embedders = await mcp.call('list_embedders')
+    expect(embedders.isError).toBe(false)
+    expect(embedders.body.embedders.map((embedder: { embedderId: string }) => embedder.embedderId)).toContain(
+      embedderId,
+    )
+
+    const space = await mcp.call('create_space', { name: 'agent notes', spaceEmbedders: [{ embedderId }] })
+    expect(space.isError).toBe(false)
+    const spaceId = space.body.spaceId
+    expect(space.body).toMatchObject({ name: 'agent notes', ownerId: fixture.alice.userId })
+    expect((await mcp.call('list_spaces')).body.spaces.map((listed: { spaceId: string }) => listed.spaceId)).toContain(
+      spaceId,
+    )
+
+    const texts = [
+      ['The invoice for March was paid by bank transfer on April 2.', { topic: 'billing' }],
+      ['The user prefers dark mode and short answers.', { topic: 'preferences' }],
+      ['Refunds for annual plans take five business days.', { topic: 'billing' }],
+    ] as const
+    const memoryIds: string[] = []
+    for (const [originalContent, metadata] of texts) {
+      const added = await mcp.call('add_memory', { spaceId, originalContent, metadata })
+      expect(added.isError).toBe(false)
+      expect(added.body).toMatchObject({ spaceId, metadata, processingStatus: 'PENDING' })
+      memoryIds.push(added.body.memoryId)
+    }
+    for (const memoryId of memoryIds) {
+      const status = await waitFor(`memory ${memoryId} COMPLETED`, async () => {
+        const answer = await mcp.call('get_ingestion_status', { memoryId })
+        return answer.body.processingStatus === 'COMPLETED' ? answer.body : undefined
+      })
+      expect(status).toEqual({ memoryId, processingStatus: 'COMPLETED', chunkCount: 1 })
+    }
+
+    const found = await mcp.call('retrieve_memories', {
+      message: 'how long do refunds take',
+      spaceIds: [spaceId],
+      requestedSize: 2,
+    })
+    expect(found.isError).toBe(false)
+    expect(found.body.chunks).toHaveLength(2)
+    expect(found.body.chunks[0]).toMatchObject({ memoryId: memoryIds[2], chunkText: texts[2][0] })
+    for (const chunk of found.body.chunks) expect(chunk.relevanceScore).toBeGreaterThan(0)
+    expect(found.body.chunks[0].relevanceScore).toBeGreaterThanOrEqual(found.body.chunks[1].relevanceScore)
+    expect(found.body.memories.map((memory: { memoryId: string }) => memory.memoryId)).toContain(memoryIds[2])
+    expect(found.body.answer).toBeUndefined()
+
+    const filtered = await mcp.call('retrieve_memories', {
+      message: 'dark mode answers',
+      spaceIds: [spaceId],
+      filter: "val('$.topic') = 'billing'",
+    })
+    expect(filtered.body.chunks.length).toBeGreaterThan(0)
+    for (const chunk of filtered.body.chunks) expect([memoryIds[0], memoryIds[2]]).toContain(chunk.memoryId)
+
+    const answered = await mcp.call('retrieve_memories', {
+      message: 'refunds annual plans',
+      spaceIds: [spaceId],
+      requestedSize: 1,
+      llmId,
+    })
+    expect(answered.body.answer).toBe(expectedAnswer(`[1] ${answered.body.chunks[0].chunkText}`))
+
+    const read = await mcp.call('get_memory', { memoryId: memoryIds[1], includeContent: true })
+    expect(read.body).toMatchObject({
+      memoryId: memoryIds[1],
+      processingStatus: 'COMPLETED',
+      originalContent: texts[1][0],
+      metadata: texts[1][1],
+    })
+    expect((await mcp.call('get_memory', { memoryId: memoryIds[1] })).body.originalContent).toBeUndefined()
+
+    expect((await mcp.call('delete_memory', { memoryId: memoryIds[1] })).body).toEqual({
+      memoryId: memoryIds[1],
+      deleted: true,
+    })
+    const gone = await mcp.call('get_memory', { memoryId: memoryIds[1] })
+    expect(gone.isError).toBe(true)
+    expect(gone.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
+  })
+
+  it('acts on the same memories as the REST API', async () => {
+    const space = await mcp.call('create_space', { name: 'shared with rest', spaceEmbedders: [{ embedderId }] })
+    const added = await mcp.call('add_memory', {
+      spaceId: space.body.spaceId,
+      originalContent: 'stored over MCP',
+      metadata: { via: 'mcp' },
+    })
+    const overRest = await httpRequest(`${fixture.server.restUrl}/v1/memories/${added.body.memoryId}`, {
+      headers: { authorization: `Bearer ${fixture.alice.apiKey}` },
+    })
+    expect(overRest.status).toBe(200)
+    expect(overRest.json()).toMatchObject({
+      memoryId: added.body.memoryId,
+      spaceId: space.body.spaceId,
+      metadata: { via: 'mcp' },
+    })
+  })
+
+  it('accepts the key as x-api-key', async () => {
+    const session = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey, { header: 'x-api-key' })
+    try {
+      const spaces = await session.call('list_spaces')
+      expect(spaces.isError).toBe(false)
+      expect(spaces.body.spaces.length).toBeGreaterThan(0)
+    } finally {
+      await session.close()
+    }
+  })
+
+  it("accepts a browser request from the server's own origin", async () => {
+    const origin = new URL(fixture.server.restUrl).origin
+    const session = await connectMcp(fixture.server.restUrl, fixture.alice.apiKey, { headers: { origin } })
+    try {
+      expect((await session.call('list_spaces')).isError).toBe(false)
+    } finally {
+      await session.close()
+    }
+  })
+
+  it('times each tool call by tool and outcome, and each request as POST /mcp', async () => {
+    await mcp.call('list_spaces')
+    await mcp.call('get_memory', { memoryId: '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11' })
+    const metrics = await httpRequest(`${fixture.server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'test-metrics-secret' },
+    })
+    expect(metrics.body).toMatch(
+      /^memsvc_mcp_tool_call_duration_seconds_count\{tool="list_spaces",status="OK"\} [1-9]/m,
+    )
+    expect(metrics.body).toMatch(
+      /^memsvc_mcp_tool_call_duration_seconds_count\{tool="get_memory",status="NOT_FOUND"\} [1-9]/m,
+    )
+    expect(metrics.body).toMatch(
+      /^http_server_request_duration_seconds_count\{method="POST",route="\/mcp",status_code="200"\} [1-9]/m,
+    )
+  })
+
+  it('answers a notification with 202 and no body', async () => {
+    const response = await httpRequest(`${fixture.server.restUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${fixture.alice.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+    expect(response.status).toBe(202)
+    expect(response.body).toBe('')
+  })
+})
