@@ -65,10 +65,13 @@ beforeAll(async () => {
   // registerGrpcServices adds every production service; each implementation is replaced by a faulty one.
   const recorder = {
     addService(definition: grpc.ServiceDefinition, _implementation: unknown, options?: unknown) {
-      const faulty: Record<string, (request: unknown, call: unknown) => unknown> = {}
+      const faulty: Record<string, unknown> = {}
       for (const [key, method] of Object.entries(definition)) {
         methods.push({ path: method.path, key, encoderReadsResponse: encoderReads(method.responseSerialize) })
-        faulty[key] = () => misbehave(currentFault)
+        // A server-streaming method is implemented by an object whose open() starts the stream.
+        faulty[key] = method.responseStream
+          ? { open: () => misbehave(currentFault), failureMessage: (error: AppError) => ({ status: { code: error.code, message: error.message } }) }
+          : () => misbehave(currentFault)
       }
       server.addService(definition, faulty as never, options as never)
     },
