@@ -228,12 +228,16 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
           'grpc.reflection.v1.ServerReflection',
           'grpc.reflection.v1alpha.ServerReflection',
           'memsvc.v1.SystemService',
+          'memsvc.v1.EmbedderService',
+          'memsvc.v1.LlmService',
+          'memsvc.v1.RerankerService',
         ]),
       )
     })
 
     it.each(['v1', 'v1alpha'] as const)('%s returns the file descriptor of a service (what grpcurl describe needs)', async (version) => {
       expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.SystemService')).toBeGreaterThan(0)
+      expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.RerankerService')).toBeGreaterThan(0)
       expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'grpc.health.v1.Health')).toBeGreaterThan(0)
     })
 

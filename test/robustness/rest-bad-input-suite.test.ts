@@ -143,7 +143,7 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
   })
 
   it('forged page tokens on every list route: 4xx', async () => {
-    const lists = registeredRestRoutes().filter((route) => route.method === 'GET' && /^\/v1\/(users|apikeys|embedders|llms)$/.test(route.pattern))
+    const lists = registeredRestRoutes().filter((route) => route.method === 'GET' && /^\/v1\/(users|apikeys|embedders|llms|rerankers)$/.test(route.pattern))
     const attempts = lists.flatMap((route) => FORGED_TOKENS.flatMap((token) => [[rawRequest('GET', `${route.pattern}?nextToken=${token}`, withKey())], [rawRequest('GET', `${route.pattern}?next_token=${token}&maxResults=-5`, withKey())]]))
     expectClean(await scenario('forged page tokens x list routes', attempts))
   })

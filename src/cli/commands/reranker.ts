@@ -10,19 +10,36 @@ import {
 } from '../../generated/memsvc/v1/rerankers.js'
 import type { Connection } from '../connection.js'
 import { formatLabels, formatTime } from '../output.js'
-import { ID_WIDTH } from '../table.js'
 import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
+import { ID_WIDTH } from '../table.js'
 import { complete, type RegistryKind, registryCommand } from './registry-command.js'
 
-const PROVIDER_TYPES = [ProviderType.VENDORA, ProviderType.VLLM, ProviderType.TEI, ProviderType.LLAMA_CPP, ProviderType.VENDORE, ProviderType.VENDORD, ProviderType.VENDORF] as const
+const PROVIDER_TYPES = [
+  ProviderType.VENDORA,
+  ProviderType.VLLM,
+  ProviderType.TEI,
+  ProviderType.LLAMA_CPP,
+  ProviderType.VENDORE,
+  ProviderType.VENDORD,
+  ProviderType.VENDORF,
+] as const
 
 // A reranker has only the settings every registration has.
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  { flag: 'api-path', field: 'apiPath', kind: 'text', describe: 'Path under the endpoint (default by provider: VENDORD /v2/rerank, TEI /rerank, others /v1/rerank)' },
+  {
+    flag: 'api-path',
+    field: 'apiPath',
+    kind: 'text',
+    describe: 'Path under the endpoint (default by provider: VENDORD /v2/rerank, TEI /rerank, others /v1/rerank)',
+  },
 ]
 
-const CREATE_DEFAULTS: CreateRerankerRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, supportedModalities: [], labels: {} }
+const CREATE_DEFAULTS: CreateRerankerRequest = {
+  providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED,
+  supportedModalities: [],
+  labels: {},
+}
 const LIST_DEFAULTS: ListRerankersRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, labelFilter: {} }
 const UPDATE_DEFAULTS: UpdateRerankerRequest = { rerankerId: '', providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED }
 
@@ -64,26 +81,40 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
   ],
   examples: {
     create: [
-      ['$0 reranker create --display-name "TEI rerank" --provider-type TEI --endpoint-url http://tei-rerank:8080 --model-identifier BAAI/bge-reranker-base --no-credentials', 'a local model'],
-      ['$0 reranker create … --provider-type VENDORD --model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod', 'a hosted model with an API key'],
+      [
+        '$0 reranker create --display-name "TEI rerank" --provider-type TEI --endpoint-url http://tei-rerank:8080 --model-identifier BAAI/bge-reranker-base --no-credentials',
+        'a local model',
+      ],
+      [
+        '$0 reranker create … --provider-type VENDORD --model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod',
+        'a hosted model with an API key',
+      ],
     ],
     list: [
       ['$0 reranker list', 'your rerankers'],
-      ['$0 reranker list --provider-type TEI --label env=prod --all --output json', 'filtered, every page, for a script'],
+      [
+        '$0 reranker list --provider-type TEI --label env=prod --all --output json',
+        'filtered, every page, for a script',
+      ],
     ],
     update: [
-      ['$0 reranker update 7d2f… --model-identifier rerank-v4 --merge-label tier=gold', 'change the model and add a label'],
+      [
+        '$0 reranker update 7d2f… --model-identifier rerank-v4 --merge-label tier=gold',
+        'change the model and add a label',
+      ],
       ['$0 reranker update 7d2f… --api-key-secret-file new-key.txt', 'rotate the provider key'],
     ],
   },
   rpc: {
-    create: (connection, request) => connection.call(client(connection), 'createReranker', complete(CREATE_DEFAULTS, request)),
+    create: (connection, request) =>
+      connection.call(client(connection), 'createReranker', complete(CREATE_DEFAULTS, request)),
     async list(connection, request) {
       const response = await connection.call(client(connection), 'listRerankers', complete(LIST_DEFAULTS, request))
       return { items: response.rerankers, nextToken: response.nextToken }
     },
     get: (connection, rerankerId) => connection.call(client(connection), 'getReranker', { rerankerId }),
-    update: (connection, request) => connection.call(client(connection), 'updateReranker', complete(UPDATE_DEFAULTS, request)),
+    update: (connection, request) =>
+      connection.call(client(connection), 'updateReranker', complete(UPDATE_DEFAULTS, request)),
     async remove(connection, rerankerId) {
       await connection.call(client(connection), 'deleteReranker', { rerankerId })
     },
@@ -92,5 +123,9 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
 }
 
 export function rerankerCommand(yargs: Argv): Argv {
-  return registryCommand(yargs, RERANKER_KIND, 'Register and manage rerankers (models that reorder retrieved results by relevance)')
+  return registryCommand(
+    yargs,
+    RERANKER_KIND,
+    'Register and manage rerankers (models that reorder retrieved results by relevance)',
+  )
 }

@@ -11,18 +11,32 @@ import {
 import type { createRerankerSchema, listRerankersSchema, updateRerankerSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import { credentialsToProto, listFromProto, modalitiesToProto, registryHandlers, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
+import {
+  credentialsToProto,
+  listFromProto,
+  modalitiesToProto,
+  registryHandlers,
+  sharedCreateFromProto,
+  sharedUpdateFromProto,
+} from './registrations.js'
 
 // A reranker has only the fields every registration has.
 
-const createFromProto = (request: CreateRerankerRequest): ProtoInput<CreateRerankerRequest, typeof createRerankerSchema> => ({
+const createFromProto = (
+  request: CreateRerankerRequest,
+): ProtoInput<CreateRerankerRequest, typeof createRerankerSchema> => ({
   rerankerId: request.rerankerId,
   ...sharedCreateFromProto(request),
 })
 
-const listRerankersFromProto = (request: ListRerankersRequest): ProtoInput<ListRerankersRequest, typeof listRerankersSchema> => listFromProto(request)
+const listRerankersFromProto = (
+  request: ListRerankersRequest,
+): ProtoInput<ListRerankersRequest, typeof listRerankersSchema> => listFromProto(request)
 
-const updateFromProto = ({ rerankerId: _id, ...fields }: UpdateRerankerRequest): ProtoInput<typeof fields, typeof updateRerankerSchema> => sharedUpdateFromProto(fields)
+const updateFromProto = ({
+  rerankerId: _id,
+  ...fields
+}: UpdateRerankerRequest): ProtoInput<typeof fields, typeof updateRerankerSchema> => sharedUpdateFromProto(fields)
 
 const rerankerToProto = (reranker: DomainReranker): ToProto<DomainReranker, Reranker> => ({
   ...reranker,
@@ -32,9 +46,18 @@ const rerankerToProto = (reranker: DomainReranker): ToProto<DomainReranker, Rera
 })
 
 export function addRerankerService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, rerankerUseCases, 'rerankerId', { createFromProto, listFromProto: listRerankersFromProto, updateFromProto, toProto: rerankerToProto })
+  const handlers = registryHandlers(server, rerankerUseCases, 'rerankerId', {
+    createFromProto,
+    listFromProto: listRerankersFromProto,
+    updateFromProto,
+    toProto: rerankerToProto,
+  })
   grpc.addService(RerankerServiceService, {
-    createReranker: handlers.create, listRerankers: handlers.list, getReranker: handlers.get,
-    updateReranker: handlers.update, deleteReranker: handlers.delete, probeReranker: handlers.probe,
+    createReranker: handlers.create,
+    listRerankers: handlers.list,
+    getReranker: handlers.get,
+    updateReranker: handlers.update,
+    deleteReranker: handlers.delete,
+    probeReranker: handlers.probe,
   })
 }
