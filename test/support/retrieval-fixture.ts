@@ -41,12 +41,24 @@ export async function startRetrievalFixture(engine: Engine): Promise<RetrievalFi
   const chat = await startFakeRerankerLlm()
   const context = fixture.server.server.context
   const registerLlm = async (owner: Actor, endpointUrl = chat.url) => {
-    const created = await fixture.call('rest', 'createLlm', { displayName: 'chat', providerType: 'VLLM', endpointUrl, modelIdentifier: 'fake-chat' }, owner.apiKey)
+    const created = await fixture.call(
+      'rest',
+      'createLlm',
+      { displayName: 'chat', providerType: 'VLLM', endpointUrl, modelIdentifier: 'fake-chat' },
+      owner.apiKey,
+    )
     if (created.status !== 'OK') throw new Error(`LLM registration failed: ${created.message}`)
     return created.body.llmId as string
   }
   const registerReranker = async (owner: Actor) =>
-    (await createReranker(context, fixture.as(owner), { displayName: 'rerank', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })).rerankerId
+    (
+      await createReranker(context, fixture.as(owner), {
+        displayName: 'rerank',
+        providerType: 'TEI',
+        endpointUrl: chat.url,
+        modelIdentifier: 'fake-rerank',
+      })
+    ).rerankerId
   const aliceEmbedder = await fixture.registerEmbedder(fixture.alice)
   const secondEmbedder = await fixture.registerEmbedder(fixture.alice, { modelIdentifier: 'second-model' })
   const bobEmbedder = await fixture.registerEmbedder(fixture.bob)
@@ -56,7 +68,9 @@ export async function startRetrievalFixture(engine: Engine): Promise<RetrievalFi
     chat,
     aliceEmbedder,
     alices: await loadCorpus(fixture, fixture.alice, [aliceEmbedder], { name: `alice-${tag}` }),
-    alicesSecond: await loadCorpus(fixture, fixture.alice, [aliceEmbedder, secondEmbedder], { name: `alice-second-${tag}` }),
+    alicesSecond: await loadCorpus(fixture, fixture.alice, [aliceEmbedder, secondEmbedder], {
+      name: `alice-second-${tag}`,
+    }),
     bobs: await loadCorpus(fixture, fixture.bob, [bobEmbedder], { name: `bob-${tag}` }),
     bobsPublic: await loadCorpus(fixture, fixture.bob, [bobEmbedder], { name: `bob-public-${tag}`, publicRead: true }),
     aliceLlm: await registerLlm(fixture.alice),

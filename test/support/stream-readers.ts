@@ -34,7 +34,10 @@ export class StreamRefused extends Error {
 /** Queue of events fed by a source and read by `next`. */
 class EventQueue {
   readonly #events: Array<Record<string, any>> = []
-  readonly #waiters: Array<{ resolve: (event: Record<string, any> | undefined) => void; reject: (error: Error) => void }> = []
+  readonly #waiters: Array<{
+    resolve: (event: Record<string, any> | undefined) => void
+    reject: (error: Error) => void
+  }> = []
   #ended = false
   #failure: Error | undefined
 
@@ -59,8 +62,15 @@ class EventQueue {
   }
 }
 
-export async function openStream(kind: StreamKind, client: ApiClient, apiKey: string, input: unknown): Promise<StreamReader> {
-  return kind === 'grpc' ? openGrpcStream(client, apiKey, input) : openRestStream(client.target.restUrl, apiKey, input, kind === 'rest-sse')
+export async function openStream(
+  kind: StreamKind,
+  client: ApiClient,
+  apiKey: string,
+  input: unknown,
+): Promise<StreamReader> {
+  return kind === 'grpc'
+    ? openGrpcStream(client, apiKey, input)
+    : openRestStream(client.target.restUrl, apiKey, input, kind === 'rest-sse')
 }
 
 async function openRestStream(restUrl: string, apiKey: string, input: unknown, sse: boolean): Promise<StreamReader> {
@@ -68,7 +78,11 @@ async function openRestStream(restUrl: string, apiKey: string, input: unknown, s
   const response = await fetch(`${restUrl}/v1/memories:retrieve`, {
     method: 'POST',
     body: JSON.stringify(input),
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, ...(sse ? { accept: 'text/event-stream' } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${apiKey}`,
+      ...(sse ? { accept: 'text/event-stream' } : {}),
+    },
     signal: abort.signal,
   })
   if (!response.ok) {
@@ -99,7 +113,8 @@ async function openRestStream(restUrl: string, apiKey: string, input: unknown, s
           end = buffered.indexOf(separator)
         }
       }
-      if (buffered.length > 0) throw new Error(`the stream ended inside an event: ${JSON.stringify(buffered.slice(0, 100))}`)
+      if (buffered.length > 0)
+        throw new Error(`the stream ended inside an event: ${JSON.stringify(buffered.slice(0, 100))}`)
       queue.end()
     } catch (error) {
       queue.end(error as Error)
@@ -146,11 +161,15 @@ function openGrpcStream(client: ApiClient, apiKey: string, input: unknown): Prom
 }
 
 /** Reads until an event satisfies `found`; returns every event read. */
-export async function readUntil(reader: StreamReader, found: (event: Record<string, any>) => boolean): Promise<Array<Record<string, any>>> {
+export async function readUntil(
+  reader: StreamReader,
+  found: (event: Record<string, any>) => boolean,
+): Promise<Array<Record<string, any>>> {
   const seen: Array<Record<string, any>> = []
   for (;;) {
     const event = await reader.next()
-    if (!event) throw new Error(`the stream ended before the event looked for; saw ${JSON.stringify(seen).slice(0, 500)}`)
+    if (!event)
+      throw new Error(`the stream ended before the event looked for; saw ${JSON.stringify(seen).slice(0, 500)}`)
     seen.push(event)
     if (found(event)) return seen
   }

@@ -39,9 +39,13 @@ function requestFrom(argv: Args): RetrieveMemoryRequest {
     requestedSize: size === undefined ? undefined : parseInteger(size, '--size', { min: 1, max: MAX_SIZE }),
     fetchMemory: true,
     fetchMemoryContent: undefined,
-    mode: mode === undefined ? RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED : parseChoice(mode.toUpperCase(), '--mode', MODES),
+    mode:
+      mode === undefined ? RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED : parseChoice(mode.toUpperCase(), '--mode', MODES),
     hnsw: undefined,
-    postProcessor: argv.reranker === undefined && argv.llm === undefined ? undefined : { rerankerId: lastValue(argv.reranker), llmId: lastValue(argv.llm) },
+    postProcessor:
+      argv.reranker === undefined && argv.llm === undefined
+        ? undefined
+        : { rerankerId: lastValue(argv.reranker), llmId: lastValue(argv.llm) },
   }
 }
 
@@ -51,7 +55,9 @@ function eventJson(message: RetrieveMemoryEvent): Record<string, unknown> {
   if (!event) return {}
   if (event.$case === 'memoryDefinition') {
     const memory = event.value.memory
-    return { memoryDefinition: { memory: memory && { ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) } } }
+    return {
+      memoryDefinition: { memory: memory && { ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) } },
+    }
   }
   return { [event.$case]: event.value }
 }
@@ -79,11 +85,19 @@ class TablePrinter {
     const event = message.event
     if (event?.$case === 'resultSetBoundary' && event.value.kind === 'BEGIN') {
       if (event.value.expectedItems === 0) process.stdout.write('no results\n')
-      else process.stdout.write(`${['RANK'.padEnd(RANK_WIDTH), 'SCORE'.padEnd(SCORE_WIDTH), 'MEMORY'.padEnd(MEMORY_WIDTH), 'CHUNK'].join(GAP)}\n`)
+      else
+        process.stdout.write(
+          `${['RANK'.padEnd(RANK_WIDTH), 'SCORE'.padEnd(SCORE_WIDTH), 'MEMORY'.padEnd(MEMORY_WIDTH), 'CHUNK'].join(GAP)}\n`,
+        )
     } else if (event?.$case === 'retrievedItem' && event.value.chunk) {
       const chunk = event.value.chunk
       this.#rank++
-      const row = [String(this.#rank).padEnd(RANK_WIDTH), chunk.relevanceScore.toFixed(3).padEnd(SCORE_WIDTH), chunk.memoryId.padEnd(MEMORY_WIDTH), fit(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd()]
+      const row = [
+        String(this.#rank).padEnd(RANK_WIDTH),
+        chunk.relevanceScore.toFixed(3).padEnd(SCORE_WIDTH),
+        chunk.memoryId.padEnd(MEMORY_WIDTH),
+        fit(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd(),
+      ]
       process.stdout.write(`${row.join(GAP)}\n`)
     } else if (event?.$case === 'abstractReply') {
       process.stdout.write(`\nanswer:\n${event.value.text.trimEnd()}\n`)
@@ -99,7 +113,9 @@ const retrieve = clientHandler(async (argv, settings) => {
   await withConnection(settings, { authenticated: true }, async (connection) => {
     const client = connection.client(MemoryServiceClient)
     const printer = new TablePrinter()
-    for await (const message of connection.stream<RetrieveMemoryRequest, RetrieveMemoryEvent>((metadata) => client.retrieveMemory(request, metadata))) {
+    for await (const message of connection.stream<RetrieveMemoryRequest, RetrieveMemoryEvent>((metadata) =>
+      client.retrieveMemory(request, metadata),
+    )) {
       if (settings.output === 'json') {
         process.stdout.write(`${JSON.stringify(eventJson(message))}\n`)
         if (message.event?.$case === 'status') status = message.event.value
@@ -114,18 +130,31 @@ const retrieve = clientHandler(async (argv, settings) => {
 export function retrieveSubcommand() {
   return {
     command: 'retrieve <message>',
-    describe: 'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; optionally rerank them and have an LLM answer',
+    describe:
+      'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; optionally rerank them and have an LLM answer',
     builder: (command: Argv) =>
       withOptions(command.positional('message', { type: 'string', describe: 'The question or text to match' }), {
-        space: { type: 'string', array: true, describe: 'A space to search (repeat for several; required)', requiresArg: true },
-        filter: { type: 'string', describe: "A metadata filter for every space, e.g. \"val('$.topic') = 'travel'\"", requiresArg: true },
+        space: {
+          type: 'string',
+          array: true,
+          describe: 'A space to search (repeat for several; required)',
+          requiresArg: true,
+        },
+        filter: {
+          type: 'string',
+          describe: "A metadata filter for every space, e.g. \"val('$.topic') = 'travel'\"",
+          requiresArg: true,
+        },
         reranker: { type: 'string', describe: 'Rerank the results with this reranker', requiresArg: true },
         llm: { type: 'string', describe: 'Have this LLM answer the message from the results', requiresArg: true },
         size: { type: 'string', describe: `Results wanted, 1 to ${MAX_SIZE} (default 10)`, requiresArg: true },
         mode: { type: 'string', describe: `${MODES.join(', ')} (default HYBRID)`, requiresArg: true },
       })
         .example('$0 memory retrieve "Which tower stands in Paris?" --space 7f3a… --space 9b1c…', 'search two spaces')
-        .example("$0 memory retrieve \"tower\" --space 7f3a… --filter \"val('$.topic') = 'travel'\" --reranker 41d2… --llm 0c9e…", 'filtered, reranked, with an answer')
+        .example(
+          '$0 memory retrieve "tower" --space 7f3a… --filter "val(\'$.topic\') = \'travel\'" --reranker 41d2… --llm 0c9e…',
+          'filtered, reranked, with an answer',
+        )
         .example('$0 memory retrieve "tower" --space 7f3a… -o json', 'the events as NDJSON, one per line'),
     handler: retrieve,
   }
