@@ -13,6 +13,7 @@ const TEST_TIMEOUT_MS = 60_000
 const SCREENSHOT_DIR = process.env.MEMSVC_SCREENSHOT_DIR ?? '/tmp'
 /** Chromium logs every non-2xx fetch as a console error; for the API these are answers the console handles. */
 const API_ANSWER = /^Failed to load resource: the server responded with a status of (\d{3})/
+const SMALL_DIMENSIONS = 8
 const MEMORIES = [
   { text: 'Paris is the capital of France. It lies on the river Seine.', metadata: { city: 'Paris', year: 2024 } },
   { text: 'Tokyo is the capital of Japan and its largest city.', metadata: { city: 'Tokyo', year: 2023 } },
@@ -29,6 +30,7 @@ let watched: PageProblems
 let base: string
 let rootKey: string
 let embedderId: string
+let secondEmbedderId: string
 let llmId: string
 /** Set when the server has the rerankers API (/v1/rerankers). */
 let rerankerId: string | undefined
@@ -75,6 +77,10 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     const llm = await api('POST', '/v1/llms', { displayName: 'local chat', providerType: 'VLLM', endpointUrl: chat.url, modelIdentifier: 'fake-chat' })
     expect(llm.status).toBe(201)
     llmId = llm.json.llmId
+    // A second embedder (the same server answering with fewer dimensions), added to the space later.
+    const second = await api('POST', '/v1/embedders', { displayName: 'small words', providerType: 'TEI', endpointUrl: `${embedder.url}/dims/${SMALL_DIMENSIONS}`, modelIdentifier: 'hashed-bow-small', dimensionality: SMALL_DIMENSIONS })
+    expect(second.status).toBe(201)
+    secondEmbedderId = second.json.embedderId
     const reranker = await api('POST', '/v1/rerankers', { displayName: 'local rerank', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })
     if (reranker.status === 201) rerankerId = reranker.json.rerankerId
     else expect(reranker.status).toBe(404)
@@ -154,6 +160,31 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     // Newest first, with the metadata and a chunk count from the server.
     expect(await memoryRows().first().textContent()).toContain('"city":"Nairobi"')
     for (const count of await memoryRows().locator('td[data-col="chunks"]').allTextContents()) expect(Number(count)).toBeGreaterThan(0)
+  })
+
+  it('adds a second embedder to the space: BACKFILLING with progress, then READY; and removes it again after confirming', async () => {
+    const embedders = page.getByRole('table', { name: 'Embedders of this space' })
+    const release = embedder.hold()
+    try {
+      await page.getByLabel(labelled('Embedder to add')).selectOption(secondEmbedderId)
+      await page.getByRole('button', { name: 'Add embedder', exact: true }).click()
+      const row = embedders.locator(`tr[data-embedder-id="${secondEmbedderId}"]`)
+      await expect.poll(() => row.locator('td[data-col="index"]').textContent()).toMatch(/BACKFILLING/)
+      expect(await row.locator('td[data-col="index"]').textContent()).toMatch(/\d+ \/ 3 memories/)
+      await screenshot('space-backfilling')
+    } finally {
+      release()
+    }
+    const row = embedders.locator(`tr[data-embedder-id="${secondEmbedderId}"]`)
+    await expect.poll(() => row.locator('td[data-col="index"]').textContent(), { timeout: 30_000, interval: 500 }).toMatch(/^READY\s*3 \/ 3 memories$/)
+    // Every embedder is in the space: nothing more to add.
+    expect(await page.getByRole('form', { name: 'Add an embedder' }).count()).toBe(0)
+
+    await row.getByRole('button', { name: 'Remove', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove embedder', exact: true }).click()
+    await expect.poll(() => embedders.locator('tbody tr').count()).toBe(1)
+    expect(await embedders.locator('tbody tr').textContent()).toContain('the only one')
+    expect((await api('GET', `/v1/spaces/${(await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces[0].spaceId}`)).json.spaceEmbedders.map((entry: any) => entry.embedderId)).toEqual([embedderId])
   })
 
   it('a memory with metadata that is not a JSON object is refused before sending, at its field', async () => {
