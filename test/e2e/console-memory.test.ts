@@ -50,6 +50,19 @@ async function goTo(section: string): Promise<void> {
   await expect.poll(() => page.locator('h2.page-title').first().textContent()).toBe(section)
 }
 
+/** Every input, select and textarea on the page has an accessible label. */
+async function unlabelledControls(): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('input, select, textarea'))
+      .filter((element) => {
+        const control = element as HTMLInputElement
+        if (control.type === 'hidden' || control.closest('[aria-hidden="true"]')) return false
+        return (control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby')
+      })
+      .map((element) => element.outerHTML.slice(0, 120)),
+  )
+}
+
 async function api<T = any>(method: string, pathname: string, body?: unknown): Promise<{ status: number; json: T }> {
   const answer = await request(`${base}${pathname}`, {
     method,
@@ -116,6 +129,7 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
   it('creates a space with the registered embedder, a weight, recursive chunking and labels; a bad chunking is shown at its field', async () => {
     await page.getByRole('link', { name: 'Create a space', exact: true }).click()
     await page.getByLabel(labelled('Name')).fill('cities')
+    expect(await unlabelledControls()).toEqual([])
     await page.getByLabel(labelled('Labels')).fill('team=console')
     const box = page.getByRole('checkbox', { name: /^local words/ })
     expect(await box.isChecked()).toBe(true)
@@ -138,6 +152,8 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     expect(spaces[0].defaultChunkingConfig.recursive).toMatchObject({ chunkSize: 200, chunkOverlap: 20 })
     const embedders = page.getByRole('table', { name: 'Embedders of this space' })
     expect(await embedders.locator(`tr[data-embedder-id="${embedderId}"]`).textContent()).toMatch(/local words.*2.*READY/)
+    await page.getByRole('table', { name: 'Memories' }).or(page.getByText('No memories in this space yet')).waitFor()
+    expect(await unlabelledControls()).toEqual([])
   })
 
   it('adds memories with metadata, shows them PENDING or PROCESSING and refreshes until every one is COMPLETED', async () => {
@@ -237,6 +253,7 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     await goTo('Retrieve')
     // No rerankers API on this server yet: the field is a free-text id and the page still works.
     await page.getByLabel(labelled('Message')).fill('Tokyo, the largest city of Japan')
+    expect(await unlabelledControls()).toEqual([])
     expect(await page.getByRole('checkbox', { name: 'cities', exact: true }).isChecked()).toBe(true)
     await page.getByLabel(labelled('Number of results')).fill('2')
     await page.getByLabel(labelled('LLM')).selectOption(llmId)

@@ -264,6 +264,7 @@ function memoryForm(context: PageContext, space: Space, onCreated: (memory: Memo
       if (!context.isCurrent()) return
       if (!result.ok || !result.data) return void errors.show(result.error!, 'Not added')
       content.control.value = ''
+      metadata.control.value = ''
       announce('Memory added; it is processed in the background')
       onCreated(result.data)
     },
