@@ -215,10 +215,21 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
 
   it('a memory the embedder fails on shows FAILED with the reason', async () => {
     embedder.plan({ kind: 'status', status: 400, message: 'input too long for this model' })
+    await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
     await page.getByLabel(labelled('Content')).fill('This one fails at the embedder.')
     await page.getByRole('button', { name: 'Add memory', exact: true }).click()
+    // Debug mode shows the create call as curl with its body, and the raw 201 answer.
+    const panel = page.getByRole('complementary', { name: 'Debug' })
+    const created = panel.locator('details.debug-entry').filter({ hasText: 'Create memory' }).first()
+    await expect.poll(() => created.getByTestId('debug-status').textContent()).toBe('201 Created')
+    const curl = (await created.getByTestId('debug-curl').textContent())!
+    expect(curl).toMatch(/^curl -sS -X POST '.*\/v1\/memories'/)
+    expect(curl).toContain('"originalContent":"This one fails at the embedder."')
+    expect(JSON.parse((await created.getByTestId('debug-response').textContent())!)).toMatchObject({ processingStatus: 'PENDING' })
     const failed = memoryRows().first()
     await expect.poll(() => failed.locator('[data-testid="memory-status"]').textContent(), { timeout: 30_000, interval: 500 }).toBe('FAILED')
+    expect(await panel.locator('details.debug-entry').filter({ hasText: 'Refresh memories' }).count()).toBeGreaterThan(0)
+    await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
     expect(await failed.getByTestId('memory-error').textContent()).toMatch(/400|input too long/)
     await screenshot('memories')
     // It goes again: the retrieval below needs only the three cities.
