@@ -11,11 +11,14 @@ import type { RestRequest, RestStream } from './rest-messages.js'
 export const NDJSON_TYPE = 'application/x-ndjson'
 export const SSE_TYPE = 'text/event-stream'
 
-const wantsSse = (accept: string | undefined) => accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)
+const wantsSse = (accept: string | undefined) =>
+  accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept)
 
 export function eventStream(request: RestRequest, events: AsyncIterable<unknown>): RestStream {
   const sse = wantsSse(request.headers.accept)
-  const frame = sse ? (event: unknown) => `data: ${JSON.stringify(event)}\n\n` : (event: unknown) => `${JSON.stringify(event)}\n`
+  const frame = sse
+    ? (event: unknown) => `data: ${JSON.stringify(event)}\n\n`
+    : (event: unknown) => `${JSON.stringify(event)}\n`
   const source = events[Symbol.asyncIterator]()
   const pieces: AsyncIterator<string> = {
     next: async () => {

@@ -57,7 +57,11 @@ export class RestStreamWriter {
    * then every further piece; resolves when the answer has ended or the client left.
    * `onInternalError` logs an unexpected failure and gives the error to report in-band.
    */
-  async run(writeHead: () => void, first: string, onInternalError: (error: unknown) => AppError): Promise<'ended' | 'aborted'> {
+  async run(
+    writeHead: () => void,
+    first: string,
+    onInternalError: (error: unknown) => AppError,
+  ): Promise<'ended' | 'aborted'> {
     const heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
     try {
       await this.#send(first, writeHead)

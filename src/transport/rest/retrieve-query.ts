@@ -10,7 +10,15 @@ import type { RestRequest } from './rest-messages.js'
  */
 
 const TOP_LEVEL = new Set(['message', 'requestedSize', 'mode', 'fetchMemory', 'fetchMemoryContent'])
-const POST_PROCESSOR = new Set(['rerankerId', 'relevanceThreshold', 'chronologicalResort', 'llmId', 'llmTemperature', 'maxResults', 'systemPrompt'])
+const POST_PROCESSOR = new Set([
+  'rerankerId',
+  'relevanceThreshold',
+  'chronologicalResort',
+  'llmId',
+  'llmTemperature',
+  'maxResults',
+  'systemPrompt',
+])
 const NUMERIC = new Set(['requestedSize', 'relevanceThreshold', 'llmTemperature', 'maxResults', 'efSearch'])
 const BOOLEAN = new Set(['fetchMemory', 'fetchMemoryContent', 'chronologicalResort'])
 const NUMBER_TEXT = /^-?\d+(\.\d+)?$/
@@ -32,7 +40,12 @@ export function retrieveQuery(request: RestRequest): Record<string, unknown> {
   for (const [rawName, value] of request.query) {
     const name = toCamelCase(rawName)
     if (name === 'spaceIds' || name === 'spaceId') {
-      spaceIds.push(...value.split(',').map((id) => id.trim()).filter((id) => id.length > 0))
+      spaceIds.push(
+        ...value
+          .split(',')
+          .map((id) => id.trim())
+          .filter((id) => id.length > 0),
+      )
       continue
     }
     if (seen.has(name)) throw invalidArgument(name, 'given more than once')
