@@ -176,6 +176,13 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     // Newest first, with the metadata and a chunk count from the server.
     expect(await memoryRows().first().textContent()).toContain('"city":"Nairobi"')
     for (const count of await memoryRows().locator('td[data-col="chunks"]').allTextContents()) expect(Number(count)).toBeGreaterThan(0)
+    // The status filter asks the server for one status.
+    await page.getByLabel('Status', { exact: true }).selectOption('FAILED')
+    await expect.poll(() => page.locator('main').textContent()).toContain('No failed memories in this space.')
+    await page.getByLabel('Status', { exact: true }).selectOption('COMPLETED')
+    await expect.poll(() => memoryRows().count()).toBe(MEMORIES.length)
+    await page.getByLabel('Status', { exact: true }).selectOption('')
+    await expect.poll(() => memoryRows().count()).toBe(MEMORIES.length)
   })
 
   it('adds a second embedder to the space: BACKFILLING with progress, then READY; and removes it again after confirming', async () => {

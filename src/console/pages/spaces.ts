@@ -11,6 +11,8 @@ import { announce, badge, confirmDialog, errorNotice, keyValueTable, labelChips,
 
 const SPACE_PAGE_SIZE = 50
 const MEMORY_PAGE_SIZE = 50
+/** The server's largest memory page (src/validation/memory.ts MAX_MEMORY_PAGE_SIZE). */
+const MAX_MEMORY_PAGE_SIZE = 500
 /** How often a page asks again while memories are processing or an embedder is back-filling. */
 const REFRESH_INTERVAL_MS = 1500
 /** The server's limits (src/validation/memory.ts), so the form says them before sending. */
@@ -337,20 +339,24 @@ function memoriesPanel(context: PageContext, space: Space): { element: HTMLEleme
         )))
   }
 
-  /** The memories shown again in one call (newest first, as many as are shown), while any is unfinished. */
+  /**
+   * The newest memories again in one call, while any shown one is unfinished. No status
+   * filter: a PENDING memory shown under "Pending" must be seen once it is COMPLETED. It
+   * stops when no unfinished memory is among the answer (the Refresh button reads all again).
+   */
   const refresh = async (): Promise<boolean> => {
-    if (![...shown.values()].some(({ memory }) => unfinished(memory))) {
+    const stop = () => {
       refreshing = false
       render()
       return false
     }
-    const result = await call<{ memories: Memory[] }>('Refresh memories', 'GET', `/v1/spaces/${encodeURIComponent(space.spaceId)}/memories${query({ maxResults: Math.min(Math.max(shown.size, 1), 500), sortOrder: 'DESCENDING', statusFilter: statusFilter || undefined })}`)
+    if (![...shown.values()].some(({ memory }) => unfinished(memory))) return stop()
+    const result = await call<{ memories: Memory[] }>('Refresh memories', 'GET', `/v1/spaces/${encodeURIComponent(space.spaceId)}/memories${query({ maxResults: Math.min(Math.max(shown.size, MEMORY_PAGE_SIZE), MAX_MEMORY_PAGE_SIZE), sortOrder: 'DESCENDING' })}`)
     if (!context.isCurrent()) return false
-    if (!result.ok || !result.data) {
-      refreshing = false
-      return false
-    }
-    for (const memory of result.data.memories) if (shown.has(memory.memoryId)) put(memory, 'replace')
+    if (!result.ok || !result.data) return stop()
+    const seen = result.data.memories.filter((memory) => shown.has(memory.memoryId))
+    for (const memory of seen) put(memory, 'replace')
+    if (!seen.some(unfinished)) return stop()
     render()
     return true
   }
