@@ -378,4 +378,31 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     // A server without the rerankers API answers 404 to its list, which the Retrieve page tolerates.
     expect(new Set(apiErrorAnswers.filter((answer) => answer !== '404 /v1/rerankers'))).toEqual(new Set(['400 /v1/spaces', '400 /v1/memories:retrieve']))
   })
+
+  it('pages: "Load more" brings the next spaces and the next memories', async () => {
+    const PAGE = 50
+    const spaceIds: string[] = []
+    for (let index = 0; index <= PAGE; index++) {
+      const created = await api('POST', '/v1/spaces', { name: `page-${String(index).padStart(2, '0')}`, spaceEmbedders: [{ embedderId }] })
+      expect(created.status).toBe(201)
+      spaceIds.push(created.json.spaceId)
+    }
+    const batch = await api('POST', '/v1/memories:batchCreate', { requests: Array.from({ length: PAGE + 5 }, (_, index) => ({ spaceId: spaceIds[0], originalContent: `note number ${index}` })) })
+    expect(batch.status).toBe(200)
+
+    await page.reload()
+    await goTo('Spaces')
+    const spaceRows = page.getByRole('table', { name: 'Spaces' }).locator('tbody tr')
+    await expect.poll(() => spaceRows.count()).toBe(PAGE)
+    await page.getByRole('button', { name: 'Load more', exact: true }).click()
+    await expect.poll(() => spaceRows.count()).toBe(PAGE + 1)
+    expect(await page.getByRole('button', { name: 'Load more', exact: true }).count()).toBe(0)
+
+    await page.getByRole('link', { name: 'page-00', exact: true }).click()
+    await expect.poll(() => memoryRows().count()).toBe(PAGE)
+    await page.getByRole('button', { name: 'Load more', exact: true }).click()
+    await expect.poll(() => memoryRows().count()).toBe(PAGE + 5)
+    await expect.poll(statusesShown, { timeout: 30_000, interval: 500 }).toEqual(Array(PAGE + 5).fill('COMPLETED'))
+    expect(watched.problems).toEqual([])
+  })
 })
