@@ -156,6 +156,24 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     expect(await unlabelledControls()).toEqual([])
   })
 
+  it('edits the space: public read and labels are saved, an empty name is refused at its field', async () => {
+    const settings = page.getByRole('region', { name: 'Settings' })
+    await settings.getByRole('button', { name: 'Edit', exact: true }).click()
+    const form = page.getByRole('form', { name: 'Edit space' })
+    await form.getByLabel(labelled('Name')).fill('')
+    await form.getByRole('button', { name: 'Save changes', exact: true }).click()
+    await expect.poll(() => form.locator('[data-field="name"] .field-error').textContent()).toMatch(/\S/)
+    await form.getByLabel(labelled('Name')).fill('cities')
+    await form.getByRole('checkbox', { name: 'Public read', exact: true }).check()
+    await form.getByLabel(labelled('Labels')).fill('team=console\nenv=e2e')
+    expect(await unlabelledControls()).toEqual([])
+    await form.getByRole('button', { name: 'Save changes', exact: true }).click()
+    await expect.poll(() => page.getByRole('region', { name: 'Settings' }).textContent()).toContain('Public read: other users may retrieve from it')
+    expect(await page.getByRole('region', { name: 'Settings' }).textContent()).toContain('env=e2e')
+    const saved = (await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces[0]
+    expect(saved).toMatchObject({ name: 'cities', publicRead: true, labels: { team: 'console', env: 'e2e' } })
+  })
+
   it('adds memories with metadata, shows them PENDING or PROCESSING and refreshes until every one is COMPLETED', async () => {
     // Hold the embedder's answers so the page is seen with unfinished memories first.
     const release = embedder.hold()

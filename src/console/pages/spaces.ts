@@ -4,7 +4,7 @@
 import { call, query } from '../api.js'
 import { chunkingFields, describeChunking } from '../chunking-fields.js'
 import { type Child, h, replace } from '../dom.js'
-import { field, FormErrors, groupField, input, nativeViolations, parseLabels, select, textarea } from '../forms.js'
+import { field, FormErrors, formatLabels, groupField, input, nativeViolations, parseLabels, select, textarea } from '../forms.js'
 import { listAll } from '../list-all.js'
 import type { Memory, MemoryContent, PageContext, Registration, Space, SpaceEmbedder } from '../types.js'
 import { announce, badge, confirmDialog, errorNotice, keyValueTable, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
@@ -503,6 +503,62 @@ function embeddersPanel(context: PageContext, initial: Space, embedders: Registr
   return h('div', null, tableSlot, formSlot)
 }
 
+/** The space's settings; for the owner, an Edit form for what can change (name, access, labels). */
+function settingsPanel(context: PageContext, space: Space, own: boolean, canEdit: boolean): HTMLElement {
+  const view = keyValueTable([
+    ['ID', h('code', null, space.spaceId)],
+    ['Access', space.publicRead ? 'Public read: other users may retrieve from it' : 'Private'],
+    ['Default chunking', describeChunking(space.defaultChunkingConfig)],
+    ['Labels', labelChips(space.labels)],
+    ['Owner', own ? 'you' : h('code', null, space.ownerId)],
+    ['Created', time(space.createdAt)],
+  ])
+  if (!canEdit) return section('Settings', view)
+  const errors = new FormErrors({ replaceLabels: 'labels' })
+  const name = field(errors, { name: 'name', label: 'Name', required: true }, input({ maxlength: MAX_SPACE_NAME_LENGTH, value: space.name, autocomplete: 'off' }))
+  const publicRead = h('input', { type: 'checkbox', name: 'publicRead', checked: space.publicRead })
+  const access = groupField(errors, { name: 'publicRead', label: 'Access', hint: 'Other users may retrieve from a public space, never write to it.' }, [publicRead], ['Public read'])
+  const labels = field(errors, { name: 'labels', label: 'Labels', hint: 'One key=value per line.' }, textarea({ rows: 2, value: formatLabels(space.labels), spellcheck: 'false' }))
+  const submit = h('button', { type: 'submit', class: 'button primary' }, 'Save changes')
+  const editButton = h('button', { type: 'button', class: 'button small', 'aria-expanded': 'false', onClick: () => toggle(true) }, 'Edit')
+  const toggle = (editing: boolean) => {
+    view.hidden = editing
+    form.hidden = !editing
+    editButton.hidden = editing
+    editButton.setAttribute('aria-expanded', String(editing))
+    if (editing) name.control.focus()
+    else editButton.focus()
+  }
+  const form: HTMLFormElement = h('form', {
+    class: 'form',
+    novalidate: true,
+    hidden: true,
+    'aria-label': 'Edit space',
+    onSubmit: async (event: Event) => {
+      event.preventDefault()
+      const violations = nativeViolations(form)
+      const parsedLabels = parseLabels(labels.control.value, 'labels')
+      violations.push(...parsedLabels.violations)
+      if (violations.length) return errors.showClient(violations)
+      errors.clear()
+      // Only what changed; labels are replaced as a whole.
+      const body: Record<string, unknown> = {}
+      if (name.control.value.trim() !== space.name) body.name = name.control.value.trim()
+      if (publicRead.checked !== space.publicRead) body.publicRead = publicRead.checked
+      if (JSON.stringify(parsedLabels.labels) !== JSON.stringify(space.labels)) body.replaceLabels = parsedLabels.labels
+      if (Object.keys(body).length === 0) return toggle(false)
+      setBusy(submit, true)
+      const result = await call<Space>('Update space', 'PUT', `/v1/spaces/${encodeURIComponent(space.spaceId)}`, { body })
+      setBusy(submit, false)
+      if (!result.ok || !result.data) return void errors.show(result.error!)
+      announce(`Saved "${result.data.name}"`)
+      context.reload()
+    },
+  }, errors.summary, name.wrapper, access, labels.wrapper, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onClick: () => toggle(false) }, 'Cancel'), submit))
+  const titleId = 'settings-title'
+  return h('section', { class: 'panel', 'aria-labelledby': titleId }, h('div', { class: 'panel-head' }, h('h3', { id: titleId }, 'Settings'), editButton), view, form)
+}
+
 async function spaceView(context: PageContext, spaceId: string): Promise<void> {
   const { root } = context
   const body = h('div', null, loading('the space'))
@@ -528,14 +584,7 @@ async function spaceView(context: PageContext, spaceId: string): Promise<void> {
     h('p', { class: 'breadcrumb' }, h('a', { href: '#/spaces' }, 'Spaces'), ' / '),
     pageHeading(space.name, h('a', { class: 'button', href: `#/retrieve?space=${encodeURIComponent(space.spaceId)}` }, 'Retrieve from this space'), canEdit ? deleteButton : null),
     h('div', { class: 'two-col' },
-      section('Settings', keyValueTable([
-        ['ID', h('code', null, space.spaceId)],
-        ['Access', space.publicRead ? 'Public read: other users may retrieve from it' : 'Private'],
-        ['Default chunking', describeChunking(space.defaultChunkingConfig)],
-        ['Labels', labelChips(space.labels)],
-        ['Owner', own ? 'you' : h('code', null, space.ownerId)],
-        ['Created', time(space.createdAt)],
-      ])),
+      settingsPanel(context, space, own, canEdit),
       section('Embedders', embeddersPanel(context, space, embedders.items, canEdit)),
     ),
     canEdit ? section('Add a memory', memoryForm(context, space, (memory) => memories.add(memory))) : null,
