@@ -13,6 +13,7 @@ const TEST_TIMEOUT_MS = 60_000
 const SCREENSHOT_DIR = process.env.MEMSVC_SCREENSHOT_DIR ?? '/tmp'
 /** Chromium logs every non-2xx fetch as a console error; for the API these are answers the console handles. */
 const API_ANSWER = /^Failed to load resource: the server responded with a status of (\d{3})/
+const SMALL_DIMENSIONS = 8
 const MEMORIES = [
   { text: 'Paris is the capital of France. It lies on the river Seine.', metadata: { city: 'Paris', year: 2024 } },
   { text: 'Tokyo is the capital of Japan and its largest city.', metadata: { city: 'Tokyo', year: 2023 } },
@@ -29,6 +30,7 @@ let watched: PageProblems
 let base: string
 let rootKey: string
 let embedderId: string
+let secondEmbedderId: string
 let llmId: string
 /** Set when the server has the rerankers API (/v1/rerankers). */
 let rerankerId: string | undefined
@@ -46,6 +48,19 @@ async function screenshot(name: string): Promise<string> {
 async function goTo(section: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section, exact: true }).click()
   await expect.poll(() => page.locator('h2.page-title').first().textContent()).toBe(section)
+}
+
+/** Every input, select and textarea on the page has an accessible label. */
+async function unlabelledControls(): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('input, select, textarea'))
+      .filter((element) => {
+        const control = element as HTMLInputElement
+        if (control.type === 'hidden' || control.closest('[aria-hidden="true"]')) return false
+        return (control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby')
+      })
+      .map((element) => element.outerHTML.slice(0, 120)),
+  )
 }
 
 async function api<T = any>(method: string, pathname: string, body?: unknown): Promise<{ status: number; json: T }> {
@@ -75,6 +90,10 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     const llm = await api('POST', '/v1/llms', { displayName: 'local chat', providerType: 'VLLM', endpointUrl: chat.url, modelIdentifier: 'fake-chat' })
     expect(llm.status).toBe(201)
     llmId = llm.json.llmId
+    // A second embedder (the same server answering with fewer dimensions), added to the space later.
+    const second = await api('POST', '/v1/embedders', { displayName: 'small words', providerType: 'TEI', endpointUrl: `${embedder.url}/dims/${SMALL_DIMENSIONS}`, modelIdentifier: 'hashed-bow-small', dimensionality: SMALL_DIMENSIONS })
+    expect(second.status).toBe(201)
+    secondEmbedderId = second.json.embedderId
     const reranker = await api('POST', '/v1/rerankers', { displayName: 'local rerank', providerType: 'TEI', endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })
     if (reranker.status === 201) rerankerId = reranker.json.rerankerId
     else expect(reranker.status).toBe(404)
@@ -110,6 +129,7 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
   it('creates a space with the registered embedder, a weight, recursive chunking and labels; a bad chunking is shown at its field', async () => {
     await page.getByRole('link', { name: 'Create a space', exact: true }).click()
     await page.getByLabel(labelled('Name')).fill('cities')
+    expect(await unlabelledControls()).toEqual([])
     await page.getByLabel(labelled('Labels')).fill('team=console')
     const box = page.getByRole('checkbox', { name: /^local words/ })
     expect(await box.isChecked()).toBe(true)
@@ -132,6 +152,26 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     expect(spaces[0].defaultChunkingConfig.recursive).toMatchObject({ chunkSize: 200, chunkOverlap: 20 })
     const embedders = page.getByRole('table', { name: 'Embedders of this space' })
     expect(await embedders.locator(`tr[data-embedder-id="${embedderId}"]`).textContent()).toMatch(/local words.*2.*READY/)
+    await page.getByRole('table', { name: 'Memories' }).or(page.getByText('No memories in this space yet')).waitFor()
+    expect(await unlabelledControls()).toEqual([])
+  })
+
+  it('edits the space: public read and labels are saved, an empty name is refused at its field', async () => {
+    const settings = page.getByRole('region', { name: 'Settings' })
+    await settings.getByRole('button', { name: 'Edit', exact: true }).click()
+    const form = page.getByRole('form', { name: 'Edit space' })
+    await form.getByLabel(labelled('Name')).fill('')
+    await form.getByRole('button', { name: 'Save changes', exact: true }).click()
+    await expect.poll(() => form.locator('[data-field="name"] .field-error').textContent()).toMatch(/\S/)
+    await form.getByLabel(labelled('Name')).fill('cities')
+    await form.getByRole('checkbox', { name: 'Public read', exact: true }).check()
+    await form.getByLabel(labelled('Labels')).fill('team=console\nenv=e2e')
+    expect(await unlabelledControls()).toEqual([])
+    await form.getByRole('button', { name: 'Save changes', exact: true }).click()
+    await expect.poll(() => page.getByRole('region', { name: 'Settings' }).textContent()).toContain('Public read: other users may retrieve from it')
+    expect(await page.getByRole('region', { name: 'Settings' }).textContent()).toContain('env=e2e')
+    const saved = (await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces[0]
+    expect(saved).toMatchObject({ name: 'cities', publicRead: true, labels: { team: 'console', env: 'e2e' } })
   })
 
   it('adds memories with metadata, shows them PENDING or PROCESSING and refreshes until every one is COMPLETED', async () => {
@@ -154,6 +194,38 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     // Newest first, with the metadata and a chunk count from the server.
     expect(await memoryRows().first().textContent()).toContain('"city":"Nairobi"')
     for (const count of await memoryRows().locator('td[data-col="chunks"]').allTextContents()) expect(Number(count)).toBeGreaterThan(0)
+    // The status filter asks the server for one status.
+    await page.getByLabel('Status', { exact: true }).selectOption('FAILED')
+    await expect.poll(() => page.locator('main').textContent()).toContain('No failed memories in this space.')
+    await page.getByLabel('Status', { exact: true }).selectOption('COMPLETED')
+    await expect.poll(() => memoryRows().count()).toBe(MEMORIES.length)
+    await page.getByLabel('Status', { exact: true }).selectOption('')
+    await expect.poll(() => memoryRows().count()).toBe(MEMORIES.length)
+  })
+
+  it('adds a second embedder to the space: BACKFILLING with progress, then READY; and removes it again after confirming', async () => {
+    const embedders = page.getByRole('table', { name: 'Embedders of this space' })
+    const release = embedder.hold()
+    try {
+      await page.getByLabel(labelled('Embedder to add')).selectOption(secondEmbedderId)
+      await page.getByRole('button', { name: 'Add embedder', exact: true }).click()
+      const row = embedders.locator(`tr[data-embedder-id="${secondEmbedderId}"]`)
+      await expect.poll(() => row.locator('td[data-col="index"]').textContent()).toMatch(/BACKFILLING/)
+      expect(await row.locator('td[data-col="index"]').textContent()).toMatch(/\d+ \/ 3 memories/)
+      await screenshot('space-backfilling')
+    } finally {
+      release()
+    }
+    const row = embedders.locator(`tr[data-embedder-id="${secondEmbedderId}"]`)
+    await expect.poll(() => row.locator('td[data-col="index"]').textContent(), { timeout: 30_000, interval: 500 }).toMatch(/^READY\s*3 \/ 3 memories$/)
+    // Every embedder is in the space: nothing more to add.
+    expect(await page.getByRole('form', { name: 'Add an embedder' }).count()).toBe(0)
+
+    await row.getByRole('button', { name: 'Remove', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove embedder', exact: true }).click()
+    await expect.poll(() => embedders.locator('tbody tr').count()).toBe(1)
+    expect(await embedders.locator('tbody tr').textContent()).toContain('the only one')
+    expect((await api('GET', `/v1/spaces/${(await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces[0].spaceId}`)).json.spaceEmbedders.map((entry: any) => entry.embedderId)).toEqual([embedderId])
   })
 
   it('a memory with metadata that is not a JSON object is refused before sending, at its field', async () => {
@@ -168,10 +240,21 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
 
   it('a memory the embedder fails on shows FAILED with the reason', async () => {
     embedder.plan({ kind: 'status', status: 400, message: 'input too long for this model' })
+    await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
     await page.getByLabel(labelled('Content')).fill('This one fails at the embedder.')
     await page.getByRole('button', { name: 'Add memory', exact: true }).click()
+    // Debug mode shows the create call as curl with its body, and the raw 201 answer.
+    const panel = page.getByRole('complementary', { name: 'Debug' })
+    const created = panel.locator('details.debug-entry').filter({ hasText: 'Create memory' }).first()
+    await expect.poll(() => created.getByTestId('debug-status').textContent()).toBe('201 Created')
+    const curl = (await created.getByTestId('debug-curl').textContent())!
+    expect(curl).toMatch(/^curl -sS -X POST '.*\/v1\/memories'/)
+    expect(curl).toContain('"originalContent":"This one fails at the embedder."')
+    expect(JSON.parse((await created.getByTestId('debug-response').textContent())!)).toMatchObject({ processingStatus: 'PENDING' })
     const failed = memoryRows().first()
     await expect.poll(() => failed.locator('[data-testid="memory-status"]').textContent(), { timeout: 30_000, interval: 500 }).toBe('FAILED')
+    expect(await panel.locator('details.debug-entry').filter({ hasText: 'Refresh memories' }).count()).toBeGreaterThan(0)
+    await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
     expect(await failed.getByTestId('memory-error').textContent()).toMatch(/400|input too long/)
     await screenshot('memories')
     // It goes again: the retrieval below needs only the three cities.
@@ -206,6 +289,7 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     await goTo('Retrieve')
     // No rerankers API on this server yet: the field is a free-text id and the page still works.
     await page.getByLabel(labelled('Message')).fill('Tokyo, the largest city of Japan')
+    expect(await unlabelledControls()).toEqual([])
     expect(await page.getByRole('checkbox', { name: 'cities', exact: true }).isChecked()).toBe(true)
     await page.getByLabel(labelled('Number of results')).fill('2')
     await page.getByLabel(labelled('LLM')).selectOption(llmId)
@@ -311,5 +395,32 @@ describe.skipIf(!chromiumAvailable())('web console: spaces, memories and retriev
     expect(watched.requests.every((url) => url.startsWith(base))).toBe(true)
     // A server without the rerankers API answers 404 to its list, which the Retrieve page tolerates.
     expect(new Set(apiErrorAnswers.filter((answer) => answer !== '404 /v1/rerankers'))).toEqual(new Set(['400 /v1/spaces', '400 /v1/memories:retrieve']))
+  })
+
+  it('pages: "Load more" brings the next spaces and the next memories', async () => {
+    const PAGE = 50
+    const spaceIds: string[] = []
+    for (let index = 0; index <= PAGE; index++) {
+      const created = await api('POST', '/v1/spaces', { name: `page-${String(index).padStart(2, '0')}`, spaceEmbedders: [{ embedderId }] })
+      expect(created.status).toBe(201)
+      spaceIds.push(created.json.spaceId)
+    }
+    const batch = await api('POST', '/v1/memories:batchCreate', { requests: Array.from({ length: PAGE + 5 }, (_, index) => ({ spaceId: spaceIds[0], originalContent: `note number ${index}` })) })
+    expect(batch.status).toBe(200)
+
+    await page.reload()
+    await goTo('Spaces')
+    const spaceRows = page.getByRole('table', { name: 'Spaces' }).locator('tbody tr')
+    await expect.poll(() => spaceRows.count()).toBe(PAGE)
+    await page.getByRole('button', { name: 'Load more', exact: true }).click()
+    await expect.poll(() => spaceRows.count()).toBe(PAGE + 1)
+    expect(await page.getByRole('button', { name: 'Load more', exact: true }).count()).toBe(0)
+
+    await page.getByRole('link', { name: 'page-00', exact: true }).click()
+    await expect.poll(() => memoryRows().count()).toBe(PAGE)
+    await page.getByRole('button', { name: 'Load more', exact: true }).click()
+    await expect.poll(() => memoryRows().count()).toBe(PAGE + 5)
+    await expect.poll(statusesShown, { timeout: 30_000, interval: 500 }).toEqual(Array(PAGE + 5).fill('COMPLETED'))
+    expect(watched.problems).toEqual([])
   })
 })

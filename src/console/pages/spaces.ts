@@ -4,13 +4,15 @@
 import { call, query } from '../api.js'
 import { chunkingFields, describeChunking } from '../chunking-fields.js'
 import { type Child, h, replace } from '../dom.js'
-import { field, FormErrors, groupField, input, nativeViolations, parseLabels, select, textarea } from '../forms.js'
+import { field, FormErrors, formatLabels, groupField, input, nativeViolations, parseLabels, select, textarea } from '../forms.js'
 import { listAll } from '../list-all.js'
 import type { Memory, MemoryContent, PageContext, Registration, Space, SpaceEmbedder } from '../types.js'
 import { announce, badge, confirmDialog, errorNotice, keyValueTable, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
 
 const SPACE_PAGE_SIZE = 50
 const MEMORY_PAGE_SIZE = 50
+/** The server's largest memory page (src/validation/memory.ts MAX_MEMORY_PAGE_SIZE). */
+const MAX_MEMORY_PAGE_SIZE = 500
 /** How often a page asks again while memories are processing or an embedder is back-filling. */
 const REFRESH_INTERVAL_MS = 1500
 /** The server's limits (src/validation/memory.ts), so the form says them before sending. */
@@ -264,6 +266,7 @@ function memoryForm(context: PageContext, space: Space, onCreated: (memory: Memo
       if (!context.isCurrent()) return
       if (!result.ok || !result.data) return void errors.show(result.error!, 'Not added')
       content.control.value = ''
+      metadata.control.value = ''
       announce('Memory added; it is processed in the background')
       onCreated(result.data)
     },
@@ -336,20 +339,24 @@ function memoriesPanel(context: PageContext, space: Space): { element: HTMLEleme
         )))
   }
 
-  /** The memories shown again in one call (newest first, as many as are shown), while any is unfinished. */
+  /**
+   * The newest memories again in one call, while any shown one is unfinished. No status
+   * filter: a PENDING memory shown under "Pending" must be seen once it is COMPLETED. It
+   * stops when no unfinished memory is among the answer (the Refresh button reads all again).
+   */
   const refresh = async (): Promise<boolean> => {
-    if (![...shown.values()].some(({ memory }) => unfinished(memory))) {
+    const stop = () => {
       refreshing = false
       render()
       return false
     }
-    const result = await call<{ memories: Memory[] }>('Refresh memories', 'GET', `/v1/spaces/${encodeURIComponent(space.spaceId)}/memories${query({ maxResults: Math.min(Math.max(shown.size, 1), 500), sortOrder: 'DESCENDING', statusFilter: statusFilter || undefined })}`)
+    if (![...shown.values()].some(({ memory }) => unfinished(memory))) return stop()
+    const result = await call<{ memories: Memory[] }>('Refresh memories', 'GET', `/v1/spaces/${encodeURIComponent(space.spaceId)}/memories${query({ maxResults: Math.min(Math.max(shown.size, MEMORY_PAGE_SIZE), MAX_MEMORY_PAGE_SIZE), sortOrder: 'DESCENDING' })}`)
     if (!context.isCurrent()) return false
-    if (!result.ok || !result.data) {
-      refreshing = false
-      return false
-    }
-    for (const memory of result.data.memories) if (shown.has(memory.memoryId)) put(memory, 'replace')
+    if (!result.ok || !result.data) return stop()
+    const seen = result.data.memories.filter((memory) => shown.has(memory.memoryId))
+    for (const memory of seen) put(memory, 'replace')
+    if (!seen.some(unfinished)) return stop()
     render()
     return true
   }
@@ -410,23 +417,153 @@ function memoriesPanel(context: PageContext, space: Space): { element: HTMLEleme
   }
 }
 
-function embeddersTable(space: Space, names: Map<string, string>): HTMLElement {
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'Embedders of this space' },
-    h('thead', null, h('tr', null, ['Embedder', 'Weight', 'Index', 'ID'].map((title) => h('th', { scope: 'col', class: title === 'ID' ? 'optional-col' : undefined }, title)))),
+/** A space's embedders with their index state; for the owner, add one (back-filled in the background) or remove one. */
+function embeddersPanel(context: PageContext, initial: Space, embedders: Registration[], canEdit: boolean): HTMLElement {
+  const names = new Map(embedders.map((item) => [String(item.embedderId), String(item.displayName ?? item.embedderId)]))
+  const path = `/v1/spaces/${encodeURIComponent(initial.spaceId)}`
+  let space = initial
+  let following = false
+  const tableSlot = h('div')
+  const formSlot = h('div')
+
+  const removeButton = (entry: SpaceEmbedder) => h('button', {
+    type: 'button',
+    class: 'button small danger',
+    onClick: async () => {
+      const name = names.get(entry.embedderId) ?? entry.embedderId
+      const sure = await confirmDialog({ title: `Remove "${name}" from this space?`, message: 'Its vectors for this space are deleted; retrieval stops using it. The memories stay.', confirmLabel: 'Remove embedder', danger: true })
+      if (!sure) return
+      const result = await call<Space>('Remove embedder from space', 'POST', `${path}:removeEmbedder`, { body: { embedderId: entry.embedderId } })
+      if (!result.ok || !result.data) return announce(`Not removed: ${result.error!.message}`)
+      announce(`"${name}" removed from the space`)
+      show(result.data)
+    },
+  }, 'Remove')
+
+  const table = () => h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'Embedders of this space' },
+    h('thead', null, h('tr', null, ['Embedder', 'Weight', 'Index', 'ID', canEdit ? 'Actions' : null].filter(Boolean).map((title) => h('th', { scope: 'col', class: title === 'ID' ? 'optional-col' : undefined }, title)))),
     h('tbody', null, space.spaceEmbedders.map((entry) => h('tr', { 'data-embedder-id': entry.embedderId },
       h('th', { scope: 'row' }, names.has(entry.embedderId) ? h('a', { href: `#/embedders/${encodeURIComponent(entry.embedderId)}` }, names.get(entry.embedderId)) : h('span', { class: 'muted' }, 'not readable')),
       h('td', null, String(entry.defaultRetrievalWeight)),
       h('td', { 'data-col': 'index' }, embedderState(entry)),
       h('td', { class: 'optional-col' }, h('code', { class: 'small' }, entry.embedderId)),
+      canEdit ? h('td', { class: 'row-actions' }, space.spaceEmbedders.length > 1 ? removeButton(entry) : h('span', { class: 'muted small' }, 'the only one')) : null,
     ))),
   ))
+
+  const addForm = (): HTMLElement | null => {
+    const candidates = embedders.filter((item) => !space.spaceEmbedders.some((entry) => entry.embedderId === item.embedderId))
+    if (candidates.length === 0) return null
+    const errors = new FormErrors()
+    const embedder = field(errors, { name: 'embedderId', label: 'Embedder to add' }, select(candidates.map((item): [string, string] => [String(item.embedderId), `${item.displayName} (${item.dimensionality} dimensions)`])))
+    const weight = field(errors, { name: 'defaultRetrievalWeight', label: 'Weight' }, input({ type: 'number', min: 0, max: MAX_RETRIEVAL_WEIGHT, step: 'any', value: '1', inputmode: 'decimal' }))
+    const submit = h('button', { type: 'submit', class: 'button' }, 'Add embedder')
+    const form: HTMLFormElement = h('form', {
+      class: 'form add-embedder',
+      novalidate: true,
+      'aria-label': 'Add an embedder',
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        const violations = nativeViolations(form)
+        if (violations.length) return errors.showClient(violations)
+        errors.clear()
+        setBusy(submit, true)
+        const result = await call<Space>('Add embedder to space', 'POST', `${path}:addEmbedder`, { body: { embedderId: embedder.control.value, defaultRetrievalWeight: Number(weight.control.value || 1) } })
+        setBusy(submit, false)
+        if (!context.isCurrent()) return
+        if (!result.ok || !result.data) return void errors.show(result.error!, 'Not added')
+        announce('Embedder added; vectors for the existing memories are written in the background')
+        show(result.data)
+      },
+    }, errors.summary, h('div', { class: 'row' }, embedder.wrapper, weight.wrapper), h('p', { class: 'hint' }, "The space's existing memories are embedded with it in the background; retrieval uses it once READY."), h('div', { class: 'actions' }, submit))
+    return form
+  }
+
+  /** Back-filling embedders are followed until READY. */
+  const follow = () => {
+    if (following || space.spaceEmbedders.every((entry) => entry.indexState === 'READY')) return
+    following = true
+    refreshWhile(context, async () => {
+      const again = await call<Space>('Get space', 'GET', path)
+      if (!again.ok || !again.data || !context.isCurrent()) return (following = false)
+      space = again.data
+      replace(tableSlot, table())
+      following = space.spaceEmbedders.some((entry) => entry.indexState !== 'READY')
+      return following
+    })
+  }
+
+  const show = (fresh: Space) => {
+    space = fresh
+    replace(tableSlot, table())
+    if (canEdit) replace(formSlot, addForm())
+    follow()
+  }
+  show(initial)
+  return h('div', null, tableSlot, formSlot)
+}
+
+/** The space's settings; for the owner, an Edit form for what can change (name, access, labels). */
+function settingsPanel(context: PageContext, space: Space, own: boolean, canEdit: boolean): HTMLElement {
+  const view = keyValueTable([
+    ['ID', h('code', null, space.spaceId)],
+    ['Access', space.publicRead ? 'Public read: other users may retrieve from it' : 'Private'],
+    ['Default chunking', describeChunking(space.defaultChunkingConfig)],
+    ['Labels', labelChips(space.labels)],
+    ['Owner', own ? 'you' : h('code', null, space.ownerId)],
+    ['Created', time(space.createdAt)],
+  ])
+  if (!canEdit) return section('Settings', view)
+  const errors = new FormErrors({ replaceLabels: 'labels' })
+  const name = field(errors, { name: 'name', label: 'Name', required: true }, input({ maxlength: MAX_SPACE_NAME_LENGTH, value: space.name, autocomplete: 'off' }))
+  const publicRead = h('input', { type: 'checkbox', name: 'publicRead', checked: space.publicRead })
+  const access = groupField(errors, { name: 'publicRead', label: 'Access', hint: 'Other users may retrieve from a public space, never write to it.' }, [publicRead], ['Public read'])
+  const labels = field(errors, { name: 'labels', label: 'Labels', hint: 'One key=value per line.' }, textarea({ rows: 2, value: formatLabels(space.labels), spellcheck: 'false' }))
+  const submit = h('button', { type: 'submit', class: 'button primary' }, 'Save changes')
+  const editButton = h('button', { type: 'button', class: 'button small', 'aria-expanded': 'false', onClick: () => toggle(true) }, 'Edit')
+  const toggle = (editing: boolean) => {
+    view.hidden = editing
+    form.hidden = !editing
+    editButton.hidden = editing
+    editButton.setAttribute('aria-expanded', String(editing))
+    if (editing) name.control.focus()
+    else editButton.focus()
+  }
+  const form: HTMLFormElement = h('form', {
+    class: 'form',
+    novalidate: true,
+    hidden: true,
+    'aria-label': 'Edit space',
+    onSubmit: async (event: Event) => {
+      event.preventDefault()
+      const violations = nativeViolations(form)
+      const parsedLabels = parseLabels(labels.control.value, 'labels')
+      violations.push(...parsedLabels.violations)
+      if (violations.length) return errors.showClient(violations)
+      errors.clear()
+      // Only what changed; labels are replaced as a whole.
+      const body: Record<string, unknown> = {}
+      if (name.control.value.trim() !== space.name) body.name = name.control.value.trim()
+      if (publicRead.checked !== space.publicRead) body.publicRead = publicRead.checked
+      if (JSON.stringify(parsedLabels.labels) !== JSON.stringify(space.labels)) body.replaceLabels = parsedLabels.labels
+      if (Object.keys(body).length === 0) return toggle(false)
+      setBusy(submit, true)
+      const result = await call<Space>('Update space', 'PUT', `/v1/spaces/${encodeURIComponent(space.spaceId)}`, { body })
+      setBusy(submit, false)
+      if (!result.ok || !result.data) return void errors.show(result.error!)
+      announce(`Saved "${result.data.name}"`)
+      context.reload()
+    },
+  }, errors.summary, name.wrapper, access, labels.wrapper, h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onClick: () => toggle(false) }, 'Cancel'), submit))
+  const titleId = 'settings-title'
+  return h('section', { class: 'panel', 'aria-labelledby': titleId }, h('div', { class: 'panel-head' }, h('h3', { id: titleId }, 'Settings'), editButton), view, form)
 }
 
 async function spaceView(context: PageContext, spaceId: string): Promise<void> {
   const { root } = context
   const body = h('div', null, loading('the space'))
   root.append(body)
-  const [result, names] = await Promise.all([call<Space>('Get space', 'GET', `/v1/spaces/${encodeURIComponent(spaceId)}`), embedderNames()])
+  const [result, embedders] = await Promise.all([call<Space>('Get space', 'GET', `/v1/spaces/${encodeURIComponent(spaceId)}`), listAll<Registration>('List embedders', '/v1/embedders', 'embedders')])
   if (!context.isCurrent()) return
   if (!result.ok || !result.data) {
     replace(body, pageHeading('Spaces'), errorNotice(result.error!, 'Could not read the space'), h('p', null, h('a', { href: '#/spaces' }, 'Back to the spaces')))
@@ -434,16 +571,7 @@ async function spaceView(context: PageContext, spaceId: string): Promise<void> {
   }
   const space = result.data
   const own = space.ownerId === context.me.userId
-  const embedderSlot = h('div', null, embeddersTable(space, names))
-  // An embedder added to a space with memories back-fills; follow it until READY.
-  if (space.spaceEmbedders.some((entry) => entry.indexState !== 'READY')) {
-    refreshWhile(context, async () => {
-      const again = await call<Space>('Get space', 'GET', `/v1/spaces/${encodeURIComponent(spaceId)}`)
-      if (!again.ok || !again.data || !context.isCurrent()) return false
-      replace(embedderSlot, embeddersTable(again.data, names))
-      return again.data.spaceEmbedders.some((entry) => entry.indexState !== 'READY')
-    })
-  }
+  const canEdit = own || context.me.role === 'ADMIN'
   const memories = memoriesPanel(context, space)
   const deleteButton = h('button', {
     type: 'button',
@@ -454,19 +582,12 @@ async function spaceView(context: PageContext, spaceId: string): Promise<void> {
   }, 'Delete space')
   replace(body,
     h('p', { class: 'breadcrumb' }, h('a', { href: '#/spaces' }, 'Spaces'), ' / '),
-    pageHeading(space.name, h('a', { class: 'button', href: `#/retrieve?space=${encodeURIComponent(space.spaceId)}` }, 'Retrieve from this space'), own || context.me.role === 'ADMIN' ? deleteButton : null),
+    pageHeading(space.name, h('a', { class: 'button', href: `#/retrieve?space=${encodeURIComponent(space.spaceId)}` }, 'Retrieve from this space'), canEdit ? deleteButton : null),
     h('div', { class: 'two-col' },
-      section('Settings', keyValueTable([
-        ['ID', h('code', null, space.spaceId)],
-        ['Access', space.publicRead ? 'Public read: other users may retrieve from it' : 'Private'],
-        ['Default chunking', describeChunking(space.defaultChunkingConfig)],
-        ['Labels', labelChips(space.labels)],
-        ['Owner', own ? 'you' : h('code', null, space.ownerId)],
-        ['Created', time(space.createdAt)],
-      ])),
-      section('Embedders', embedderSlot),
+      settingsPanel(context, space, own, canEdit),
+      section('Embedders', embeddersPanel(context, space, embedders.items, canEdit)),
     ),
-    own || context.me.role === 'ADMIN' ? section('Add a memory', memoryForm(context, space, (memory) => memories.add(memory))) : null,
+    canEdit ? section('Add a memory', memoryForm(context, space, (memory) => memories.add(memory))) : null,
     memories.element,
   )
   await memories.load()
