@@ -59,8 +59,12 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
     const probe = await settledProbe('getEmbedder', { embedderId })
     expect(probe).toMatchObject({ status: 'FAILED', observedDimensionality: 4 })
     expect(probe.error).toContain(`registration says ${FAKE_DIMENSIONS}`)
-    const jobs = await fixture.server.server.context.sql<Array<{ status: string; attempts: number }>>`
-      select status, attempts from jobs where payload->>'id' = ${embedderId}`
+    // The probe's result is written before its job's outcome: wait for the job to settle too.
+    const jobs = await waitFor('the probe job to settle', async () => {
+      const rows = await fixture.server.server.context.sql<Array<{ status: string; attempts: number }>>`
+        select status, attempts from jobs where payload->>'id' = ${embedderId}`
+      return rows[0]?.status === 'RUNNING' ? undefined : rows
+    })
     expect(jobs).toEqual([{ status: 'FAILED', attempts: 1 }])
   })
 

@@ -83,6 +83,8 @@ export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Pro
     transport: 'mcp',
     authorization: request.headers.authorization,
     principal: request.principal,
+    // An agent that disconnects also stops the LLM or rerank call a retrieve_memories tool started.
+    signal: request.cancellation(),
   }
   const mcp = mcpServer(endpoint, call)
   const transport = new WebStandardStreamableHTTPServerTransport({
