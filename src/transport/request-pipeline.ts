@@ -11,9 +11,11 @@ import type { HistogramSeries } from '../observability/series-histogram.js'
  * - `metrics`: scrapes keep working, so the drain can be watched.
  * - `console-file`: the console's static files, so the console stays usable to watch the drain.
  * - `drain-control`: the drain call answers while draining and must not wait for itself.
+ * - `api-document`: GET /v1/openapi.json is text fixed at startup (no use case, no database), like
+ *   the console's files; a client or the console describing the API keeps working through a drain.
  * - `no-route`: a 404 or 405 that reaches no use case.
  */
-export type DrainExemption = 'probe' | 'metrics' | 'console-file' | 'drain-control' | 'no-route'
+export type DrainExemption = 'probe' | 'metrics' | 'console-file' | 'drain-control' | 'api-document' | 'no-route'
 
 /** What the pipeline knows about the route or method a call came in on. */
 export interface CallRoute {

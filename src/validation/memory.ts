@@ -149,7 +149,7 @@ export const listSpacesSchema = v.strictObject({
 export const addEmbedderSchema = spaceEmbedderSchema
 export const removeEmbedderSchema = v.strictObject({ embedderId: uuidSchema })
 
-const metadataSchema = v.pipe(
+export const metadataSchema = v.pipe(
   v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be a JSON object'),
   v.check((metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES, `at most ${MAX_METADATA_PROPERTIES} top-level properties`),
   // PostgreSQL's jsonb cannot hold the NUL character.

@@ -25,6 +25,7 @@ const REST_EXEMPT: Record<string, DrainExemption> = {
   'GET /console/': 'console-file',
   'GET /console/index.html': 'console-file',
   'GET /console/assets/:name': 'console-file',
+  'GET /v1/openapi.json': 'api-document',
 }
 
 const GRPC_EXEMPT: Record<string, DrainExemption> = {

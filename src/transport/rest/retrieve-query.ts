@@ -9,8 +9,8 @@ import type { RestRequest } from './rest-messages.js'
  * they look like one, so the shared validation names the parameter otherwise.
  */
 
-const TOP_LEVEL = new Set(['message', 'requestedSize', 'mode', 'fetchMemory', 'fetchMemoryContent'])
-const POST_PROCESSOR = new Set([
+export const TOP_LEVEL_QUERY_FIELDS = new Set(['message', 'requestedSize', 'mode', 'fetchMemory', 'fetchMemoryContent'])
+export const POST_PROCESSOR_QUERY_FIELDS = new Set([
   'rerankerId',
   'relevanceThreshold',
   'chronologicalResort',
@@ -52,8 +52,8 @@ export function retrieveQuery(request: RestRequest): Record<string, unknown> {
     seen.add(name)
     if (name === 'filter') filter = value
     else if (name === 'efSearch') body.hnsw = { efSearch: typed(name, value) }
-    else if (TOP_LEVEL.has(name)) body[name] = typed(name, value)
-    else if (POST_PROCESSOR.has(name)) postProcessor[name] = typed(name, value)
+    else if (TOP_LEVEL_QUERY_FIELDS.has(name)) body[name] = typed(name, value)
+    else if (POST_PROCESSOR_QUERY_FIELDS.has(name)) postProcessor[name] = typed(name, value)
     else throw invalidArgument(name, 'is not a parameter of GET /v1/memories:retrieve')
   }
   body.spaceKeys = spaceIds.map((spaceId) => (filter === undefined ? { spaceId } : { spaceId, filter }))

@@ -11,6 +11,7 @@ import { registerMemoryRoutes } from './memories.js'
 import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
 import { registerMcpRoutes } from './mcp.js'
+import { registerOpenApiRoute } from './openapi.js'
 import { registerOperationsRoutes } from './operations.js'
 import { registerRegistrationRoutes } from './registrations.js'
 import { registerSystemRoutes } from './system.js'
@@ -19,6 +20,7 @@ import { registerUserRoutes } from './users.js'
 export function registerRestRoutes(http: HttpServer, server: ServerContext, metrics: ServerMetrics, config: ServerConfig): void {
   registerOperationsRoutes(http, server.facts.lifecycle, metrics, config)
   registerSystemRoutes(http, server)
+  registerOpenApiRoute(http)
   registerUserRoutes(http, server)
   registerApiKeyRoutes(http, server)
   registerRegistrationRoutes(http, server, embedderUseCases)

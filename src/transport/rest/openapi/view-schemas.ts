@@ -1,0 +1,278 @@
+// The JSON the REST API answers with, as valibot schemas for the OpenAPI document. The domain
+// builds these views by hand (src/domain); each schema here is tied to its view's type by
+// `describes<View>()`, so tsc fails when a view gains, loses or retypes a field and its
+// schema does not follow. test/api/openapi.happy.test.ts checks real answers against them.
+import * as v from 'valibot'
+import type { ApiKey } from '../../../domain/api-keys.js'
+import type { DrainResult } from '../../../domain/drain.js'
+import type { Embedder } from '../../../domain/embedders.js'
+import type { Llm } from '../../../domain/llms.js'
+import type { BatchDeleteResult, BatchItemError, Memory, MemoryContent } from '../../../domain/memories.js'
+import type { CredentialsView } from '../../../domain/registry.js'
+import type { Reranker } from '../../../domain/rerankers.js'
+import type { RetrievalEvent, RetrievedChunk } from '../../../domain/retrieval.js'
+import type { Space } from '../../../domain/spaces.js'
+import type { InitializeSystemResult, SystemInfo } from '../../../domain/system.js'
+import type { User } from '../../../domain/users.js'
+import type { StoredProbe } from '../../../db/sql/probes.js'
+import { KEEP_STRATEGIES } from '../../../domain/chunking/chunking-config.js'
+import { ERROR_CODES } from '../../../errors/app-error.js'
+import { CONTENT_TYPES, MEMORY_STATUSES } from '../../../validation/memory.js'
+import {
+  CREDENTIAL_KINDS,
+  DISTRIBUTION_TYPES,
+  EMBEDDER_PROVIDER_TYPES,
+  LLM_PROVIDER_TYPES,
+  MODALITIES,
+  RERANKER_PROVIDER_TYPES,
+} from '../../../validation/registry-values.js'
+import { capabilitiesSchema, samplingParamsSchema } from '../../../validation/registry.js'
+
+/** True when A and B are assignable both ways. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+
+/** Returns the schema unchanged; fails to compile unless its output type is exactly View. */
+function describes<View>() {
+  return <Schema extends v.GenericSchema>(schema: Schema & (Same<v.InferOutput<Schema>, View> extends true ? unknown : { viewAndSchemaDiffer: View })): Schema =>
+    schema
+}
+
+const uuid = v.pipe(v.string(), v.uuid())
+const epochMillis = v.pipe(v.number(), v.integer())
+const count = v.pipe(v.number(), v.integer(), v.minValue(0))
+const labels = v.record(v.string(), v.string())
+const LIFECYCLE_STATES = ['STARTING', 'READY', 'DRAINING', 'QUIESCED'] as const
+
+/** The one error body of every REST answer that is not a success (rest-messages.ts errorBody). */
+export const errorBodySchema = v.strictObject({
+  error: v.strictObject({
+    code: v.pipe(v.number(), v.integer()),
+    status: v.picklist(Object.keys(ERROR_CODES) as (keyof typeof ERROR_CODES)[]),
+    message: v.string(),
+    details: v.array(v.strictObject({ field: v.string(), description: v.string() })),
+    requestId: v.string(),
+  }),
+})
+
+const auditFields = { createdAt: epochMillis, updatedAt: epochMillis, createdById: uuid, updatedById: uuid }
+
+export const userSchema = describes<User>()(
+  v.strictObject({
+    userId: uuid,
+    username: v.string(),
+    displayName: v.string(),
+    role: v.picklist(['ADMIN', 'USER']),
+    createdAt: epochMillis,
+    updatedAt: epochMillis,
+  }),
+)
+
+export const apiKeySchema = describes<ApiKey>()(
+  v.strictObject({
+    apiKeyId: uuid,
+    userId: uuid,
+    keyPrefix: v.string(),
+    status: v.picklist(['ACTIVE', 'INACTIVE']),
+    labels,
+    expiresAt: v.optional(epochMillis),
+    lastUsedAt: v.optional(epochMillis),
+    ...auditFields,
+  }),
+)
+
+/** POST /v1/apikeys: the raw key, shown this once. */
+export const createdApiKeySchema = v.strictObject({ apiKeyMetadata: apiKeySchema, rawApiKey: v.pipe(v.string(), v.startsWith('msk_')) })
+
+const credentialsViewSchema = describes<CredentialsView>()(
+  v.strictObject({
+    kind: v.picklist(CREDENTIAL_KINDS),
+    apiKey: v.optional(v.strictObject({ headerName: v.string(), prefix: v.string(), secretFingerprint: v.string() })),
+    cloudAdc: v.optional(v.strictObject({ scopes: v.array(v.string()), quotaProjectId: v.optional(v.string()) })),
+  }),
+)
+
+const storedProbeSchema = describes<StoredProbe>()(
+  v.strictObject({
+    status: v.picklist(['OK', 'FAILED']),
+    checkedAt: epochMillis,
+    latencyMs: v.optional(v.number()),
+    error: v.optional(v.string()),
+    observedDimensionality: v.optional(v.number()),
+  }),
+)
+
+function registrationViewEntries<const T extends readonly string[]>(providerTypes: T) {
+  return {
+    ownerId: uuid,
+    displayName: v.string(),
+    description: v.optional(v.string()),
+    providerType: v.picklist(providerTypes),
+    endpointUrl: v.string(),
+    apiPath: v.string(),
+    modelIdentifier: v.string(),
+    supportedModalities: v.array(v.picklist(MODALITIES)),
+    labels,
+    version: v.optional(v.string()),
+    monitoringEndpoint: v.optional(v.string()),
+    credentials: credentialsViewSchema,
+    lastProbe: v.optional(storedProbeSchema),
+    ...auditFields,
+  }
+}
+
+export const embedderSchema = describes<Embedder>()(
+  v.strictObject({
+    embedderId: uuid,
+    ...registrationViewEntries(EMBEDDER_PROVIDER_TYPES),
+    dimensionality: v.number(),
+    distributionType: v.picklist(DISTRIBUTION_TYPES),
+    maxSequenceLength: v.optional(v.number()),
+  }),
+)
+
+export const llmSchema = describes<Llm>()(
+  v.strictObject({
+    llmId: v.string(),
+    ...registrationViewEntries(LLM_PROVIDER_TYPES),
+    clientConfig: v.optional(v.string()),
+    maxContextLength: v.optional(v.number()),
+    capabilities: v.strictObject({ ...v.required(capabilitiesSchema).entries }),
+    defaultSamplingParams: v.optional(v.strictObject({ ...samplingParamsSchema.entries, stopSequences: v.array(v.string()) })),
+  }),
+)
+
+export const rerankerSchema = describes<Reranker>()(v.strictObject({ rerankerId: uuid, ...registrationViewEntries(RERANKER_PROVIDER_TYPES) }))
+
+/** The stored chunking setting: exactly one strategy, every field filled in. */
+const chunkingConfigViewSchema = v.union([
+  v.strictObject({ none: v.strictObject({}) as v.GenericSchema<Record<string, never>> }),
+  v.strictObject({
+    recursive: v.strictObject({
+      chunkSize: count,
+      chunkOverlap: count,
+      separators: v.array(v.string()),
+      keepStrategy: v.picklist(KEEP_STRATEGIES),
+      separatorIsRegex: v.boolean(),
+    }),
+  }),
+  v.strictObject({ sentence: v.strictObject({ maxChunkSize: count, minChunkSize: count }) }),
+])
+
+export const spaceSchema = describes<Space>()(
+  v.strictObject({
+    spaceId: uuid,
+    ownerId: uuid,
+    name: v.string(),
+    labels,
+    spaceEmbedders: v.array(
+      v.strictObject({
+        embedderId: uuid,
+        defaultRetrievalWeight: v.number(),
+        indexState: v.picklist(['BACKFILLING', 'READY']),
+        backfillProgress: v.strictObject({ completedMemories: count, totalMemories: count, error: v.optional(v.string()) }),
+      }),
+    ),
+    defaultChunkingConfig: chunkingConfigViewSchema,
+    publicRead: v.boolean(),
+    ...auditFields,
+  }),
+)
+
+export const memorySchema = describes<Memory>()(
+  v.strictObject({
+    memoryId: uuid,
+    spaceId: uuid,
+    contentType: v.picklist(CONTENT_TYPES),
+    metadata: v.record(v.string(), v.unknown()),
+    chunkingConfig: chunkingConfigViewSchema,
+    processingStatus: v.picklist(MEMORY_STATUSES),
+    processingError: v.optional(v.string()),
+    originalContentSha256: v.string(),
+    chunkCount: count,
+    ...auditFields,
+  }),
+)
+
+export const memoryContentSchema = describes<MemoryContent>()(
+  v.strictObject({ memoryId: uuid, contentType: v.picklist(CONTENT_TYPES), originalContent: v.string() }),
+)
+
+const batchItemErrorSchema = describes<BatchItemError>()(v.strictObject({
+  code: v.number(),
+  status: v.string(),
+  message: v.string(),
+  details: v.array(v.strictObject({ field: v.string(), description: v.string() })),
+}))
+
+export const batchCreateResultSchema = v.strictObject({
+  results: v.array(v.union([v.strictObject({ memory: memorySchema, created: v.boolean() }), v.strictObject({ error: batchItemErrorSchema })])),
+})
+
+export const batchDeleteResultSchema = describes<BatchDeleteResult>()(
+  v.strictObject({
+    deletedCount: count,
+    results: v.optional(v.array(v.strictObject({ memoryId: v.string(), deleted: v.boolean(), error: v.optional(v.string()) }))),
+  }),
+)
+
+/** A page of a list: the items under their collection's name, and the token of the next page. */
+export const pageSchema = (field: string, item: v.GenericSchema) => v.strictObject({ [field]: v.array(item), nextToken: v.optional(v.string()) })
+
+export const jobAcceptedSchema = v.strictObject({ jobId: uuid })
+
+export const drainResultSchema = describes<DrainResult>()(
+  v.strictObject({ state: v.picklist(LIFECYCLE_STATES), quiesced: v.boolean(), message: v.string() }),
+)
+
+export const systemInfoSchema = describes<SystemInfo>()(
+  v.strictObject({
+    version: v.string(),
+    lifecycleState: v.picklist(LIFECYCLE_STATES),
+    initialized: v.boolean(),
+    license: v.strictObject({ directory: v.string(), present: v.boolean(), files: v.array(v.string()), productLicense: v.string(), thirdPartyPackages: count }),
+    storage: v.string(),
+    tlsEnabled: v.boolean(),
+    debugDatabaseListen: v.string(),
+    runtime: v.strictObject({ node: v.string(), openssl: v.string(), uws: v.string() }),
+    memories: v.strictObject({ available: v.boolean(), reason: v.optional(v.string()), pgvectorVersion: v.optional(v.string()) }),
+  }),
+)
+
+export const initializeSystemSchema = describes<InitializeSystemResult>()(
+  v.strictObject({ alreadyInitialized: v.boolean(), message: v.string(), rootApiKey: v.optional(v.string()), userId: v.optional(v.string()) }),
+)
+
+const retrievedChunkSchema = describes<RetrievedChunk>()(
+  v.strictObject({
+    chunkId: v.string(),
+    memoryId: uuid,
+    memoryIndex: count,
+    chunkText: v.string(),
+    startOffset: count,
+    endOffset: count,
+    relevanceScore: v.number(),
+  }),
+)
+
+/** One event of a retrieval stream (design.md §5): one NDJSON line, or one SSE `data:`. */
+export const retrievalEventSchema = describes<RetrievalEvent>()(
+  v.union([
+    v.strictObject({
+      resultSetBoundary: v.strictObject({
+        resultSetId: v.string(),
+        kind: v.picklist(['BEGIN', 'END']),
+        stageName: v.string(),
+        expectedItems: v.optional(count),
+      }),
+    }),
+    v.strictObject({ memoryDefinition: v.strictObject({ memory: v.strictObject({ ...memorySchema.entries, originalContent: v.optional(v.string()) }) }) }),
+    v.strictObject({ retrievedItem: v.strictObject({ chunk: retrievedChunkSchema }) }),
+    v.strictObject({ abstractReply: v.strictObject({ text: v.string() }) }),
+    v.strictObject({ status: v.strictObject({ code: v.string(), message: v.string() }) }),
+  ]),
+)
+
+/** The probes' answers (operations routes). */
+export const livenessSchema = v.strictObject({ state: v.picklist(LIFECYCLE_STATES) })
+export const readinessSchema = v.strictObject({ ready: v.boolean(), state: v.picklist(LIFECYCLE_STATES), reason: v.optional(v.string()) })
+export const startupSchema = v.strictObject({ started: v.boolean(), state: v.picklist(LIFECYCLE_STATES) })
