@@ -1,6 +1,7 @@
 // npm test: everything the tests need on a fresh machine of this kind, then the build
 // (the end-to-end tests run dist/memsvc), the type check (vitest strips types without
-// checking them; it needs the code the build generates), then every test.
+// checking them; it needs the code the build generates), the OpenAPI linter on the document
+// the build wrote, then every test.
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
@@ -61,5 +62,9 @@ ensurePackages()
 ensurePgvector()
 run('npm', ['run', 'build'])
 run('npm', ['run', 'typecheck'])
+// redocly.yaml holds the rules and turns telemetry off; the environment silences the update check too, so the lint runs offline.
+run('npx', ['redocly', 'lint', 'dist/openapi.json', '--format=stylish'], {
+  env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' },
+})
 const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
 process.exit(vitest.status ?? 1)

@@ -5,7 +5,13 @@
 import * as v from 'valibot'
 import { ERROR_CODES, type ErrorCode } from '../../../errors/app-error.js'
 import { drainSchema } from '../../../validation/admin.js'
-import { createApiKeySchema, createUserSchema, listApiKeysSchema, listUsersSchema, updateApiKeySchema } from '../../../validation/identity.js'
+import {
+  createApiKeySchema,
+  createUserSchema,
+  listApiKeysSchema,
+  listUsersSchema,
+  updateApiKeySchema,
+} from '../../../validation/identity.js'
 import {
   addEmbedderSchema,
   batchCreateMemoriesSchema,
@@ -31,7 +37,7 @@ import {
 import { retrieveMemoriesSchema } from '../../../validation/retrieval.js'
 import { POST_PROCESSOR_QUERY_FIELDS, TOP_LEVEL_QUERY_FIELDS } from '../retrieve-query.js'
 import { componentSchemas, type JsonSchema } from './json-schema.js'
-import { type Answer, type Operation, OPERATIONS, type Security } from './operations.js'
+import { type Answer, OPERATIONS, type Operation, type Security } from './operations.js'
 import * as views from './view-schemas.js'
 
 export const OPENAPI_PATH = '/v1/openapi.json'
@@ -105,7 +111,12 @@ const JSON_RPC_SCHEMAS: Record<string, JsonSchema> = {
   JsonRpcRequest: {
     type: 'object',
     required: ['jsonrpc', 'method'],
-    properties: { jsonrpc: { const: '2.0' }, id: { type: ['string', 'integer'] }, method: { type: 'string' }, params: { type: 'object' } },
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'integer'] },
+      method: { type: 'string' },
+      params: { type: 'object' },
+    },
   },
   JsonRpcResponse: {
     type: 'object',
@@ -114,7 +125,11 @@ const JSON_RPC_SCHEMAS: Record<string, JsonSchema> = {
       jsonrpc: { const: '2.0' },
       id: { type: ['string', 'integer', 'null'] },
       result: { type: 'object' },
-      error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} } },
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+      },
     },
   },
 }
@@ -127,7 +142,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'The path exists but not with this method; Allow lists the methods.',
   ALREADY_EXISTS: 'A resource with this id or name exists.',
   FAILED_PRECONDITION: 'The resource is not in a state that allows this.',
-  PAYLOAD_TOO_LARGE: 'The body (or a memory\'s content) is larger than the server takes.',
+  PAYLOAD_TOO_LARGE: "The body (or a memory's content) is larger than the server takes.",
   UNSUPPORTED_MEDIA_TYPE: 'The body is not application/json.',
   RESOURCE_EXHAUSTED: 'Too many requests.',
   INTERNAL: 'A fault in the server; the request id finds it in the logs.',
@@ -171,10 +186,21 @@ function retrieveQueryParameters(request: JsonSchema): Record<string, unknown>[]
   const spaceKey = objectProperties((fields.spaceKeys?.items ?? {}) as JsonSchema)
   const postProcessor = objectProperties(fields.postProcessor)
   const hnsw = objectProperties(fields.hnsw)
-  const parameter = (name: string, schema: JsonSchema | undefined, extra: Record<string, unknown> = {}) => ({ name, in: 'query', schema: schema ?? {}, ...extra })
+  const parameter = (name: string, schema: JsonSchema | undefined, extra: Record<string, unknown> = {}) => ({
+    name,
+    in: 'query',
+    schema: schema ?? {},
+    ...extra,
+  })
   return [
-    ...[...TOP_LEVEL_QUERY_FIELDS].map((name) => parameter(name, fields[name], name === 'message' ? { required: true } : {})),
-    parameter('spaceIds', { type: 'array', items: spaceKey.spaceId ?? {}, minItems: 1 }, { required: true, style: 'form', explode: true, description: 'Repeated or comma-separated.' }),
+    ...[...TOP_LEVEL_QUERY_FIELDS].map((name) =>
+      parameter(name, fields[name], name === 'message' ? { required: true } : {}),
+    ),
+    parameter(
+      'spaceIds',
+      { type: 'array', items: spaceKey.spaceId ?? {}, minItems: 1 },
+      { required: true, style: 'form', explode: true, description: 'Repeated or comma-separated.' },
+    ),
     parameter('filter', spaceKey.filter, { description: 'Applies to every space named.' }),
     parameter('efSearch', hnsw.efSearch),
     ...[...POST_PROCESSOR_QUERY_FIELDS].map((name) => parameter(name, postProcessor[name])),
@@ -191,7 +217,10 @@ function pathParameters(path: string, example: Operation['examples'][number] | u
   }))
 }
 
-function withExamples(parameters: Record<string, unknown>[], example: Operation['examples'][number] | undefined): Record<string, unknown>[] {
+function withExamples(
+  parameters: Record<string, unknown>[],
+  example: Operation['examples'][number] | undefined,
+): Record<string, unknown>[] {
   return parameters.map((parameter) => {
     const value = parameter.in === 'query' ? example?.query?.[parameter.name as string] : undefined
     return value === undefined ? parameter : { ...parameter, example: value }
@@ -205,17 +234,42 @@ function errorCodes(operation: Operation): ErrorCode[] {
 
 function errorAnswers(operation: Operation): Record<string, unknown> {
   const answers: Record<string, unknown> = {}
-  for (const code of errorCodes(operation)) answers[String(ERROR_CODES[code].http)] = { $ref: `#/components/responses/${code}` }
+  for (const code of errorCodes(operation))
+    answers[String(ERROR_CODES[code].http)] = { $ref: `#/components/responses/${code}` }
   return answers
 }
 
-function operationObject(operation: Operation, schemas: Record<string, JsonSchema>, querySchemas: Record<string, JsonSchema>): Record<string, unknown> {
+/**
+ * `x-example-status` is the status the operation's example answers with, `x-example-step` its
+ * place in the walk-through the examples make together (later ones use what earlier ones created).
+ */
+function operationObject(
+  operation: Operation,
+  step: number,
+  schemas: Record<string, JsonSchema>,
+  querySchemas: Record<string, JsonSchema>,
+): Record<string, unknown> {
   const [first] = operation.examples
   // labelFilter is sent as label.<key>=<value> (the description says so); a space's memories take spaceId from the path.
-  const query = operation.query ? queryParameters(querySchemas[operation.query], new Set(['labelFilter', 'spaceId'])) : []
-  const extra = operation.operationId === 'retrieveMemoriesByQuery' ? retrieveQueryParameters(schemas.RetrieveMemoriesRequest as JsonSchema) : (operation.extraParameters ?? [])
-  const headerParameters = Object.entries(first?.headers ?? {}).map(([name, value]) => ({ name, in: 'header', required: false, schema: { type: 'string' }, example: value }))
-  const parameters = [...pathParameters(operation.path, first), ...withExamples([...query, ...extra], first), ...headerParameters]
+  const query = operation.query
+    ? queryParameters(querySchemas[operation.query], new Set(['labelFilter', 'spaceId']))
+    : []
+  const extra =
+    operation.operationId === 'retrieveMemoriesByQuery'
+      ? retrieveQueryParameters(schemas.RetrieveMemoriesRequest as JsonSchema)
+      : (operation.extraParameters ?? [])
+  const headerParameters = Object.entries(first?.headers ?? {}).map(([name, value]) => ({
+    name,
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    example: value,
+  }))
+  const parameters = [
+    ...pathParameters(operation.path, first),
+    ...withExamples([...query, ...extra], first),
+    ...headerParameters,
+  ]
   const responses: Record<string, unknown> = {}
   for (const [status, answer] of Object.entries(operation.answers)) responses[status] = answerObject(answer)
   Object.assign(responses, errorAnswers(operation))
@@ -226,7 +280,12 @@ function operationObject(operation: Operation, schemas: Record<string, JsonSchem
           content: {
             'application/json': {
               schema: ref(operation.body),
-              examples: Object.fromEntries(operation.examples.map((example, index) => [example.name ?? (index === 0 ? 'example' : `example${index + 1}`), { value: example.body }])),
+              examples: Object.fromEntries(
+                operation.examples.map((example, index) => [
+                  example.name ?? (index === 0 ? 'example' : `example${index + 1}`),
+                  { value: example.body },
+                ]),
+              ),
             },
           },
         },
@@ -242,6 +301,7 @@ function operationObject(operation: Operation, schemas: Record<string, JsonSchem
     ...body,
     responses,
     'x-example-status': operation.exampleStatus,
+    'x-example-step': step,
   }
 }
 
@@ -261,13 +321,21 @@ export function openApiDocument(version: string): OpenApiDocument {
   }
   const querySchemas = componentSchemas(QUERY_SCHEMAS, 'input')
   const paths: OpenApiDocument['paths'] = {}
-  for (const operation of OPERATIONS) {
+  for (const [step, operation] of OPERATIONS.entries()) {
     const item = (paths[operation.path] ??= {})
-    item[operation.method.toLowerCase()] = operationObject(operation, schemas, querySchemas)
+    item[operation.method.toLowerCase()] = operationObject(operation, step + 1, schemas, querySchemas)
   }
   const usedCodes = new Set(OPERATIONS.flatMap(errorCodes))
   const responses = Object.fromEntries(
-    (Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) => usedCodes.has(code)).map((code) => [code, { description: `${code}: ${ERROR_DESCRIPTIONS[code]}`, content: { 'application/json': { schema: ref('Error') } } }]),
+    (Object.keys(ERROR_CODES) as ErrorCode[])
+      .filter((code) => usedCodes.has(code))
+      .map((code) => [
+        code,
+        {
+          description: `${code}: ${ERROR_DESCRIPTIONS[code]}`,
+          content: { 'application/json': { schema: ref('Error') } },
+        },
+      ]),
   )
   return {
     openapi: '3.1.1',
@@ -280,15 +348,33 @@ export function openApiDocument(version: string): OpenApiDocument {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/', description: 'The server that serves this document.' }],
-    tags: [...new Set(OPERATIONS.map((operation) => operation.tag))].map((name) => ({ name, description: `${name[0]?.toUpperCase()}${name.slice(1)} operations.` })),
+    tags: [...new Set(OPERATIONS.map((operation) => operation.tag))].map((name) => ({
+      name,
+      description: `${name[0]?.toUpperCase()}${name.slice(1)} operations.`,
+    })),
     paths,
     components: {
       schemas,
       responses,
       securitySchemes: {
-        bearerApiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'msk_…', description: 'An API key: `Authorization: Bearer msk_…`.' },
-        mcpApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key as MCP clients send it (a bare `msk_…`).' },
-        metricsKey: { type: 'apiKey', in: 'header', name: 'X-Service-Metrics-Key', description: 'The scrape secret (--metrics-scrape-secret), unless metrics auth is disabled.' },
+        bearerApiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'msk_…',
+          description: 'An API key: `Authorization: Bearer msk_…`.',
+        },
+        mcpApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'An API key as MCP clients send it (a bare `msk_…`).',
+        },
+        metricsKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Service-Metrics-Key',
+          description: 'The scrape secret (--metrics-scrape-secret), unless metrics auth is disabled.',
+        },
       },
     },
   }

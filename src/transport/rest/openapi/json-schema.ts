@@ -22,7 +22,14 @@ const WRITTEN_BY_HAND: Record<string, { schema: v.GenericSchema; json: JsonSchem
       additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
     },
   },
-  Metadata: { schema: metadataSchema, json: { type: 'object', maxProperties: MAX_METADATA_PROPERTIES, description: 'Any JSON object; filters match on it.' } },
+  Metadata: {
+    schema: metadataSchema,
+    json: {
+      type: 'object',
+      maxProperties: MAX_METADATA_PROPERTIES,
+      description: 'Any JSON object; filters match on it.',
+    },
+  },
 }
 
 /**
@@ -30,9 +37,18 @@ const WRITTEN_BY_HAND: Record<string, { schema: v.GenericSchema; json: JsonSchem
  * becomes a `$ref` to `#/components/schemas/<name>`. Requests are described as they are sent
  * (typeMode "input": before any transform), views as they are answered.
  */
-export function componentSchemas(named: Record<string, v.GenericSchema>, typeMode: 'input' | 'output'): Record<string, JsonSchema> {
+export function componentSchemas(
+  named: Record<string, v.GenericSchema>,
+  typeMode: 'input' | 'output',
+): Record<string, JsonSchema> {
   const handWritten = Object.fromEntries(Object.entries(WRITTEN_BY_HAND).map(([name, entry]) => [name, entry.schema]))
-  const converted = toJsonSchemaDefs({ ...handWritten, ...named }, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' })
+  const converted = toJsonSchemaDefs(
+    { ...handWritten, ...named },
+    { target: 'draft-2020-12', typeMode, errorMode: 'ignore' },
+  )
   for (const [name, entry] of Object.entries(WRITTEN_BY_HAND)) converted[name] = entry.json
-  return JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/')) as Record<string, JsonSchema>
+  return JSON.parse(JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/')) as Record<
+    string,
+    JsonSchema
+  >
 }

@@ -252,7 +252,12 @@ function registryOperations(kind: RegistryKind): Operation[] {
 const [embedders, llms, rerankers] = REGISTRY_KINDS.map(registryOperations) as [Operation[], Operation[], Operation[]]
 const registryDeletes = [embedders, llms, rerankers].map((operations) => operations.pop() as Operation)
 
-const RETRIEVE_EXAMPLE = { message: 'How does the analytical engine weave patterns?', spaceKeys: [{ spaceId: EXAMPLE_IDS.space }], mode: 'KEYWORD', requestedSize: 5 }
+const RETRIEVE_EXAMPLE = {
+  message: 'How does the analytical engine weave patterns?',
+  spaceKeys: [{ spaceId: EXAMPLE_IDS.space }],
+  mode: 'KEYWORD',
+  requestedSize: 5,
+}
 
 const STREAM_ANSWER: Answer = {
   description:
@@ -262,7 +267,10 @@ const STREAM_ANSWER: Answer = {
   content: {
     'application/x-ndjson': { schema: { $ref: '#/components/schemas/RetrievalEvent' } },
     'text/event-stream': {
-      schema: { type: 'string', description: 'Events as `data: <RetrievalEvent JSON>` lines, each followed by a blank line.' },
+      schema: {
+        type: 'string',
+        description: 'Events as `data: <RetrievalEvent JSON>` lines, each followed by a blank line.',
+      },
     },
   },
 }
@@ -290,7 +298,10 @@ export const OPERATIONS: Operation[] = [
     tag: 'operations',
     summary: 'Readiness probe',
     security: 'none',
-    answers: { 200: json('Ready for traffic.', 'Readiness'), 503: json('Not ready (starting, draining, or the database is unreachable).', 'Readiness') },
+    answers: {
+      200: json('Ready for traffic.', 'Readiness'),
+      503: json('Not ready (starting, draining, or the database is unreachable).', 'Readiness'),
+    },
     errors: [],
     examples: [{}],
     exampleStatus: 200,
@@ -316,7 +327,12 @@ export const OPERATIONS: Operation[] = [
     tag: 'operations',
     summary: 'Prometheus metrics',
     security: 'metrics',
-    answers: { 200: { description: 'Metrics in the Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    answers: {
+      200: {
+        description: 'Metrics in the Prometheus text format.',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
     errors: ['UNAUTHENTICATED'],
     examples: [{}],
     exampleStatus: 200,
@@ -329,7 +345,12 @@ export const OPERATIONS: Operation[] = [
     tag: 'system',
     summary: 'This document',
     security: 'none',
-    answers: { 200: { description: 'The OpenAPI 3.1 document of the REST API.', content: { 'application/json': { schema: { type: 'object' } } } } },
+    answers: {
+      200: {
+        description: 'The OpenAPI 3.1 document of the REST API.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
     errors: [],
     examples: [{}],
     exampleStatus: 200,
@@ -354,7 +375,8 @@ export const OPERATIONS: Operation[] = [
     operationId: 'initializeSystem',
     tag: 'system',
     summary: 'Create the root user and its API key (once)',
-    description: 'The first call answers the root API key, shown this once; later calls answer `alreadyInitialized: true`.',
+    description:
+      'The first call answers the root API key, shown this once; later calls answer `alreadyInitialized: true`.',
     security: 'none',
     answers: { 200: json('The outcome.', 'InitializeSystemResult') },
     errors: ['UNAVAILABLE'],
@@ -540,7 +562,12 @@ export const OPERATIONS: Operation[] = [
     body: 'AddEmbedderRequest',
     answers: { 202: json('The space.', 'Space') },
     errors: [...ONE_ERRORS, ...WITH_BODY, 'PERMISSION_DENIED', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'],
-    examples: [{ path: { id: EXAMPLE_IDS.space }, body: { embedderId: EXAMPLE_IDS.secondEmbedder, defaultRetrievalWeight: 0.5 } }],
+    examples: [
+      {
+        path: { id: EXAMPLE_IDS.space },
+        body: { embedderId: EXAMPLE_IDS.secondEmbedder, defaultRetrievalWeight: 0.5 },
+      },
+    ],
     exampleStatus: 202,
   },
   {
@@ -564,17 +591,22 @@ export const OPERATIONS: Operation[] = [
     operationId: 'createMemory',
     tag: 'memories',
     summary: 'Store a memory',
-    description: 'Chunked and embedded in the background (`processingStatus`). With `dedupe`, the same content already in the space answers 200 with that memory.',
+    description:
+      'Chunked and embedded in the background (`processingStatus`). With `dedupe`, the same content already in the space answers 200 with that memory.',
     security: 'bearer',
     body: 'CreateMemoryRequest',
-    answers: { 201: created('The memory, PENDING.', 'Memory'), 200: json('The stored memory with the same content (dedupe).', 'Memory') },
+    answers: {
+      201: created('The memory, PENDING.', 'Memory'),
+      200: json('The stored memory with the same content (dedupe).', 'Memory'),
+    },
     errors: [...KEYED, ...WITH_BODY, 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'],
     examples: [
       {
         body: {
           memoryId: EXAMPLE_IDS.memory,
           spaceId: EXAMPLE_IDS.space,
-          originalContent: 'The Analytical Engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves.',
+          originalContent:
+            'The Analytical Engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves.',
           contentType: 'text/plain',
           metadata: { author: 'Ada Lovelace', year: 1843 },
         },
@@ -595,7 +627,18 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json('One result per request.', 'BatchCreateResult') },
     errors: [...KEYED, ...WITH_BODY, 'FAILED_PRECONDITION'],
     examples: [
-      { body: { requests: [{ memoryId: EXAMPLE_IDS.batchMemory, spaceId: EXAMPLE_IDS.space, originalContent: '# Notes\n\nThe engine might compose music.', contentType: 'text/markdown' }] } },
+      {
+        body: {
+          requests: [
+            {
+              memoryId: EXAMPLE_IDS.batchMemory,
+              spaceId: EXAMPLE_IDS.space,
+              originalContent: '# Notes\n\nThe engine might compose music.',
+              contentType: 'text/markdown',
+            },
+          ],
+        },
+      },
     ],
     exampleStatus: 200,
   },
@@ -660,12 +703,18 @@ export const OPERATIONS: Operation[] = [
     operationId: 'retrieveMemoriesByQuery',
     tag: 'memories',
     summary: 'Retrieve memories (streamed), the request as query parameters',
-    description: 'The same request as POST, flattened: `spaceIds` (repeated or comma-separated; `filter` applies to each), `efSearch`, and the post-processor fields by their own names.',
+    description:
+      'The same request as POST, flattened: `spaceIds` (repeated or comma-separated; `filter` applies to each), `efSearch`, and the post-processor fields by their own names.',
     security: 'bearer',
     extraParameters: [], // filled in by document.ts from the retrieval request schema
     answers: { 200: STREAM_ANSWER },
     errors: [...ONE_ERRORS, 'FAILED_PRECONDITION'],
-    examples: [{ query: { message: RETRIEVE_EXAMPLE.message, spaceIds: [EXAMPLE_IDS.space], mode: 'KEYWORD', requestedSize: 5 }, headers: { accept: 'text/event-stream' } }],
+    examples: [
+      {
+        query: { message: RETRIEVE_EXAMPLE.message, spaceIds: [EXAMPLE_IDS.space], mode: 'KEYWORD', requestedSize: 5 },
+        headers: { accept: 'text/event-stream' },
+      },
+    ],
     exampleStatus: 200,
   },
   {
@@ -675,18 +724,27 @@ export const OPERATIONS: Operation[] = [
     operationId: 'mcp',
     tag: 'mcp',
     summary: 'Model Context Protocol endpoint (streamable HTTP, stateless)',
-    description: 'JSON-RPC 2.0 messages of MCP; tools retrieve and store memories. The key may come as `x-api-key` or as a Bearer token.',
+    description:
+      'JSON-RPC 2.0 messages of MCP; tools retrieve and store memories. The key may come as `x-api-key` or as a Bearer token.',
     security: 'mcp',
     body: 'JsonRpcRequest',
     answers: {
       200: {
         description: 'A JSON-RPC response, as JSON or as one SSE event, as Accept allows.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } }, 'text/event-stream': { schema: { type: 'string' } } },
+        content: {
+          'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } },
+          'text/event-stream': { schema: { type: 'string' } },
+        },
       },
       202: { description: 'A notification was accepted; no body.' },
     },
     errors: [...KEYED, ...WITH_BODY],
-    examples: [{ body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } }],
+    examples: [
+      {
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        headers: { accept: 'application/json, text/event-stream' },
+      },
+    ],
     exampleStatus: 200,
   },
   {
@@ -734,10 +792,13 @@ export const OPERATIONS: Operation[] = [
     path: '/console/assets/{name}',
     operationId: 'consoleAsset',
     tag: 'console',
-    summary: "A console script or stylesheet, by the hashed name the page refers to",
+    summary: 'A console script or stylesheet, by the hashed name the page refers to',
     security: 'none',
     answers: {
-      200: { description: 'The file; cached for good (its name changes with its bytes).', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } },
+      200: {
+        description: 'The file; cached for good (its name changes with its bytes).',
+        content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+      },
     },
     errors: ['NOT_FOUND'],
     examples: [{ path: { name: 'console.0000000000000000.js' } }],
@@ -752,7 +813,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Delete memories by id, or by space with filters',
     security: 'bearer',
     body: 'BatchDeleteMemoriesRequest',
-    answers: { 200: json('How many were deleted (and each id\'s outcome).', 'BatchDeleteResult') },
+    answers: { 200: json("How many were deleted (and each id's outcome).", 'BatchDeleteResult') },
     errors: [...KEYED, ...WITH_BODY, 'NOT_FOUND', 'PERMISSION_DENIED'],
     examples: [{ body: { memoryIds: [EXAMPLE_IDS.batchMemory] } }],
     exampleStatus: 200,

@@ -3,7 +3,9 @@
 // `describes<View>()`, so tsc fails when a view gains, loses or retypes a field and its
 // schema does not follow. test/api/openapi.happy.test.ts checks real answers against them.
 import * as v from 'valibot'
+import type { StoredProbe } from '../../../db/sql/probes.js'
 import type { ApiKey } from '../../../domain/api-keys.js'
+import { KEEP_STRATEGIES } from '../../../domain/chunking/chunking-config.js'
 import type { DrainResult } from '../../../domain/drain.js'
 import type { Embedder } from '../../../domain/embedders.js'
 import type { Llm } from '../../../domain/llms.js'
@@ -14,10 +16,9 @@ import type { RetrievalEvent, RetrievedChunk } from '../../../domain/retrieval.j
 import type { Space } from '../../../domain/spaces.js'
 import type { InitializeSystemResult, SystemInfo } from '../../../domain/system.js'
 import type { User } from '../../../domain/users.js'
-import type { StoredProbe } from '../../../db/sql/probes.js'
-import { KEEP_STRATEGIES } from '../../../domain/chunking/chunking-config.js'
 import { ERROR_CODES } from '../../../errors/app-error.js'
 import { CONTENT_TYPES, MEMORY_STATUSES } from '../../../validation/memory.js'
+import { capabilitiesSchema, samplingParamsSchema } from '../../../validation/registry.js'
 import {
   CREDENTIAL_KINDS,
   DISTRIBUTION_TYPES,
@@ -26,15 +27,15 @@ import {
   MODALITIES,
   RERANKER_PROVIDER_TYPES,
 } from '../../../validation/registry-values.js'
-import { capabilitiesSchema, samplingParamsSchema } from '../../../validation/registry.js'
 
 /** True when A and B are assignable both ways. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 
 /** Returns the schema unchanged; fails to compile unless its output type is exactly View. */
 function describes<View>() {
-  return <Schema extends v.GenericSchema>(schema: Schema & (Same<v.InferOutput<Schema>, View> extends true ? unknown : { viewAndSchemaDiffer: View })): Schema =>
-    schema
+  return <Schema extends v.GenericSchema>(
+    schema: Schema & (Same<v.InferOutput<Schema>, View> extends true ? unknown : { viewAndSchemaDiffer: View }),
+  ): Schema => schema
 }
 
 const uuid = v.pipe(v.string(), v.uuid())
@@ -81,7 +82,10 @@ export const apiKeySchema = describes<ApiKey>()(
 )
 
 /** POST /v1/apikeys: the raw key, shown this once. */
-export const createdApiKeySchema = v.strictObject({ apiKeyMetadata: apiKeySchema, rawApiKey: v.pipe(v.string(), v.startsWith('msk_')) })
+export const createdApiKeySchema = v.strictObject({
+  apiKeyMetadata: apiKeySchema,
+  rawApiKey: v.pipe(v.string(), v.startsWith('msk_')),
+})
 
 const credentialsViewSchema = describes<CredentialsView>()(
   v.strictObject({
@@ -137,11 +141,15 @@ export const llmSchema = describes<Llm>()(
     clientConfig: v.optional(v.string()),
     maxContextLength: v.optional(v.number()),
     capabilities: v.strictObject({ ...v.required(capabilitiesSchema).entries }),
-    defaultSamplingParams: v.optional(v.strictObject({ ...samplingParamsSchema.entries, stopSequences: v.array(v.string()) })),
+    defaultSamplingParams: v.optional(
+      v.strictObject({ ...samplingParamsSchema.entries, stopSequences: v.array(v.string()) }),
+    ),
   }),
 )
 
-export const rerankerSchema = describes<Reranker>()(v.strictObject({ rerankerId: uuid, ...registrationViewEntries(RERANKER_PROVIDER_TYPES) }))
+export const rerankerSchema = describes<Reranker>()(
+  v.strictObject({ rerankerId: uuid, ...registrationViewEntries(RERANKER_PROVIDER_TYPES) }),
+)
 
 /** The stored chunking setting: exactly one strategy, every field filled in. */
 const chunkingConfigViewSchema = v.union([
@@ -169,7 +177,11 @@ export const spaceSchema = describes<Space>()(
         embedderId: uuid,
         defaultRetrievalWeight: v.number(),
         indexState: v.picklist(['BACKFILLING', 'READY']),
-        backfillProgress: v.strictObject({ completedMemories: count, totalMemories: count, error: v.optional(v.string()) }),
+        backfillProgress: v.strictObject({
+          completedMemories: count,
+          totalMemories: count,
+          error: v.optional(v.string()),
+        }),
       }),
     ),
     defaultChunkingConfig: chunkingConfigViewSchema,
@@ -197,26 +209,36 @@ export const memoryContentSchema = describes<MemoryContent>()(
   v.strictObject({ memoryId: uuid, contentType: v.picklist(CONTENT_TYPES), originalContent: v.string() }),
 )
 
-const batchItemErrorSchema = describes<BatchItemError>()(v.strictObject({
-  code: v.number(),
-  status: v.string(),
-  message: v.string(),
-  details: v.array(v.strictObject({ field: v.string(), description: v.string() })),
-}))
+const batchItemErrorSchema = describes<BatchItemError>()(
+  v.strictObject({
+    code: v.number(),
+    status: v.string(),
+    message: v.string(),
+    details: v.array(v.strictObject({ field: v.string(), description: v.string() })),
+  }),
+)
 
 export const batchCreateResultSchema = v.strictObject({
-  results: v.array(v.union([v.strictObject({ memory: memorySchema, created: v.boolean() }), v.strictObject({ error: batchItemErrorSchema })])),
+  results: v.array(
+    v.union([
+      v.strictObject({ memory: memorySchema, created: v.boolean() }),
+      v.strictObject({ error: batchItemErrorSchema }),
+    ]),
+  ),
 })
 
 export const batchDeleteResultSchema = describes<BatchDeleteResult>()(
   v.strictObject({
     deletedCount: count,
-    results: v.optional(v.array(v.strictObject({ memoryId: v.string(), deleted: v.boolean(), error: v.optional(v.string()) }))),
+    results: v.optional(
+      v.array(v.strictObject({ memoryId: v.string(), deleted: v.boolean(), error: v.optional(v.string()) })),
+    ),
   }),
 )
 
 /** A page of a list: the items under their collection's name, and the token of the next page. */
-export const pageSchema = (field: string, item: v.GenericSchema) => v.strictObject({ [field]: v.array(item), nextToken: v.optional(v.string()) })
+export const pageSchema = (field: string, item: v.GenericSchema) =>
+  v.strictObject({ [field]: v.array(item), nextToken: v.optional(v.string()) })
 
 export const jobAcceptedSchema = v.strictObject({ jobId: uuid })
 
@@ -229,17 +251,32 @@ export const systemInfoSchema = describes<SystemInfo>()(
     version: v.string(),
     lifecycleState: v.picklist(LIFECYCLE_STATES),
     initialized: v.boolean(),
-    license: v.strictObject({ directory: v.string(), present: v.boolean(), files: v.array(v.string()), productLicense: v.string(), thirdPartyPackages: count }),
+    license: v.strictObject({
+      directory: v.string(),
+      present: v.boolean(),
+      files: v.array(v.string()),
+      productLicense: v.string(),
+      thirdPartyPackages: count,
+    }),
     storage: v.string(),
     tlsEnabled: v.boolean(),
     debugDatabaseListen: v.string(),
     runtime: v.strictObject({ node: v.string(), openssl: v.string(), uws: v.string() }),
-    memories: v.strictObject({ available: v.boolean(), reason: v.optional(v.string()), pgvectorVersion: v.optional(v.string()) }),
+    memories: v.strictObject({
+      available: v.boolean(),
+      reason: v.optional(v.string()),
+      pgvectorVersion: v.optional(v.string()),
+    }),
   }),
 )
 
 export const initializeSystemSchema = describes<InitializeSystemResult>()(
-  v.strictObject({ alreadyInitialized: v.boolean(), message: v.string(), rootApiKey: v.optional(v.string()), userId: v.optional(v.string()) }),
+  v.strictObject({
+    alreadyInitialized: v.boolean(),
+    message: v.string(),
+    rootApiKey: v.optional(v.string()),
+    userId: v.optional(v.string()),
+  }),
 )
 
 const retrievedChunkSchema = describes<RetrievedChunk>()(
@@ -265,7 +302,11 @@ export const retrievalEventSchema = describes<RetrievalEvent>()(
         expectedItems: v.optional(count),
       }),
     }),
-    v.strictObject({ memoryDefinition: v.strictObject({ memory: v.strictObject({ ...memorySchema.entries, originalContent: v.optional(v.string()) }) }) }),
+    v.strictObject({
+      memoryDefinition: v.strictObject({
+        memory: v.strictObject({ ...memorySchema.entries, originalContent: v.optional(v.string()) }),
+      }),
+    }),
     v.strictObject({ retrievedItem: v.strictObject({ chunk: retrievedChunkSchema }) }),
     v.strictObject({ abstractReply: v.strictObject({ text: v.string() }) }),
     v.strictObject({ status: v.strictObject({ code: v.string(), message: v.string() }) }),
@@ -274,5 +315,9 @@ export const retrievalEventSchema = describes<RetrievalEvent>()(
 
 /** The probes' answers (operations routes). */
 export const livenessSchema = v.strictObject({ state: v.picklist(LIFECYCLE_STATES) })
-export const readinessSchema = v.strictObject({ ready: v.boolean(), state: v.picklist(LIFECYCLE_STATES), reason: v.optional(v.string()) })
+export const readinessSchema = v.strictObject({
+  ready: v.boolean(),
+  state: v.picklist(LIFECYCLE_STATES),
+  reason: v.optional(v.string()),
+})
 export const startupSchema = v.strictObject({ started: v.boolean(), state: v.picklist(LIFECYCLE_STATES) })
