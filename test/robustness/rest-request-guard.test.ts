@@ -16,11 +16,11 @@ const SAMPLE_ID = '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11'
 const FORGED_KEY = `msk_${'Z'.repeat(40)}`
 
 /**
- * Routes that never touch the server context: the console's static files, /metrics (its own
- * secret) and the probes (they read the lifecycle the routes were given when registered).
+ * Routes that never touch the server context: the console's static files, the OpenAPI document,
+ * /metrics (its own secret) and the probes (they read the lifecycle the routes were given when registered).
  */
-const PROBES = new Set(['/livez', '/readyz', '/startupz'])
-const touchesContext = (pattern: string) => !pattern.startsWith('/console') && pattern !== '/metrics' && !PROBES.has(pattern)
+const CONTEXT_FREE = new Set(['/livez', '/readyz', '/startupz', '/metrics', '/v1/openapi.json'])
+const touchesContext = (pattern: string) => !pattern.startsWith('/console') && !CONTEXT_FREE.has(pattern)
 
 type Trap = 'throw' | 'bigint' | 'cyclic'
 
