@@ -216,6 +216,11 @@ describe('embedded database', () => {
       // The runtime the executable carries: the pinned Node 24, its OpenSSL, the uWS built from third_party.
       expect(JSON.parse(info.body).runtime).toEqual({ node: expect.stringMatching(/^24\./), openssl: expect.stringMatching(/^3\./), uws: expect.stringMatching(/^20\.67\.0 /) })
 
+      // The OpenAPI document the executable serves is the one the build wrote beside it, byte for byte once parsed.
+      const served = await server.get('/v1/openapi.json')
+      expect(served.status).toBe(200)
+      expect(JSON.parse(served.body)).toEqual(JSON.parse(fs.readFileSync(path.join(path.dirname(BUILT_EXECUTABLE), 'openapi.json'), 'utf8')))
+
       // Once the init API exists, it also gives us data to find again after a restart.
       const init = await request(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
       initialized = init.status === 200
