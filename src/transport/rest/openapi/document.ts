@@ -254,10 +254,7 @@ function operationObject(
   const query = operation.query
     ? queryParameters(querySchemas[operation.query], new Set(['labelFilter', 'spaceId']))
     : []
-  const extra =
-    operation.operationId === 'retrieveMemoriesByQuery'
-      ? retrieveQueryParameters(schemas.RetrieveMemoriesRequest as JsonSchema)
-      : (operation.extraParameters ?? [])
+  const extra = operation.retrievalQuery ? retrieveQueryParameters(schemas.RetrieveMemoriesRequest as JsonSchema) : []
   const headerParameters = Object.entries(first?.headers ?? {}).map(([name, value]) => ({
     name,
     in: 'header',

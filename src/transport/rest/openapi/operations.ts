@@ -39,8 +39,8 @@ export interface Operation {
   body?: string
   /** Component name of an object schema whose properties are query parameters. */
   query?: string
-  /** Extra query parameters not in `query`, as OpenAPI parameter objects. */
-  extraParameters?: Record<string, unknown>[]
+  /** The query string stands for a retrieval request, flattened as retrieve-query.ts reads it. */
+  retrievalQuery?: true
   answers: Record<number, Answer>
   errors: ErrorCode[]
   examples: Example[]
@@ -706,7 +706,7 @@ export const OPERATIONS: Operation[] = [
     description:
       'The same request as POST, flattened: `spaceIds` (repeated or comma-separated; `filter` applies to each), `efSearch`, and the post-processor fields by their own names.',
     security: 'bearer',
-    extraParameters: [], // filled in by document.ts from the retrieval request schema
+    retrievalQuery: true,
     answers: { 200: STREAM_ANSWER },
     errors: [...ONE_ERRORS, 'FAILED_PRECONDITION'],
     examples: [

@@ -136,7 +136,7 @@ export const embedderSchema = describes<Embedder>()(
 
 export const llmSchema = describes<Llm>()(
   v.strictObject({
-    llmId: v.string(),
+    llmId: uuid,
     ...registrationViewEntries(LLM_PROVIDER_TYPES),
     clientConfig: v.optional(v.string()),
     maxContextLength: v.optional(v.number()),
