@@ -76,6 +76,8 @@ const ONE_ERRORS: ErrorCode[] = [...KEYED, 'INVALID_ARGUMENT', 'NOT_FOUND']
 interface RegistryKind {
   collection: 'embedders' | 'llms' | 'rerankers'
   noun: string
+  /** "an embedder", "an LLM", "a reranker". */
+  article: 'a' | 'an'
   schema: 'Embedder' | 'Llm' | 'Reranker'
   id: string
   createExamples: Example[]
@@ -86,6 +88,7 @@ const REGISTRY_KINDS: RegistryKind[] = [
   {
     collection: 'embedders',
     noun: 'embedder',
+    article: 'an',
     schema: 'Embedder',
     id: EXAMPLE_IDS.embedder,
     createExamples: [
@@ -120,6 +123,7 @@ const REGISTRY_KINDS: RegistryKind[] = [
   {
     collection: 'llms',
     noun: 'LLM',
+    article: 'an',
     schema: 'Llm',
     id: EXAMPLE_IDS.llm,
     createExamples: [
@@ -140,6 +144,7 @@ const REGISTRY_KINDS: RegistryKind[] = [
   {
     collection: 'rerankers',
     noun: 'reranker',
+    article: 'a',
     schema: 'Reranker',
     id: EXAMPLE_IDS.reranker,
     createExamples: [
@@ -158,18 +163,19 @@ const REGISTRY_KINDS: RegistryKind[] = [
   },
 ]
 
-function registryOperations(kind: RegistryKind): Operation[] {
+/** A registry kind's operations; the delete goes near the end of the walk-through, after the spaces that use it. */
+function registryOperations(kind: RegistryKind): { operations: Operation[]; deletion: Operation } {
   const collection = `/v1/${kind.collection}`
   const upper = kind.schema
   const plural = kind.schema === 'Llm' ? 'Llms' : `${kind.schema}s`
-  return [
+  const operations: Operation[] = [
     {
       route: `POST ${collection}`,
       method: 'POST',
       path: collection,
       operationId: `create${upper}`,
       tag: kind.collection,
-      summary: `Register an ${kind.noun}`,
+      summary: `Register ${kind.article} ${kind.noun}`,
       description: 'A connectivity probe runs in the background; its outcome shows as `lastProbe`.',
       security: 'bearer',
       body: `Create${upper}Request`,
@@ -199,7 +205,7 @@ function registryOperations(kind: RegistryKind): Operation[] {
       path: `${collection}/{id}`,
       operationId: `get${upper}`,
       tag: kind.collection,
-      summary: `Get an ${kind.noun}`,
+      summary: `Get ${kind.article} ${kind.noun}`,
       security: 'bearer',
       answers: { 200: json(`The ${kind.noun}.`, upper) },
       errors: ONE_ERRORS,
@@ -212,7 +218,7 @@ function registryOperations(kind: RegistryKind): Operation[] {
       path: `${collection}/{id}`,
       operationId: `update${upper}`,
       tag: kind.collection,
-      summary: `Update an ${kind.noun}`,
+      summary: `Update ${kind.article} ${kind.noun}`,
       security: 'bearer',
       body: `Update${upper}Request`,
       answers: { 200: json(`The updated ${kind.noun}.`, upper) },
@@ -233,24 +239,24 @@ function registryOperations(kind: RegistryKind): Operation[] {
       examples: [{ path: { id: kind.id } }],
       exampleStatus: 202,
     },
-    {
-      route: `DELETE ${collection}/:id`,
-      method: 'DELETE',
-      path: `${collection}/{id}`,
-      operationId: `delete${upper}`,
-      tag: kind.collection,
-      summary: `Delete an ${kind.noun}`,
-      security: 'bearer',
-      answers: { 204: noContent },
-      errors: [...ONE_ERRORS, 'PERMISSION_DENIED', 'FAILED_PRECONDITION'],
-      examples: [{ path: { id: kind.id } }],
-      exampleStatus: 204,
-    },
   ]
+  const deletion: Operation = {
+    route: `DELETE ${collection}/:id`,
+    method: 'DELETE',
+    path: `${collection}/{id}`,
+    operationId: `delete${upper}`,
+    tag: kind.collection,
+    summary: `Delete ${kind.article} ${kind.noun}`,
+    security: 'bearer',
+    answers: { 204: noContent },
+    errors: [...ONE_ERRORS, 'PERMISSION_DENIED', 'FAILED_PRECONDITION'],
+    examples: [{ path: { id: kind.id } }],
+    exampleStatus: 204,
+  }
+  return { operations, deletion }
 }
 
-const [embedders, llms, rerankers] = REGISTRY_KINDS.map(registryOperations) as [Operation[], Operation[], Operation[]]
-const registryDeletes = [embedders, llms, rerankers].map((operations) => operations.pop() as Operation)
+const REGISTRIES = REGISTRY_KINDS.map(registryOperations)
 
 const RETRIEVE_EXAMPLE = {
   message: 'How does the analytical engine weave patterns?',
@@ -481,9 +487,7 @@ export const OPERATIONS: Operation[] = [
     examples: [{ path: { id: EXAMPLE_IDS.apiKey }, body: { status: 'INACTIVE', mergeLabels: { rotated: 'yes' } } }],
     exampleStatus: 200,
   },
-  ...embedders,
-  ...llms,
-  ...rerankers,
+  ...REGISTRIES.flatMap((registry) => registry.operations),
   {
     route: 'POST /v1/spaces',
     method: 'POST',
@@ -844,7 +848,7 @@ export const OPERATIONS: Operation[] = [
     examples: [{ path: { id: EXAMPLE_IDS.space } }],
     exampleStatus: 204,
   },
-  ...registryDeletes,
+  ...REGISTRIES.map((registry) => registry.deletion),
   {
     route: 'DELETE /v1/apikeys/:id',
     method: 'DELETE',
