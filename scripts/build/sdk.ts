@@ -52,7 +52,10 @@ export async function buildSdk(options: SdkBuildOptions): Promise<SdkBuildResult
   await esbuild.build({ ...common, format: 'esm', outfile: esm })
   await esbuild.build({ ...common, format: 'cjs', outfile: cjs })
   const tsc = path.join(options.root, 'node_modules', 'typescript', 'bin', 'tsc')
-  execFileSync(process.execPath, [tsc, '-p', path.join(sdkDir, 'tsconfig.json')], { cwd: options.root, stdio: 'inherit' })
+  execFileSync(process.execPath, [tsc, '-p', path.join(sdkDir, 'tsconfig.json')], {
+    cwd: options.root,
+    stdio: 'inherit',
+  })
   const types = path.join(distDir, 'types', 'sdk', 'src', 'index.d.ts')
   if (!fs.existsSync(types)) throw new Error(`tsc wrote no ${path.relative(options.root, types)}`)
   return { esm, cjs, types, versionSynced }

@@ -16,25 +16,58 @@ const REGISTRY_IDEMPOTENT = ['list', 'get', 'probe'] as const
 
 function services(transport: Transport) {
   return {
-    apiKeys: bindService(transport, ApiKeyServiceService, { create: 'createApiKey', list: 'listApiKeys', update: 'updateApiKey', delete: 'deleteApiKey' }, ['list']),
-    users: bindService(transport, UserServiceService, { create: 'createUser', list: 'listUsers', get: 'getUser', delete: 'deleteUser', me: 'getMe' }, ['list', 'get', 'me']),
-    system: bindService(transport, SystemServiceService, { initialize: 'initializeSystem', info: 'getSystemInfo' }, ['info']),
+    apiKeys: bindService(
+      transport,
+      ApiKeyServiceService,
+      { create: 'createApiKey', list: 'listApiKeys', update: 'updateApiKey', delete: 'deleteApiKey' },
+      ['list'],
+    ),
+    users: bindService(
+      transport,
+      UserServiceService,
+      { create: 'createUser', list: 'listUsers', get: 'getUser', delete: 'deleteUser', me: 'getMe' },
+      ['list', 'get', 'me'],
+    ),
+    system: bindService(transport, SystemServiceService, { initialize: 'initializeSystem', info: 'getSystemInfo' }, [
+      'info',
+    ]),
     embedders: bindService(
       transport,
       EmbedderServiceService,
-      { create: 'createEmbedder', list: 'listEmbedders', get: 'getEmbedder', update: 'updateEmbedder', delete: 'deleteEmbedder', probe: 'probeEmbedder' },
+      {
+        create: 'createEmbedder',
+        list: 'listEmbedders',
+        get: 'getEmbedder',
+        update: 'updateEmbedder',
+        delete: 'deleteEmbedder',
+        probe: 'probeEmbedder',
+      },
       REGISTRY_IDEMPOTENT,
     ),
     llms: bindService(
       transport,
       LlmServiceService,
-      { create: 'createLlm', list: 'listLlms', get: 'getLlm', update: 'updateLlm', delete: 'deleteLlm', probe: 'probeLlm' },
+      {
+        create: 'createLlm',
+        list: 'listLlms',
+        get: 'getLlm',
+        update: 'updateLlm',
+        delete: 'deleteLlm',
+        probe: 'probeLlm',
+      },
       REGISTRY_IDEMPOTENT,
     ),
     rerankers: bindService(
       transport,
       RerankerServiceService,
-      { create: 'createReranker', list: 'listRerankers', get: 'getReranker', update: 'updateReranker', delete: 'deleteReranker', probe: 'probeReranker' },
+      {
+        create: 'createReranker',
+        list: 'listRerankers',
+        get: 'getReranker',
+        update: 'updateReranker',
+        delete: 'deleteReranker',
+        probe: 'probeReranker',
+      },
       REGISTRY_IDEMPOTENT,
     ),
     spaces: bindService(

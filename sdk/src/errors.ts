@@ -37,7 +37,9 @@ export class MemsvcError extends Error {
 
   /** Same test across the ESM and CJS builds, where `instanceof` would see two classes. */
   static is(error: unknown): error is MemsvcError {
-    return error instanceof Error && error.name === 'MemsvcError' && typeof (error as MemsvcError).grpcStatus === 'number'
+    return (
+      error instanceof Error && error.name === 'MemsvcError' && typeof (error as MemsvcError).grpcStatus === 'number'
+    )
   }
 }
 
@@ -79,7 +81,12 @@ export function fromServiceError(error: ServiceError): MemsvcError {
 export function toMemsvcError(error: unknown): MemsvcError {
   if (MemsvcError.is(error)) return error
   if (isServiceError(error)) return fromServiceError(error)
-  return new MemsvcError({ code: 'UNKNOWN', grpcStatus: status.UNKNOWN, message: error instanceof Error ? error.message : String(error), cause: error })
+  return new MemsvcError({
+    code: 'UNKNOWN',
+    grpcStatus: status.UNKNOWN,
+    message: error instanceof Error ? error.message : String(error),
+    cause: error,
+  })
 }
 
 export function clientError(grpcStatus: number, message: string, cause?: unknown): MemsvcError {

@@ -34,7 +34,10 @@ export type ServiceClient<Definition, Names extends Record<string, keyof Definit
   readonly [Name in keyof Names]: BoundMethod<Definition[Names[Name]]>
 }
 
-export function bindService<Definition extends Record<string, AnyMethod>, const Names extends Record<string, keyof Definition>>(
+export function bindService<
+  Definition extends Record<string, AnyMethod>,
+  const Names extends Record<string, keyof Definition>,
+>(
   transport: Transport,
   definition: Definition,
   names: Names,

@@ -38,12 +38,19 @@ export interface ServerAddress {
 export function parseAddress(text: string): ServerAddress {
   const trimmed = text.trim()
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(trimmed)?.[1]?.toLowerCase() ?? 'https'
-  if (scheme !== 'http' && scheme !== 'https') throw clientError(status.INVALID_ARGUMENT, `address "${text}": use https://host:port, http://host:port or host:port`)
+  if (scheme !== 'http' && scheme !== 'https')
+    throw clientError(
+      status.INVALID_ARGUMENT,
+      `address "${text}": use https://host:port, http://host:port or host:port`,
+    )
   let url: URL
   try {
     url = new URL(trimmed.includes('://') ? trimmed : `https://${trimmed}`)
   } catch {
-    throw clientError(status.INVALID_ARGUMENT, `address "${text}" is not host:port, https://host:port or http://host:port`)
+    throw clientError(
+      status.INVALID_ARGUMENT,
+      `address "${text}" is not host:port, https://host:port or http://host:port`,
+    )
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1')
   // URL drops a port that is the scheme's default (443/80); read it from the text then.
@@ -53,14 +60,22 @@ export function parseAddress(text: string): ServerAddress {
 
 /** Upper-case, colon-separated. */
 export function normaliseFingerprint(text: string): string {
-  const hex = text.replace(/^sha256:/i, '').replaceAll(':', '').trim().toUpperCase()
+  const hex = text
+    .replace(/^sha256:/i, '')
+    .replaceAll(':', '')
+    .trim()
+    .toUpperCase()
   if (!/^[0-9A-F]+$/.test(hex) || hex.length !== SHA256_BYTES * 2) {
-    throw clientError(status.INVALID_ARGUMENT, `pinnedCertificateSha256 "${text}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`)
+    throw clientError(
+      status.INVALID_ARGUMENT,
+      `pinnedCertificateSha256 "${text}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`,
+    )
   }
   return hex.match(/../g)!.join(':')
 }
 
-const sameFingerprint = (a: string, b: string) => a.replaceAll(':', '').toUpperCase() === b.replaceAll(':', '').toUpperCase()
+const sameFingerprint = (a: string, b: string) =>
+  a.replaceAll(':', '').toUpperCase() === b.replaceAll(':', '').toUpperCase()
 
 interface PresentedCertificate {
   fingerprint: string
@@ -89,15 +104,27 @@ function fetchCertificate(server: ServerAddress): Promise<PresentedCertificate> 
         return
       }
       const x509 = new crypto.X509Certificate(peer.raw)
-      resolve({ fingerprint: x509.fingerprint256, pem: x509.toString(), validFrom: new Date(x509.validFrom), validTo: new Date(x509.validTo) })
+      resolve({
+        fingerprint: x509.fingerprint256,
+        pem: x509.toString(),
+        validFrom: new Date(x509.validFrom),
+        validTo: new Date(x509.validTo),
+      })
     })
     socket.once('timeout', () => {
       socket.destroy()
-      reject(clientError(status.UNAVAILABLE, `no TLS handshake with ${server.target} within ${CERTIFICATE_FETCH_TIMEOUT_MS / 1000} s`))
+      reject(
+        clientError(
+          status.UNAVAILABLE,
+          `no TLS handshake with ${server.target} within ${CERTIFICATE_FETCH_TIMEOUT_MS / 1000} s`,
+        ),
+      )
     })
     socket.once('error', (error) => {
       socket.destroy()
-      reject(clientError(status.UNAVAILABLE, `cannot read the TLS certificate of ${server.target}: ${error.message}`, error))
+      reject(
+        clientError(status.UNAVAILABLE, `cannot read the TLS certificate of ${server.target}: ${error.message}`, error),
+      )
     })
   })
 }
@@ -121,17 +148,27 @@ async function pinnedCredentials(server: ServerAddress, pinText: string): Promis
   const secureContext = tls.createSecureContext({ ca: presented.pem, allowPartialTrustChain: true })
   return credentials.createFromSecureContext(secureContext, {
     checkServerIdentity: (_host, certificate) =>
-      sameFingerprint(certificate.fingerprint256, pin) ? undefined : new Error(`certificate SHA-256 ${certificate.fingerprint256} is not the pinned ${pin}`),
+      sameFingerprint(certificate.fingerprint256, pin)
+        ? undefined
+        : new Error(`certificate SHA-256 ${certificate.fingerprint256} is not the pinned ${pin}`),
   })
 }
 
 /** The channel credentials for the address and options; with a pin, checks it before any call. */
-export async function channelCredentials(server: ServerAddress, options: TlsOptions | undefined): Promise<ChannelCredentials> {
+export async function channelCredentials(
+  server: ServerAddress,
+  options: TlsOptions | undefined,
+): Promise<ChannelCredentials> {
   if (!server.tls) {
-    if (options?.pinnedCertificateSha256 || options?.ca) throw clientError(status.INVALID_ARGUMENT, `TLS options were given for the plaintext address http://${server.target}`)
+    if (options?.pinnedCertificateSha256 || options?.ca)
+      throw clientError(
+        status.INVALID_ARGUMENT,
+        `TLS options were given for the plaintext address http://${server.target}`,
+      )
     return credentials.createInsecure()
   }
-  if (options?.insecure) return credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
+  if (options?.insecure)
+    return credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
   if (options?.pinnedCertificateSha256) return pinnedCredentials(server, options.pinnedCertificateSha256)
   return credentials.createSsl(options?.ca === undefined ? null : Buffer.from(options.ca))
 }

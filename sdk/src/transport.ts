@@ -62,7 +62,10 @@ const EMPTY = Buffer.alloc(0)
  * an empty message gives exactly those, so `{ name: 'x' }` is enough where the generated
  * type asks for every repeated and map field too.
  */
-function withDefaults<Request>(method: MethodDefinition<Request, unknown>, request: Partial<Request> | undefined): Request {
+function withDefaults<Request>(
+  method: MethodDefinition<Request, unknown>,
+  request: Partial<Request> | undefined,
+): Request {
   const given = Object.fromEntries(Object.entries(request ?? {}).filter(([, value]) => value !== undefined))
   return { ...method.requestDeserialize(EMPTY), ...given } as Request
 }
@@ -131,7 +134,12 @@ export class Transport {
   }
 
   /** Runs `attempt` again after UNAVAILABLE while attempts and the deadline allow. */
-  async #withRetries<T>(idempotent: boolean, options: CallOptions | undefined, deadline: number | undefined, attempt: () => Promise<T>): Promise<T> {
+  async #withRetries<T>(
+    idempotent: boolean,
+    options: CallOptions | undefined,
+    deadline: number | undefined,
+    attempt: () => Promise<T>,
+  ): Promise<T> {
     const policy = this.#retryPolicy(options, idempotent)
     let backoff = policy.initialBackoffMs
     for (let attemptNumber = 1; ; attemptNumber++) {
@@ -142,14 +150,20 @@ export class Transport {
         const error = toMemsvcError(caught)
         const wait = backoff * (1 - JITTER * Math.random())
         const timeLeft = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now()
-        if (error.grpcStatus !== status.UNAVAILABLE || attemptNumber >= policy.maxAttempts || wait >= timeLeft) throw error
+        if (error.grpcStatus !== status.UNAVAILABLE || attemptNumber >= policy.maxAttempts || wait >= timeLeft)
+          throw error
         await sleep(wait, options?.signal)
         backoff = Math.min(backoff * BACKOFF_MULTIPLIER, policy.maxBackoffMs)
       }
     }
   }
 
-  unary<Request, Response>(method: MethodDefinition<Request, Response>, request: Partial<Request> | undefined, idempotent: boolean, options?: CallOptions): Promise<Response> {
+  unary<Request, Response>(
+    method: MethodDefinition<Request, Response>,
+    request: Partial<Request> | undefined,
+    idempotent: boolean,
+    options?: CallOptions,
+  ): Promise<Response> {
     const message = withDefaults(method, request)
     const deadline = Date.now() + (options?.deadlineMs ?? this.#options.deadlineMs ?? DEFAULT_DEADLINE_MS)
     return this.#withRetries(idempotent, options, deadline, async () => {
@@ -180,7 +194,12 @@ export class Transport {
    * UNAVAILABLE only while nothing has arrived yet; leaving the loop early (break, an
    * exception, the signal) cancels the call, which cancels the server's work.
    */
-  async *stream<Request, Response>(method: MethodDefinition<Request, Response>, request: Partial<Request> | undefined, idempotent: boolean, options?: CallOptions): AsyncGenerator<Response, void, undefined> {
+  async *stream<Request, Response>(
+    method: MethodDefinition<Request, Response>,
+    request: Partial<Request> | undefined,
+    idempotent: boolean,
+    options?: CallOptions,
+  ): AsyncGenerator<Response, void, undefined> {
     const message = withDefaults(method, request)
     const deadlineMs = options?.deadlineMs
     const deadline = deadlineMs === undefined ? undefined : Date.now() + deadlineMs
@@ -217,7 +236,14 @@ export class Transport {
         const error = toMemsvcError(caught)
         const timeLeft = deadline === undefined ? Number.POSITIVE_INFINITY : deadline - Date.now()
         const wait = backoff * (1 - JITTER * Math.random())
-        if (!isServiceError(caught) || received || error.grpcStatus !== status.UNAVAILABLE || attemptNumber >= policy.maxAttempts || wait >= timeLeft) throw error
+        if (
+          !isServiceError(caught) ||
+          received ||
+          error.grpcStatus !== status.UNAVAILABLE ||
+          attemptNumber >= policy.maxAttempts ||
+          wait >= timeLeft
+        )
+          throw error
         await sleep(wait, signal)
         backoff = Math.min(backoff * BACKOFF_MULTIPLIER, policy.maxBackoffMs)
       } finally {
@@ -231,6 +257,9 @@ export class Transport {
     this.#closed = true
     const client = this.#client
     this.#client = undefined
-    void client?.then((opened) => opened.close(), () => {})
+    void client?.then(
+      (opened) => opened.close(),
+      () => {},
+    )
   }
 }

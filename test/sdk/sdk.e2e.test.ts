@@ -52,21 +52,38 @@ describe('@memsvc/client against dist/memsvc over TLS', { timeout: TEST_TIMEOUT_
     const { rootApiKey } = await anonymous.system.initialize()
     anonymous.close()
     const client = new sdk.MemsvcClient({ address: server.address, apiKey: rootApiKey, tls })
-    const registered = await client.embedders.create({ displayName: 'local', providerType: 'TEI', endpointUrl: embedder.url, modelIdentifier: 'hashed-bow', dimensionality: 32 })
+    const registered = await client.embedders.create({
+      displayName: 'local',
+      providerType: 'TEI',
+      endpointUrl: embedder.url,
+      modelIdentifier: 'hashed-bow',
+      dimensionality: 32,
+    })
     const space = await client.spaces.create({ name: 'e2e', spaceEmbedders: [{ embedderId: registered.embedderId }] })
     const texts = ['The Eiffel tower in Paris was finished in 1889.', 'Kyoto gardens are famous for maple leaves.']
     for (const text of texts) {
       const { memory } = await client.memories.create({ spaceId: space.spaceId, originalContent: text })
-      await waitFor('the memory to be COMPLETED', async () => (await client.memories.get({ memoryId: memory!.memoryId })).processingStatus === sdk.ProcessingStatus.COMPLETED)
+      await waitFor(
+        'the memory to be COMPLETED',
+        async () =>
+          (await client.memories.get({ memoryId: memory!.memoryId })).processingStatus ===
+          sdk.ProcessingStatus.COMPLETED,
+      )
     }
     client.close()
-    env = { PATH: process.env.PATH, MEMSVC_ADDRESS: server.address, MEMSVC_PIN: pin, MEMSVC_API_KEY: rootApiKey, SPACE_ID: space.spaceId }
+    env = {
+      PATH: process.env.PATH,
+      MEMSVC_ADDRESS: server.address,
+      MEMSVC_PIN: pin,
+      MEMSVC_API_KEY: rootApiKey,
+      SPACE_ID: space.spaceId,
+    }
 
     const esm = await run(process.execPath, ['retrieve.mjs'], { cwd: consumer, env, timeout: SCRIPT_TIMEOUT_MS })
     const lines = esm.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^created key \S+; keys now: 2$/)
     expect(lines.slice(1)).toHaveLength(texts.length)
-    expect(lines[1]).toMatch(/^\d\.\d{3} {2}The Eiffel tower in Paris/)
+    expect(lines[1]).toMatch(/^[\d.]+ The Eiffel tower in Paris/)
     console.log(`$ node retrieve.mjs\n${esm.stdout}`)
 
     const cjs = await run(process.execPath, ['list-keys.cjs'], { cwd: consumer, env, timeout: SCRIPT_TIMEOUT_MS })
@@ -75,7 +92,11 @@ describe('@memsvc/client against dist/memsvc over TLS', { timeout: TEST_TIMEOUT_
 
   it('a wrong pin fails before any call reaches the server', async () => {
     const wrong = { ...env, MEMSVC_PIN: 'AB'.repeat(32) }
-    const result = await run(process.execPath, ['list-keys.cjs'], { cwd: consumer, env: wrong, timeout: SCRIPT_TIMEOUT_MS })
+    const result = await run(process.execPath, ['list-keys.cjs'], {
+      cwd: consumer,
+      env: wrong,
+      timeout: SCRIPT_TIMEOUT_MS,
+    })
     expect(result.stdout).toBe('MemsvcError UNAVAILABLE 14 requestId=false\n')
   })
 })

@@ -45,13 +45,25 @@ describe.each(ENGINES)('SDK errors (%s)', (engine) => {
     it('bad input: INVALID_ARGUMENT naming the field, with the request id', async () => {
       const error = await failure(
         client.embedders.create(
-          { displayName: 'bad url', providerType: 'TEI', endpointUrl: 'not a url', modelIdentifier: 'm', dimensionality: 8 },
+          {
+            displayName: 'bad url',
+            providerType: 'TEI',
+            endpointUrl: 'not a url',
+            modelIdentifier: 'm',
+            dimensionality: 8,
+          },
           { requestId: `sdk-errors-${entry}` },
         ),
       )
       expect(error).toBeInstanceOf(sdk.MemsvcError)
       expect(sdk.MemsvcError.is(error)).toBe(true)
-      expect(error).toMatchObject({ name: 'MemsvcError', code: 'INVALID_ARGUMENT', grpcStatus: GRPC.INVALID_ARGUMENT, field: 'endpointUrl', requestId: `sdk-errors-${entry}` })
+      expect(error).toMatchObject({
+        name: 'MemsvcError',
+        code: 'INVALID_ARGUMENT',
+        grpcStatus: GRPC.INVALID_ARGUMENT,
+        field: 'endpointUrl',
+        requestId: `sdk-errors-${entry}`,
+      })
       expect((error as Error).message).toMatch(/endpointUrl/)
     })
 
@@ -65,14 +77,20 @@ describe.each(ENGINES)('SDK errors (%s)', (engine) => {
     it('no key: UNAUTHENTICATED', async () => {
       const anonymous = new sdk.MemsvcClient({ address: `http://${server.grpcAddress}` })
       try {
-        await expect(anonymous.apiKeys.list()).rejects.toMatchObject({ name: 'MemsvcError', code: 'UNAUTHENTICATED', grpcStatus: GRPC.UNAUTHENTICATED })
+        await expect(anonymous.apiKeys.list()).rejects.toMatchObject({
+          name: 'MemsvcError',
+          code: 'UNAUTHENTICATED',
+          grpcStatus: GRPC.UNAUTHENTICATED,
+        })
       } finally {
         anonymous.close()
       }
     })
 
     it('a bad address is a MemsvcError too, thrown by the constructor', () => {
-      expect(() => new sdk.MemsvcClient({ address: 'ftp://example.com' })).toThrow(expect.objectContaining({ name: 'MemsvcError', code: 'INVALID_ARGUMENT' }))
+      expect(() => new sdk.MemsvcClient({ address: 'ftp://example.com' })).toThrow(
+        expect.objectContaining({ name: 'MemsvcError', code: 'INVALID_ARGUMENT' }),
+      )
     })
   })
 })

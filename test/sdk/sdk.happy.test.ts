@@ -64,10 +64,17 @@ describe.each(ENGINES)('SDK against an in-process server (%s)', (engine) => {
           modelIdentifier: `hashed-bow-${entry}`,
           dimensionality: DIMENSIONS,
         })
-        const space = await client.spaces.create({ name: `sdk ${entry}`, spaceEmbedders: [{ embedderId: registered.embedderId }] })
+        const space = await client.spaces.create({
+          name: `sdk ${entry}`,
+          spaceEmbedders: [{ embedderId: registered.embedderId }],
+        })
         const ids = new Map<string, string>()
         for (const memory of MEMORIES) {
-          const made = await client.memories.create({ spaceId: space.spaceId, originalContent: memory.text, metadata: { key: memory.key } })
+          const made = await client.memories.create({
+            spaceId: space.spaceId,
+            originalContent: memory.text,
+            metadata: { key: memory.key },
+          })
           ids.set(made.memory!.memoryId, memory.key)
         }
         for (const memoryId of ids.keys()) {
@@ -119,7 +126,10 @@ describe.each(ENGINES)('SDK against an in-process server (%s)', (engine) => {
         expect(failure).toMatchObject({ code: 'CANCELLED', grpcStatus: 1 })
 
         const aborted = AbortSignal.abort()
-        await expect(client.users.me({}, { signal: aborted })).rejects.toMatchObject({ name: 'MemsvcError', code: 'CANCELLED' })
+        await expect(client.users.me({}, { signal: aborted })).rejects.toMatchObject({
+          name: 'MemsvcError',
+          code: 'CANCELLED',
+        })
       } finally {
         client.close()
       }
@@ -144,7 +154,11 @@ describe.each(ENGINES)('SDK against an in-process server (%s)', (engine) => {
         retry: { maxAttempts: 60, initialBackoffMs: 50, maxBackoffMs: 500 },
       })
       try {
-        await expect(client.apiKeys.create({}, { retry: { maxAttempts: 60 } })).rejects.toMatchObject({ name: 'MemsvcError', code: 'UNAVAILABLE', grpcStatus: 14 })
+        await expect(client.apiKeys.create({}, { retry: { maxAttempts: 60 } })).rejects.toMatchObject({
+          name: 'MemsvcError',
+          code: 'UNAVAILABLE',
+          grpcStatus: 14,
+        })
         await expect(client.system.info({}, { retry: false })).rejects.toMatchObject({ code: 'UNAVAILABLE' })
         const answer = client.system.info({}, { deadlineMs: 60_000 })
         // Switched on while the call is retrying (its first attempts were refused).

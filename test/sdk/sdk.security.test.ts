@@ -42,19 +42,26 @@ describe('SDK over TLS with the self-signed certificate', () => {
     }
   })
 
-  it.each(ENTRY_POINTS)('%s: another pin fails UNAVAILABLE naming both fingerprints, without retrying into success', async (entry) => {
-    const sdk = await loadSdk(entry)
-    const client = new sdk.MemsvcClient({ address, tls: { pinnedCertificateSha256: WRONG_PIN }, retry: { maxAttempts: 1 } })
-    try {
-      const error = await client.system.info().catch((caught: unknown) => caught)
-      expect(error).toBeInstanceOf(sdk.MemsvcError)
-      expect(error).toMatchObject({ code: 'UNAVAILABLE', grpcStatus: 14 })
-      expect((error as Error).message).toContain(fingerprint)
-      expect((error as Error).message).toContain(WRONG_PIN)
-    } finally {
-      client.close()
-    }
-  })
+  it.each(ENTRY_POINTS)(
+    '%s: another pin fails UNAVAILABLE naming both fingerprints, without retrying into success',
+    async (entry) => {
+      const sdk = await loadSdk(entry)
+      const client = new sdk.MemsvcClient({
+        address,
+        tls: { pinnedCertificateSha256: WRONG_PIN },
+        retry: { maxAttempts: 1 },
+      })
+      try {
+        const error = await client.system.info().catch((caught: unknown) => caught)
+        expect(error).toBeInstanceOf(sdk.MemsvcError)
+        expect(error).toMatchObject({ code: 'UNAVAILABLE', grpcStatus: 14 })
+        expect((error as Error).message).toContain(fingerprint)
+        expect((error as Error).message).toContain(WRONG_PIN)
+      } finally {
+        client.close()
+      }
+    },
+  )
 
   it('the system CAs do not trust it; the certificate given as CA does', async () => {
     const sdk = await loadSdk('esm')
@@ -77,7 +84,10 @@ describe('SDK over TLS with the self-signed certificate', () => {
     const badPin = new sdk.MemsvcClient({ address, tls: { pinnedCertificateSha256: 'not-hex' } })
     await expect(badPin.system.info()).rejects.toMatchObject({ name: 'MemsvcError', code: 'INVALID_ARGUMENT' })
     badPin.close()
-    const plaintext = new sdk.MemsvcClient({ address: `http://${server.grpcAddress}`, tls: { pinnedCertificateSha256: fingerprint } })
+    const plaintext = new sdk.MemsvcClient({
+      address: `http://${server.grpcAddress}`,
+      tls: { pinnedCertificateSha256: fingerprint },
+    })
     await expect(plaintext.system.info()).rejects.toMatchObject({ name: 'MemsvcError', code: 'INVALID_ARGUMENT' })
     plaintext.close()
   })

@@ -10,7 +10,10 @@ export type EntryPoint = 'esm' | 'cjs'
 export const ENTRY_POINTS: EntryPoint[] = ['esm', 'cjs']
 
 const SDK_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'sdk', 'dist')
-const FILES: Record<EntryPoint, string> = { esm: path.join(SDK_DIST, 'index.mjs'), cjs: path.join(SDK_DIST, 'index.cjs') }
+const FILES: Record<EntryPoint, string> = {
+  esm: path.join(SDK_DIST, 'index.mjs'),
+  cjs: path.join(SDK_DIST, 'index.cjs'),
+}
 
 export async function loadSdk(entry: EntryPoint): Promise<Sdk> {
   const file = FILES[entry]
