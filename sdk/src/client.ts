@@ -1,4 +1,5 @@
 // MemsvcClient: one object per server, one property per gRPC service of proto/memsvc/v1.
+import { HealthService } from '../../src/generated/grpc/health/v1/health.js'
 import { AdminServiceService } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceService } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceService } from '../../src/generated/memsvc/v1/embedders.js'
@@ -100,6 +101,8 @@ function services(transport: Transport) {
       ['get', 'getContent', 'list', 'retrieve'],
     ),
     admin: bindService(transport, AdminServiceService, { drain: 'drain' }, []),
+    /** grpc.health.v1: SERVING once the server is ready (service '' or 'memsvc.v1.…'). */
+    health: bindService(transport, HealthService, { check: 'check', watch: 'watch' }, ['check']),
   }
 }
 
@@ -115,6 +118,7 @@ export class MemsvcClient {
   readonly spaces: Services['spaces']
   readonly memories: Services['memories']
   readonly admin: Services['admin']
+  readonly health: Services['health']
   readonly #transport: Transport
 
   /** Connects lazily: nothing goes over the network until the first call. */
@@ -130,6 +134,7 @@ export class MemsvcClient {
     this.spaces = bound.spaces
     this.memories = bound.memories
     this.admin = bound.admin
+    this.health = bound.health
   }
 
   /** Closes the channel; calls made afterwards fail with UNAVAILABLE. */

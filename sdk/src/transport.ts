@@ -27,6 +27,11 @@ export interface MemsvcClientOptions {
   /** Sent as `authorization: Bearer <key>` on every call. */
   apiKey?: string
   tls?: TlsOptions
+  /**
+   * Channel credentials built by the caller, used instead of `tls` (for a trust decision made
+   * elsewhere, as `memsvc init` does when it asks before pinning).
+   */
+  credentials?: ChannelCredentials
   /** Deadline of a unary call, retries included (default 30 s). Streams have none unless a call sets one. */
   deadlineMs?: number
   retry?: RetryOptions
@@ -107,7 +112,7 @@ export class Transport {
   /** The channel is opened on the first call: a pinned certificate must be read and checked first. */
   #connect(): Promise<Client> {
     if (this.#closed) return Promise.reject(clientError(status.UNAVAILABLE, 'the client is closed'))
-    this.#client ??= channelCredentials(this.server, this.#options.tls).then(
+    this.#client ??= this.#credentials().then(
       (credentials: ChannelCredentials) => new Client(this.server.target, credentials, this.#options.channelOptions),
     )
     // A failed connect (e.g. the pinned certificate did not match) is tried afresh next time.
@@ -115,6 +120,11 @@ export class Transport {
       this.#client = undefined
     })
     return this.#client
+  }
+
+  #credentials(): Promise<ChannelCredentials> {
+    const given = this.#options.credentials
+    return given ? Promise.resolve(given) : channelCredentials(this.server, this.#options.tls)
   }
 
   #metadata(options: CallOptions | undefined): Metadata {
