@@ -57,6 +57,7 @@ describe.each(ENGINES)('SDK against an in-process server (%s)', (engine) => {
       const client = new sdk.MemsvcClient({ address: `http://${server.grpcAddress}`, apiKey: created.rawApiKey })
       try {
         expect((await client.users.me()).userId).toBe(rootUserId)
+        expect((await client.health.check()).status).toBe(sdk.ServingStatus.SERVING)
         const registered = await client.embedders.create({
           displayName: `fake ${entry}`,
           providerType: 'TEI',
