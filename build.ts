@@ -2,7 +2,7 @@
 // neither node nor node_modules, plus dist/licenses/ beside it.
 //
 //   0. the uWebSockets.js addon, compiled from third_party/uWebSockets.js (cached by input hash)
-//   1. protobuf code and descriptor set (buf)
+//   1. protobuf code and descriptor set (buf), then the TypeScript SDK over it (sdk/ → sdk/dist, scripts/build/sdk.ts)
 //   2. the postgres 3.4.9 fixes (a queue that slows every query under load; the array-type fetch on connect)
 //      must be in node_modules before bundling (docs/architecture.md, "The patched database client")
 //   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
@@ -18,6 +18,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bundle } from './scripts/build/bundle.js'
 import { bundleConsole } from './scripts/build/console.js'
+import { buildSdk } from './scripts/build/sdk.js'
 import {
   bundledPackageDirs,
   compiledInNotices,
@@ -144,6 +145,14 @@ async function main(): Promise<void> {
   )
   console.log(`    ${addon.cached ? 'cached' : 'compiled'}; needs ${addon.glibc.at(-1)} at most`)
   await step('protobuf (buf generate/build)', generateProtobuf, () => path.join(DIST, 'descriptor.binpb'))
+  await step(
+    'SDK (esbuild + tsc)',
+    () => buildSdk({ root: ROOT, version: readPackageVersion() }),
+    (result) => {
+      if (result.versionSynced) console.log(`    sdk/package.json version set to ${readPackageVersion()}`)
+      return result.esm
+    },
+  )
   await step('postgres patches', ensurePostgresPatched)
   const bundled = await step(
     'bundle (esbuild)',

@@ -1,62 +1,47 @@
-// One gRPC channel per command, shared by the service clients it needs, with the
-// credentials chosen by tls-trust.ts and the API key as call metadata. Failures that
-// are really "cannot reach / cannot trust the server" are diagnosed into one clear
-// line with exit code 3; everything the server answered stays a server error.
+// One SDK client (sdk/, @memsvc/client) per command, over the credentials chosen by
+// tls-trust.ts, with the API key as call metadata. Failures that are really "cannot reach /
+// cannot trust the server" are diagnosed into one clear line with exit code 3; everything the
+// server answered stays a server error (a MemsvcError).
 import net from 'node:net'
-import {
-  type CallOptions,
-  Channel,
-  type ChannelCredentials,
-  type Client,
-  type ClientOptions,
-  type ClientReadableStream,
-  type ClientUnaryCall,
-  Metadata,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js'
+import { type ChannelCredentials, status } from '@grpc/grpc-js'
+import { MemsvcClient, MemsvcError } from '../../sdk/src/index.js'
 import { VERSION } from '../runtime/environment.js'
 import { type ClientSettings, requireApiKey } from './client-settings.js'
-import { isServiceError } from './error-report.js'
 import { CliError, unreachable } from './exit-codes.js'
 import { channelCredentials, describeConnectFailure, fetchCertificate, pinMismatchMessage, sameFingerprint, untrustedMessage } from './tls-trust.js'
 
 /** Generous: a CLI call should never hang forever, but drain --wait sets its own. */
 const DEFAULT_DEADLINE_MS = 60_000
 const TCP_PROBE_TIMEOUT_MS = 5_000
+/** One attempt per command: a person retries by running it again, and a draining server is reported as such. */
+const SINGLE_ATTEMPT = { maxAttempts: 1 }
 /** Errors grpc-js makes up itself when no HTTP/2 conversation with a server happened. */
 const TRANSPORT_FAILURE = /No connection established|Connection dropped|Protocol error|Failed to connect|name resolution|DNS resolution failed|Received HTTP status code|Channel closed before/i
-
-type ClientConstructor<C extends Client> = new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>) => C
-
-/** The request and response types of a generated unary method (its last overload). */
-type UnaryMethod<Request, Response> = (
-  request: Request,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (error: ServiceError | null, response: Response) => void,
-) => ClientUnaryCall
-type RequestOf<M> = M extends UnaryMethod<infer Request, unknown> ? Request : never
-type ResponseOf<M> = M extends UnaryMethod<never, infer Response> ? Response : never
-type UnaryMethodName<C> = { [K in keyof C]: C[K] extends UnaryMethod<never, unknown> ? K : never }[keyof C]
 
 export interface OpenOptions {
   /** Sends the API key; fails with exit 2 before connecting when there is none. */
   authenticated: boolean
 }
 
+const needsDiagnosis = (error: unknown): error is MemsvcError =>
+  MemsvcError.is(error) && (error.grpcStatus === status.UNAVAILABLE || error.grpcStatus === status.DEADLINE_EXCEEDED)
+
 export class Connection {
-  readonly #channel: Channel
-  readonly #clients = new Map<unknown, Client>()
-  readonly #apiKey: string | undefined
+  readonly #api: MemsvcClient
 
   private constructor(
     readonly settings: ClientSettings,
     readonly credentials: ChannelCredentials,
     apiKey: string | undefined,
   ) {
-    this.#apiKey = apiKey
-    this.#channel = new Channel(settings.server.target, credentials, { 'grpc.primary_user_agent': `memsvc-cli/${VERSION}` })
+    this.#api = new MemsvcClient({
+      address: `${settings.server.tls ? 'https' : 'http'}://${settings.server.target}`,
+      apiKey,
+      credentials,
+      deadlineMs: DEFAULT_DEADLINE_MS,
+      retry: SINGLE_ATTEMPT,
+      channelOptions: { 'grpc.primary_user_agent': `memsvc-cli/${VERSION}` },
+    })
   }
 
   static async open(settings: ClientSettings, options: OpenOptions): Promise<Connection> {
@@ -69,52 +54,27 @@ export class Connection {
     return new Connection(settings, credentials, apiKey)
   }
 
-  client<C extends Client>(Constructor: ClientConstructor<C>): C {
-    let client = this.#clients.get(Constructor) as C | undefined
-    if (!client) {
-      client = new Constructor(this.settings.server.target, this.credentials, { channelOverride: this.#channel })
-      this.#clients.set(Constructor, client)
-    }
-    return client
-  }
-
-  /** One unary call; rejects with a CliError (connection/trust) or the ServiceError (server). */
-  call<C extends Client, M extends UnaryMethodName<C>>(
-    client: C,
-    method: M,
-    request: RequestOf<C[M]>,
-    deadlineMs = DEFAULT_DEADLINE_MS,
-  ): Promise<ResponseOf<C[M]>> {
-    const metadata = new Metadata()
-    if (this.#apiKey) metadata.set('authorization', `Bearer ${this.#apiKey}`)
-    const invoke = client[method] as unknown as UnaryMethod<RequestOf<C[M]>, ResponseOf<C[M]>>
-    return new Promise<ResponseOf<C[M]>>((resolve, reject) => {
-      invoke.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (error, response) => {
-        if (error) reject(error)
-        else resolve(response)
-      })
-    }).catch(async (error: unknown) => {
-      if (isServiceError(error) && (error.code === status.UNAVAILABLE || error.code === status.DEADLINE_EXCEEDED)) throw await this.diagnose(error)
+  /** One call through the SDK; rejects with a CliError (connection/trust) or the MemsvcError (server). */
+  async run<T>(call: (api: MemsvcClient) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.#api)
+    } catch (error) {
+      if (needsDiagnosis(error)) throw await this.diagnose(error)
       throw error
-    })
+    }
   }
 
   /**
    * A server-streaming call, read as it arrives. No deadline: the server bounds the work (an
-   * LLM answer can take minutes). Fails like `call` when the stream cannot start.
+   * LLM answer can take minutes). Fails like `run` when the stream cannot start. Leaving early
+   * (an error while printing, Ctrl-C) cancels the call, which cancels the server's work.
    */
-  async *stream<Request, Response>(open: (metadata: Metadata) => ClientReadableStream<Response>): AsyncGenerator<Response> {
-    const metadata = new Metadata()
-    if (this.#apiKey) metadata.set('authorization', `Bearer ${this.#apiKey}`)
-    const call = open(metadata)
+  async *stream<Response>(open: (api: MemsvcClient) => AsyncIterable<Response>): AsyncGenerator<Response> {
     try {
-      for await (const message of call) yield message as Response
+      yield* open(this.#api)
     } catch (error) {
-      if (isServiceError(error) && (error.code === status.UNAVAILABLE || error.code === status.DEADLINE_EXCEEDED)) throw await this.diagnose(error)
+      if (needsDiagnosis(error)) throw await this.diagnose(error)
       throw error
-    } finally {
-      // Leaving early (an error while printing, Ctrl-C) cancels the call, which cancels the server's work.
-      call.cancel()
     }
   }
 
@@ -123,7 +83,7 @@ export class Connection {
    * wrong protocol / untrusted certificate" (exit 3) from a server that answered
    * UNAVAILABLE itself, e.g. while draining (exit 1): that one is returned unchanged.
    */
-  async diagnose(error: ServiceError): Promise<CliError | ServiceError> {
+  async diagnose(error: MemsvcError): Promise<CliError | MemsvcError> {
     const { server } = this.settings
     try {
       if (server.tls) {
@@ -144,15 +104,14 @@ export class Connection {
       if (probeError instanceof CliError) return probeError
       return unreachable(describeConnectFailure(server, probeError as NodeJS.ErrnoException))
     }
-    if (error.code === status.DEADLINE_EXCEEDED || TRANSPORT_FAILURE.test(error.details)) {
-      return unreachable(`cannot talk gRPC to ${server.url}: ${error.details}`)
+    if (error.grpcStatus === status.DEADLINE_EXCEEDED || TRANSPORT_FAILURE.test(error.message)) {
+      return unreachable(`cannot talk gRPC to ${server.url}: ${error.message}`)
     }
     return error
   }
 
   close(): void {
-    for (const client of this.#clients.values()) client.close()
-    this.#channel.close()
+    this.#api.close()
   }
 }
 

@@ -1,33 +1,28 @@
 // Every failure of a client command ends here and becomes ONE line on stderr plus an
 // exit code (exit-codes.ts). Stack traces are for bugs only, and only on request.
-import { type ServiceError, status } from '@grpc/grpc-js'
+import { status } from '@grpc/grpc-js'
+import { MemsvcError } from '../../sdk/src/index.js'
 import { CliError, EXIT_FAILED } from './exit-codes.js'
 
 export const DEBUG_ENV = 'MEMSVC_DEBUG'
 
-export function isServiceError(error: unknown): error is ServiceError {
-  return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number' && 'details' in error
-}
-
 /**
- * `INVALID_ARGUMENT: labels.Env: label keys are … (field labels.Env)`. The server's
- * x-error-status trailer is preferred over the gRPC code because it is finer
- * (PAYLOAD_TOO_LARGE and RESOURCE_EXHAUSTED share one gRPC code).
+ * `INVALID_ARGUMENT: labels.Env: label keys are … (field labels.Env)`. The error's code is the
+ * server's x-error-status trailer, finer than the gRPC code (PAYLOAD_TOO_LARGE and
+ * RESOURCE_EXHAUSTED share one gRPC code).
  */
-export function formatServiceError(error: ServiceError): string {
-  const trailerStatus = error.metadata?.get('x-error-status')[0]
-  const statusName = typeof trailerStatus === 'string' ? trailerStatus : (status[error.code] ?? `code ${error.code}`)
-  const fields = (error.metadata?.get('x-error-field') ?? []).map(String)
+export function formatServiceError(error: MemsvcError): string {
+  const fields = error.fields
   const fieldNote = fields.length === 0 ? '' : ` (field${fields.length > 1 ? 's' : ''} ${fields.join(', ')})`
-  const message = (error.details || error.message).replace(/\s*\n\s*/g, ' ')
-  return `${statusName}: ${message}${fieldNote}`
+  const message = error.message.replace(/\s*\n\s*/g, ' ')
+  return `${error.code}: ${message}${fieldNote}`
 }
 
 /** Adds what to do next to errors whose message alone does not say it. */
-function hintFor(error: ServiceError): string {
-  if (error.code === status.UNAUTHENTICATED) return '; check --api-key / SERVICE_API_KEY (keys that are deleted, deactivated or expired stop working)'
-  if (error.code === status.PERMISSION_DENIED) return '; this needs an admin key or the owner\'s key'
-  if (error.code === status.UNIMPLEMENTED) return '; the server may be older than this client ("memsvc system info" shows its version)'
+function hintFor(error: MemsvcError): string {
+  if (error.grpcStatus === status.UNAUTHENTICATED) return '; check --api-key / SERVICE_API_KEY (keys that are deleted, deactivated or expired stop working)'
+  if (error.grpcStatus === status.PERMISSION_DENIED) return '; this needs an admin key or the owner\'s key'
+  if (error.grpcStatus === status.UNIMPLEMENTED) return '; the server may be older than this client ("memsvc system info" shows its version)'
   return ''
 }
 
@@ -37,7 +32,7 @@ export function reportError(error: unknown, stderr: NodeJS.WritableStream = proc
     stderr.write(`error: ${error.message}\n`)
     return error.exitCode
   }
-  if (isServiceError(error)) {
+  if (MemsvcError.is(error)) {
     stderr.write(`error: ${formatServiceError(error)}${hintFor(error)}\n`)
     return EXIT_FAILED
   }

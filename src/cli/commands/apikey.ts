@@ -1,6 +1,6 @@
 // memsvc apikey create|list|update|delete
 import type { Argv } from 'yargs'
-import { type ApiKey, ApiKeyServiceClient, ApiKeyStatus } from '../../generated/memsvc/v1/apikeys.js'
+import { type ApiKey, ApiKeyStatus } from '../../generated/memsvc/v1/apikeys.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
 import { LABEL_FILTER_OPTION, LABEL_OPTION, LABEL_UPDATE_OPTIONS, labelUpdate, OWNER_FILTER_OPTION, OWNER_OPTION, PAGING_OPTIONS, pagingRequest } from '../common-options.js'
 import { withConnection } from '../connection.js'
@@ -62,7 +62,7 @@ const create = clientHandler(async (argv, settings) => {
     apiKeyId: argv.id as string | undefined,
   }
   const created = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.call(connection.client(ApiKeyServiceClient), 'createApiKey', request),
+    connection.run((api) => api.apiKeys.create(request)),
   )
   print(settings.output, {
     json: created,
@@ -79,10 +79,9 @@ const list = clientHandler(async (argv, settings) => {
   }
   const { maxResults, nextToken } = pagingRequest(argv)
   const page = await withConnection(settings, { authenticated: true }, (connection) => {
-    const client = connection.client(ApiKeyServiceClient)
     return collectPages(
       async (token) => {
-        const response = await connection.call(client, 'listApiKeys', { ...filters, maxResults, nextToken: token })
+        const response = await connection.run((api) => api.apiKeys.list({ ...filters, maxResults, nextToken: token }))
         return { items: response.keys, nextToken: response.nextToken }
       },
       nextToken,
@@ -106,7 +105,7 @@ const update = clientHandler(async (argv, settings) => {
     throw badInput('nothing to update: give --status, --replace-label, --merge-label or --clear-labels')
   }
   const updated = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.call(connection.client(ApiKeyServiceClient), 'updateApiKey', request),
+    connection.run((api) => api.apiKeys.update(request)),
   )
   print(settings.output, { json: updated, text: () => renderFields(apiKeyFields(updated)) })
 })
@@ -114,7 +113,7 @@ const update = clientHandler(async (argv, settings) => {
 const remove = clientHandler(async (argv, settings) => {
   const apiKeyId = String(argv.id)
   await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.call(connection.client(ApiKeyServiceClient), 'deleteApiKey', { apiKeyId }),
+    connection.run((api) => api.apiKeys.delete({ apiKeyId })),
   )
   print(settings.output, { json: { apiKeyId, deleted: true }, text: () => `deleted API key ${apiKeyId}; it stops working at once\n` })
 })

@@ -5,11 +5,9 @@ import {
   type Embedder,
   Embedder_DistributionType as DistributionType,
   Embedder_ProviderType as ProviderType,
-  EmbedderServiceClient,
   type ListEmbeddersRequest,
   type UpdateEmbedderRequest,
 } from '../../generated/memsvc/v1/embedders.js'
-import type { Connection } from '../connection.js'
 import { formatLabels, formatTime } from '../output.js'
 import { ID_WIDTH } from '../table.js'
 import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
@@ -39,7 +37,6 @@ const UPDATE_DEFAULTS: UpdateEmbedderRequest = {
   distributionType: DistributionType.DISTRIBUTION_TYPE_UNSPECIFIED,
 }
 
-const client = (connection: Connection) => connection.client(EmbedderServiceClient)
 
 export const EMBEDDER_KIND: RegistryKind<Embedder> = {
   noun: 'embedder',
@@ -93,17 +90,17 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
     ],
   },
   rpc: {
-    create: (connection, request) => connection.call(client(connection), 'createEmbedder', complete(CREATE_DEFAULTS, request)),
+    create: (connection, request) => connection.run((api) => api.embedders.create(complete(CREATE_DEFAULTS, request))),
     async list(connection, request) {
-      const response = await connection.call(client(connection), 'listEmbedders', complete(LIST_DEFAULTS, request))
+      const response = await connection.run((api) => api.embedders.list(complete(LIST_DEFAULTS, request)))
       return { items: response.embedders, nextToken: response.nextToken }
     },
-    get: (connection, embedderId) => connection.call(client(connection), 'getEmbedder', { embedderId }),
-    update: (connection, request) => connection.call(client(connection), 'updateEmbedder', complete(UPDATE_DEFAULTS, request)),
+    get: (connection, embedderId) => connection.run((api) => api.embedders.get({ embedderId })),
+    update: (connection, request) => connection.run((api) => api.embedders.update(complete(UPDATE_DEFAULTS, request))),
     async remove(connection, embedderId) {
-      await connection.call(client(connection), 'deleteEmbedder', { embedderId })
+      await connection.run((api) => api.embedders.delete({ embedderId }))
     },
-    probe: (connection, embedderId) => connection.call(client(connection), 'probeEmbedder', { embedderId }),
+    probe: (connection, embedderId) => connection.run((api) => api.embedders.probe({ embedderId })),
   },
 }
 

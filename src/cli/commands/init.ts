@@ -2,8 +2,6 @@
 // this user's config file; pins a self-signed certificate on first use.
 import { type ChannelCredentials, credentials } from '@grpc/grpc-js'
 import type { Argv } from 'yargs'
-import { SystemServiceClient } from '../../generated/memsvc/v1/system.js'
-import { UserServiceClient } from '../../generated/memsvc/v1/users.js'
 import { API_KEY_ENV, type ClientSettings } from '../client-settings.js'
 import { clientHandler, withClientOptions, type Args } from '../command.js'
 import { backUpConfig, type ClientConfig, writeConfig } from '../config-file.js'
@@ -71,7 +69,7 @@ const init = clientHandler(async (argv: Args, settings) => {
   const explicitKey = settings.apiKeySource === 'flag' ? settings.apiKey : undefined
   const connection = await Connection.openWithKey(settings, trust.credentials, explicitKey)
   try {
-    const response = await connection.call(connection.client(SystemServiceClient), 'initializeSystem', {})
+    const response = await connection.run((api) => api.system.initialize({}))
     if (!response.alreadyInitialized && response.rootApiKey) {
       const config: ClientConfig = {
         server: settings.server.url,
@@ -99,7 +97,7 @@ const init = clientHandler(async (argv: Args, settings) => {
 
     // Already initialised: adopt a key the user gave explicitly, or re-pin, or explain.
     if (explicitKey) {
-      const me = await connection.call(connection.client(UserServiceClient), 'getMe', {})
+      const me = await connection.run((api) => api.users.me({}))
       const keep = settings.configMatchesServer ? settings.config : {}
       saveConfig(settings, { ...keep, server: settings.server.url, apiKey: explicitKey, userId: me.userId, pinnedCertificateSha256: trust.pin })
       announcePin(settings, trust)

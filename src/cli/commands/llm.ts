@@ -5,12 +5,10 @@ import {
   type ListLlmsRequest,
   type Llm,
   Llm_ProviderType as ProviderType,
-  LlmServiceClient,
   type SamplingParams,
   type UpdateLlmRequest,
 } from '../../generated/memsvc/v1/llms.js'
 import type { Args } from '../command.js'
-import type { Connection } from '../connection.js'
 import { formatLabels, formatTime, yesNo } from '../output.js'
 import { ID_WIDTH } from '../table.js'
 import { type Capability, capabilityOptions, capabilityValues, COMMON_SETTINGS, describeCredentials, describeProbe, type Setting, settingOptions, settingValues } from '../registry-options.js'
@@ -83,7 +81,6 @@ const CREATE_DEFAULTS: CreateLlmRequest = { providerType: ProviderType.PROVIDER_
 const LIST_DEFAULTS: ListLlmsRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, labelFilter: {} }
 const UPDATE_DEFAULTS: UpdateLlmRequest = { llmId: '', providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED }
 
-const client = (connection: Connection) => connection.client(LlmServiceClient)
 
 function describeCapabilities(llm: Llm): string {
   return CAPABILITIES.map((capability) => `${capability.flag} ${yesNo(llm.capabilities?.[capability.field as keyof typeof llm.capabilities] as boolean | undefined)}`).join(', ')
@@ -155,17 +152,17 @@ export const LLM_KIND: RegistryKind<Llm> = {
     ],
   },
   rpc: {
-    create: (connection, request) => connection.call(client(connection), 'createLlm', complete(CREATE_DEFAULTS, request)),
+    create: (connection, request) => connection.run((api) => api.llms.create(complete(CREATE_DEFAULTS, request))),
     async list(connection, request) {
-      const response = await connection.call(client(connection), 'listLlms', complete(LIST_DEFAULTS, request))
+      const response = await connection.run((api) => api.llms.list(complete(LIST_DEFAULTS, request)))
       return { items: response.llms, nextToken: response.nextToken }
     },
-    get: (connection, llmId) => connection.call(client(connection), 'getLlm', { llmId }),
-    update: (connection, request) => connection.call(client(connection), 'updateLlm', complete(UPDATE_DEFAULTS, request)),
+    get: (connection, llmId) => connection.run((api) => api.llms.get({ llmId })),
+    update: (connection, request) => connection.run((api) => api.llms.update(complete(UPDATE_DEFAULTS, request))),
     async remove(connection, llmId) {
-      await connection.call(client(connection), 'deleteLlm', { llmId })
+      await connection.run((api) => api.llms.delete({ llmId }))
     },
-    probe: (connection, llmId) => connection.call(client(connection), 'probeLlm', { llmId }),
+    probe: (connection, llmId) => connection.run((api) => api.llms.probe({ llmId })),
   },
 }
 

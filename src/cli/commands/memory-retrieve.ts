@@ -1,7 +1,6 @@
 // memsvc memory retrieve "message" --space ID [--space ID…]: prints the stream as it arrives.
 import type { Argv } from 'yargs'
 import {
-  MemoryServiceClient,
   RetrievalMode,
   type RetrieveMemoryEvent,
   type RetrieveMemoryRequest,
@@ -111,11 +110,8 @@ const retrieve = clientHandler(async (argv, settings) => {
   const request = requestFrom(argv)
   let status: { code: string; message: string } | undefined
   await withConnection(settings, { authenticated: true }, async (connection) => {
-    const client = connection.client(MemoryServiceClient)
     const printer = new TablePrinter()
-    for await (const message of connection.stream<RetrieveMemoryRequest, RetrieveMemoryEvent>((metadata) =>
-      client.retrieveMemory(request, metadata),
-    )) {
+    for await (const message of connection.stream((api) => api.memories.retrieve(request))) {
       if (settings.output === 'json') {
         process.stdout.write(`${JSON.stringify(eventJson(message))}\n`)
         if (message.event?.$case === 'status') status = message.event.value

@@ -5,7 +5,6 @@ import type { Argv } from 'yargs'
 import {
   type CreateMemoryRequest,
   type Memory,
-  MemoryServiceClient,
   ProcessingStatus,
 } from '../../generated/memsvc/v1/memories.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
@@ -26,7 +25,6 @@ const WAIT_POLL_MS = 500
 /** Content types by file extension; everything else is sent as text/plain. */
 const CONTENT_TYPES_BY_EXTENSION: Record<string, string> = { '.md': 'text/markdown', '.markdown': 'text/markdown', '.json': 'application/json' }
 
-const client = (connection: Connection) => connection.client(MemoryServiceClient)
 
 export function memoryFields(memory: Memory): Array<[string, string | undefined]> {
   return [
@@ -89,7 +87,7 @@ async function waitUntilFinished(connection: Connection, memoryIds: string[], on
   while (finished.size < memoryIds.length) {
     for (const memoryId of memoryIds) {
       if (finished.has(memoryId)) continue
-      const memory = await connection.call(client(connection), 'getMemory', { memoryId })
+      const memory = await connection.run((api) => api.memories.get({ memoryId }))
       if (!FINISHED.has(memory.processingStatus)) continue
       finished.set(memoryId, memory)
       onFinished(memory)
@@ -116,7 +114,7 @@ const create = clientHandler(async (argv, settings) => {
     originalContent: content,
   }
   const memory = await withConnection(settings, { authenticated: true }, async (connection) => {
-    const { memory: stored } = await connection.call(client(connection), 'createMemory', request)
+    const { memory: stored } = await connection.run((api) => api.memories.create(request))
     if (!argv.wait) return stored!
     const [done] = await waitUntilFinished(connection, [stored!.memoryId], () => {})
     return done!
@@ -165,7 +163,7 @@ const createBatch = clientHandler(async (argv, settings) => {
           originalContent: await fs.readFile(file, 'utf8'),
         })),
       )
-      const response = await connection.call(client(connection), 'batchCreateMemories', { requests })
+      const response = await connection.run((api) => api.memories.batchCreate({ requests }))
       response.results.forEach((item, index) => {
         const file = batch[index]!
         results.push(item.result?.$case === 'memory' ? { file, memory: item.result.value.memory } : { file, error: item.result?.value.message ?? 'no answer' })
@@ -202,8 +200,8 @@ const createBatch = clientHandler(async (argv, settings) => {
 const get = clientHandler(async (argv, settings) => {
   const memoryId = String(argv.id)
   const shown = await withConnection(settings, { authenticated: true }, async (connection) => ({
-    memory: await connection.call(client(connection), 'getMemory', { memoryId }),
-    content: argv.content ? await connection.call(client(connection), 'getMemoryContent', { memoryId }) : undefined,
+    memory: await connection.run((api) => api.memories.get({ memoryId })),
+    content: argv.content ? await connection.run((api) => api.memories.getContent({ memoryId })) : undefined,
   }))
   print(settings.output, {
     json: { ...memoryJson(shown.memory), ...(shown.content ? { originalContent: shown.content.originalContent } : {}) },
@@ -221,7 +219,7 @@ const list = clientHandler(async (argv, settings) => {
   const page = await withConnection(settings, { authenticated: true }, (connection) =>
     collectPages(
       async (token) => {
-        const response = await connection.call(client(connection), 'listMemories', { ...filters, nextToken: token })
+        const response = await connection.run((api) => api.memories.list({ ...filters, nextToken: token }))
         return { items: response.memories, nextToken: response.nextToken }
       },
       nextToken,
@@ -237,7 +235,7 @@ const list = clientHandler(async (argv, settings) => {
 
 const remove = clientHandler(async (argv, settings) => {
   const memoryId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'deleteMemory', { memoryId }))
+  await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.memories.delete({ memoryId })))
   print(settings.output, { json: { memoryId, deleted: true }, text: () => `deleted memory ${memoryId}\n` })
 })
 

@@ -5,10 +5,8 @@ import {
   type ListRerankersRequest,
   Reranker_ProviderType as ProviderType,
   type Reranker,
-  RerankerServiceClient,
   type UpdateRerankerRequest,
 } from '../../generated/memsvc/v1/rerankers.js'
-import type { Connection } from '../connection.js'
 import { formatLabels, formatTime } from '../output.js'
 import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
 import { ID_WIDTH } from '../table.js'
@@ -43,7 +41,6 @@ const CREATE_DEFAULTS: CreateRerankerRequest = {
 const LIST_DEFAULTS: ListRerankersRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, labelFilter: {} }
 const UPDATE_DEFAULTS: UpdateRerankerRequest = { rerankerId: '', providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED }
 
-const client = (connection: Connection) => connection.client(RerankerServiceClient)
 
 export const RERANKER_KIND: RegistryKind<Reranker> = {
   noun: 'reranker',
@@ -107,18 +104,18 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
   },
   rpc: {
     create: (connection, request) =>
-      connection.call(client(connection), 'createReranker', complete(CREATE_DEFAULTS, request)),
+      connection.run((api) => api.rerankers.create(complete(CREATE_DEFAULTS, request))),
     async list(connection, request) {
-      const response = await connection.call(client(connection), 'listRerankers', complete(LIST_DEFAULTS, request))
+      const response = await connection.run((api) => api.rerankers.list(complete(LIST_DEFAULTS, request)))
       return { items: response.rerankers, nextToken: response.nextToken }
     },
-    get: (connection, rerankerId) => connection.call(client(connection), 'getReranker', { rerankerId }),
+    get: (connection, rerankerId) => connection.run((api) => api.rerankers.get({ rerankerId })),
     update: (connection, request) =>
-      connection.call(client(connection), 'updateReranker', complete(UPDATE_DEFAULTS, request)),
+      connection.run((api) => api.rerankers.update(complete(UPDATE_DEFAULTS, request))),
     async remove(connection, rerankerId) {
-      await connection.call(client(connection), 'deleteReranker', { rerankerId })
+      await connection.run((api) => api.rerankers.delete({ rerankerId }))
     },
-    probe: (connection, rerankerId) => connection.call(client(connection), 'probeReranker', { rerankerId }),
+    probe: (connection, rerankerId) => connection.run((api) => api.rerankers.probe({ rerankerId })),
   },
 }
 

@@ -4,12 +4,11 @@ import {
   type ChunkingConfig,
   RecursiveChunking_KeepStrategy as KeepStrategy,
   type Space,
-  SpaceServiceClient,
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
 import { LABEL_FILTER_OPTION, LABEL_OPTION, LABEL_UPDATE_OPTIONS, labelUpdate, OWNER_FILTER_OPTION, OWNER_OPTION, PAGING_OPTIONS, pagingRequest } from '../common-options.js'
-import { type Connection, withConnection } from '../connection.js'
+import { withConnection } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { asList, parseChoice, parseInteger, parseLabels, parseNumber } from '../option-parsing.js'
 import { formatLabels, formatTime, pageNote, print, yesNo } from '../output.js'
@@ -79,7 +78,6 @@ export function spaceFields(space: Space): Array<[string, string | undefined]> {
   ]
 }
 
-const client = (connection: Connection) => connection.client(SpaceServiceClient)
 
 const create = clientHandler(async (argv, settings) => {
   const spaceEmbedders = embeddersFrom(argv.embedder)
@@ -93,7 +91,7 @@ const create = clientHandler(async (argv, settings) => {
     defaultChunkingConfig: chunkingFrom(argv),
     publicRead: argv.publicRead as boolean | undefined,
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'createSpace', request))
+  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.create(request)))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
@@ -103,7 +101,7 @@ const list = clientHandler(async (argv, settings) => {
   const page = await withConnection(settings, { authenticated: true }, (connection) =>
     collectPages(
       async (token) => {
-        const response = await connection.call(client(connection), 'listSpaces', { ...filters, nextToken: token })
+        const response = await connection.run((api) => api.spaces.list({ ...filters, nextToken: token }))
         return { items: response.spaces, nextToken: response.nextToken }
       },
       nextToken,
@@ -127,7 +125,7 @@ const list = clientHandler(async (argv, settings) => {
 })
 
 const get = clientHandler(async (argv, settings) => {
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'getSpace', { spaceId: String(argv.id) }))
+  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.get({ spaceId: String(argv.id) })))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
@@ -136,13 +134,13 @@ const update = clientHandler(async (argv, settings) => {
   if (Object.entries(request).every(([field, value]) => field === 'spaceId' || value === undefined)) {
     throw badInput('nothing to update: give --name, --public-read / --no-public-read or a label option')
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'updateSpace', request))
+  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.update(request)))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const spaceId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) => connection.call(client(connection), 'deleteSpace', { spaceId }))
+  await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.delete({ spaceId })))
   print(settings.output, { json: { spaceId, deleted: true }, text: () => `deleted space ${spaceId} and its memories\n` })
 })
 

@@ -1,12 +1,11 @@
 // memsvc system info|health|drain
 import type { Argv } from 'yargs'
-import { AdminServiceClient } from '../../generated/memsvc/v1/admin.js'
-import { HealthCheckResponse_ServingStatus as ServingStatus, HealthClient } from '../../generated/grpc/health/v1/health.js'
-import { type SystemInfo, SystemServiceClient } from '../../generated/memsvc/v1/system.js'
+import { HealthCheckResponse_ServingStatus as ServingStatus } from '../../generated/grpc/health/v1/health.js'
+import type { SystemInfo } from '../../generated/memsvc/v1/system.js'
 import type { ClientSettings } from '../client-settings.js'
 import { clientHandler, commandGroup, withOptions } from '../command.js'
 import { type Connection, withConnection } from '../connection.js'
-import { isServiceError } from '../error-report.js'
+import { MemsvcError } from '../../../sdk/src/index.js'
 import { CliError, EXIT_FAILED } from '../exit-codes.js'
 import { parseChoice, parseInteger } from '../option-parsing.js'
 import { print, yesNo } from '../output.js'
@@ -64,7 +63,7 @@ function infoFields(settings: ClientSettings, info: SystemInfo): Array<[string, 
 
 const info = clientHandler(async (_argv, settings) => {
   const systemInfo = await withConnection(settings, { authenticated: false }, (connection) =>
-    connection.call(connection.client(SystemServiceClient), 'getSystemInfo', {}),
+    connection.run((api) => api.system.info({})),
   )
   print(settings.output, { json: { server: settings.server.url, ...systemInfo }, text: () => renderFields(infoFields(settings, systemInfo)) })
 })
@@ -72,11 +71,11 @@ const info = clientHandler(async (_argv, settings) => {
 /** The lifecycle state from system info; a server that refuses new calls is draining or quiesced. */
 async function lifecycleState(connection: Connection): Promise<string> {
   try {
-    const systemInfo = await connection.call(connection.client(SystemServiceClient), 'getSystemInfo', {}, HEALTH_DEADLINE_MS)
+    const systemInfo = await connection.run((api) => api.system.info({}, { deadlineMs: HEALTH_DEADLINE_MS }))
     return systemInfo.lifecycleState
   } catch (error) {
     if (error instanceof CliError) throw error
-    if (isServiceError(error) && /draining|quiesced/i.test(error.details)) return /quiesced/i.test(error.details) ? 'QUIESCED' : 'DRAINING'
+    if (MemsvcError.is(error) && /draining|quiesced/i.test(error.message)) return /quiesced/i.test(error.message) ? 'QUIESCED' : 'DRAINING'
     return 'UNKNOWN'
   }
 }
@@ -85,7 +84,7 @@ const health = clientHandler(async (argv, settings) => {
   const probe: Probe = parseChoice(argv.probe, 'probe', PROBES)
   const service = String(argv.service ?? '')
   const result = await withConnection(settings, { authenticated: false }, async (connection) => {
-    const response = await connection.call(connection.client(HealthClient), 'check', { service }, HEALTH_DEADLINE_MS)
+    const response = await connection.run((api) => api.health.check({ service }, { deadlineMs: HEALTH_DEADLINE_MS }))
     const state = await lifecycleState(connection)
     return { status: response.status, state }
   })
@@ -114,7 +113,7 @@ const drain = clientHandler(async (argv, settings) => {
   const request = { timeoutSec, reason: argv.reason as string | undefined, waitForQuiesce: argv.wait === true }
   const deadlineMs = (timeoutSec ?? MAX_DRAIN_TIMEOUT_SEC) * 1000 + DRAIN_DEADLINE_MARGIN_MS
   const result = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.call(connection.client(AdminServiceClient), 'drain', request, deadlineMs),
+    connection.run((api) => api.admin.drain(request, { deadlineMs })),
   )
   print(settings.output, {
     json: { server: settings.server.url, ...result },

@@ -1,6 +1,6 @@
 // memsvc user create|list|get|delete|me
 import type { Argv } from 'yargs'
-import { Role, type User, UserServiceClient } from '../../generated/memsvc/v1/users.js'
+import { Role, type User } from '../../generated/memsvc/v1/users.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
 import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
 import { withConnection } from '../connection.js'
@@ -34,7 +34,7 @@ const create = clientHandler(async (argv, settings) => {
     role: argv.role === undefined ? Role.ROLE_UNSPECIFIED : parseChoice(argv.role, 'role', ROLES),
     userId: argv.id as string | undefined,
   }
-  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.call(connection.client(UserServiceClient), 'createUser', request))
+  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.create(request)))
   print(settings.output, {
     json: user,
     text: () => `${renderFields(userFields(user))}\nGive the user a key: memsvc apikey create --owner-id ${user.userId}\n`,
@@ -44,10 +44,9 @@ const create = clientHandler(async (argv, settings) => {
 const list = clientHandler(async (argv, settings) => {
   const { maxResults, nextToken } = pagingRequest(argv)
   const page = await withConnection(settings, { authenticated: true }, (connection) => {
-    const client = connection.client(UserServiceClient)
     return collectPages(
       async (token) => {
-        const response = await connection.call(client, 'listUsers', { maxResults, nextToken: token })
+        const response = await connection.run((api) => api.users.list({ maxResults, nextToken: token }))
         return { items: response.users, nextToken: response.nextToken }
       },
       nextToken,
@@ -70,19 +69,19 @@ const list = clientHandler(async (argv, settings) => {
 
 const get = clientHandler(async (argv, settings) => {
   const user = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.call(connection.client(UserServiceClient), 'getUser', { userId: String(argv.id) }),
+    connection.run((api) => api.users.get({ userId: String(argv.id) })),
   )
   print(settings.output, { json: user, text: () => renderFields(userFields(user)) })
 })
 
 const me = clientHandler(async (_argv, settings) => {
-  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.call(connection.client(UserServiceClient), 'getMe', {}))
+  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.me({})))
   print(settings.output, { json: user, text: () => renderFields(userFields(user)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const userId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) => connection.call(connection.client(UserServiceClient), 'deleteUser', { userId }))
+  await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.delete({ userId })))
   print(settings.output, { json: { userId, deleted: true }, text: () => `deleted user ${userId}\n` })
 })
 

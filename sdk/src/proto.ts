@@ -1,0 +1,12 @@
+// The generated message types and enums, one namespace per proto file.
+export * as admin from '../../src/generated/memsvc/v1/admin.js'
+export * as apikeys from '../../src/generated/memsvc/v1/apikeys.js'
+export * as common from '../../src/generated/memsvc/v1/common.js'
+export * as embedders from '../../src/generated/memsvc/v1/embedders.js'
+export * as llms from '../../src/generated/memsvc/v1/llms.js'
+export * as memories from '../../src/generated/memsvc/v1/memories.js'
+export * as registry from '../../src/generated/memsvc/v1/registry.js'
+export * as rerankers from '../../src/generated/memsvc/v1/rerankers.js'
+export * as spaces from '../../src/generated/memsvc/v1/spaces.js'
+export * as system from '../../src/generated/memsvc/v1/system.js'
+export * as users from '../../src/generated/memsvc/v1/users.js'
