@@ -81,6 +81,12 @@ interface SpacePlan {
   embedders: Array<{ row: SpaceEmbedderRow; weight: number }>
 }
 
+/** How many candidates each list contributes for `requestedSize` items, and the HNSW search list length that finds them. */
+export function vectorSearchPlan(requestedSize: number, efSearch?: number): { limit: number; efSearch: number } {
+  const limit = Math.max(requestedSize * CANDIDATES_PER_ITEM, MIN_CANDIDATES)
+  return { limit, efSearch: Math.max(efSearch ?? DEFAULT_EF_SEARCH, limit) }
+}
+
 function supportsIterativeScan(version: string): boolean {
   const [major = 0, minor = 0] = version.split('.').map(Number)
   return major > MIN_ITERATIVE_SCAN_VERSION[0]! || (major === MIN_ITERATIVE_SCAN_VERSION[0] && minor >= MIN_ITERATIVE_SCAN_VERSION[1]!)
@@ -141,7 +147,7 @@ async function searchLists(context: DomainContext, request: RetrieveMemoriesRequ
           embedding,
           limit,
           filter: plan.filter,
-          efSearch: Math.max(request.hnsw?.efSearch ?? DEFAULT_EF_SEARCH, limit),
+          efSearch: vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch).efSearch,
           iterativeScan,
         })
         lists.push({ spaceId: plan.spaceId, weight, chunks })
@@ -226,13 +232,15 @@ async function usable<T>(find: () => Promise<T>, field: string, what: string): P
   }
 }
 
+const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedSize ?? DEFAULT_REQUESTED_SIZE
+
 async function prepare(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
   const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
   const post = request.postProcessor ?? {}
   const reranker = post.rerankerId === undefined ? undefined : await usable(() => findUsableReranker(context, principal, post.rerankerId!), 'postProcessor.rerankerId', `reranker ${post.rerankerId}`)
   const llm = post.llmId === undefined ? undefined : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
   const plans = await planSpaces(context, principal, request)
-  const limit = Math.max(requestedSize * CANDIDATES_PER_ITEM, MIN_CANDIDATES)
+  const { limit } = vectorSearchPlan(requestedSize)
   const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
   const fused = fuseRankings(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
