@@ -1,7 +1,8 @@
 // The memory benchmark's corpus: deterministic synthetic prose, so every run (and the
 // floor beside memsvc) stores exactly the same chunks. Words are drawn from a made-up
 // vocabulary with Zipf frequencies, as in real text: a few words are in almost every
-// chunk (what makes naive keyword search scan everything), most are rare.
+// chunk (what makes naive keyword search scan everything), most are rare; and each chunk
+// is about one topic (see TOPICS).
 
 /** Words in the vocabulary; with Zipf's law the commonest dozen are in most chunks. */
 const VOCABULARY_SIZE = 5_000
@@ -12,6 +13,18 @@ const QUERY_WORDS_FROM_CHUNK = 6
 const QUERY_NOISE_WORDS = 2
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'pa', 'do', 'gu', 'fe', 'hi', 'jo', 'ba', 'ce', 'wu', 'xi', 'yo', 'qua', 'ser', 'lin', 'mor']
 const SEED = 0x6d656d
+/**
+ * Real text is about something: each chunk belongs to one of TOPICS topics and draws
+ * TOPIC_SHARE of its words from that topic's own TOPIC_WORDS (Zipf within the topic), the
+ * rest from the whole vocabulary. Without topics, a chunk is 42 independent Zipf draws and
+ * its hashed vector is close to a random point in 384 dimensions: no nearest-neighbour
+ * index finds neighbours among random points, which says nothing about a memory service.
+ */
+const TOPICS = 100
+const TOPIC_WORDS = 40
+const TOPIC_SHARE = 0.5
+/** Topic words come from below the commonest ranks: function words belong to no topic. */
+const TOPIC_WORD_MIN_RANK = 200
 
 /** mulberry32: a small seeded generator, so the corpus is the same on every run. */
 function generator(seed: number): () => number {
@@ -44,7 +57,7 @@ export interface MemoryCorpus {
   queries(count: number, stored: number): string[]
 }
 
-export function memoryCorpus(): MemoryCorpus {
+export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
   const words = vocabulary()
   // Zipf (s = 1): cumulative weights 1/1, 1/2, …, searched by bisection.
   const cumulative: number[] = []
@@ -61,9 +74,21 @@ export function memoryCorpus(): MemoryCorpus {
     }
     return words[low]!
   }
+  const topicRandom = generator(SEED + 2)
+  const topics = Array.from({ length: TOPICS }, () =>
+    Array.from({ length: TOPIC_WORDS }, () => words[TOPIC_WORD_MIN_RANK + Math.floor(topicRandom() * (words.length - TOPIC_WORD_MIN_RANK))]!),
+  )
+  let topicTotal = 0
+  const topicCumulative = Array.from({ length: TOPIC_WORDS }, (_, rank) => (topicTotal += 1 / (rank + 1)))
+  const topicWord = (topic: string[], random: () => number) => {
+    const target = random() * topicTotal
+    return topic[Math.max(0, topicCumulative.findIndex((weight) => weight >= target))]!
+  }
   const chunkWords = (index: number) => {
     const random = generator(SEED + 1 + index)
-    return Array.from({ length: WORDS_PER_CHUNK }, () => zipfWord(random))
+    const topic = topics[Math.floor(random() * TOPICS)]!
+    const share = options.topics === false ? 0 : TOPIC_SHARE
+    return Array.from({ length: WORDS_PER_CHUNK }, () => (random() < share ? topicWord(topic, random) : zipfWord(random)))
   }
   return {
     chunk: (index) => {

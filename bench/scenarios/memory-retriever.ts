@@ -10,8 +10,8 @@ export interface Retriever {
   /** What the requests went through, for the report. */
   via: string
   retrieve(message: string, mode: RetrievalMode, requestedSize: number): Promise<string[]>
-  /** The SET LOCAL statements memsvc's vector search runs with, for the floor to send too. */
-  sqlSettings(requestedSize: number): string[]
+  /** The settings statement memsvc's vector search sends, for the floor to send too. */
+  sqlSettings(requestedSize: number): string
   /** Candidates memsvc's vector search asks PostgreSQL for. */
   candidates(requestedSize: number): number
   close(): Promise<void>
@@ -19,8 +19,9 @@ export interface Retriever {
 
 const RETRIEVE_PATH = '/v1/memories:retrieve'
 
-export function vectorSettings(requestedSize: number): string[] {
-  return [`set local hnsw.ef_search = ${vectorSearchPlan(requestedSize).efSearch}`, 'set local hnsw.iterative_scan = relaxed_order']
+/** The settings statement memsvc sends with its vector search (src/db/sql/retrieval.ts). */
+export function vectorSettings(requestedSize: number): string {
+  return `select set_config('hnsw.ef_search', '${vectorSearchPlan(requestedSize).efSearch}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
 }
 
 export function chunkIdsOf(events: Iterable<Record<string, unknown>>): string[] {

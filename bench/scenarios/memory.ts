@@ -226,21 +226,28 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
   return { rate: latenciesUs.length / elapsed, ...latencySummary(latenciesUs), errors }
 }
 
-/** The SQL of src/db/sql/retrieval.ts nearestChunks (unfiltered), with the same settings. */
-function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string[]) {
+/**
+ * The SQL of src/db/sql/retrieval.ts nearestChunks (unfiltered), sent the same way: the
+ * settings pipelined with the search in one transaction, the embedder id written in.
+ */
+function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string) {
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
+  const embedder = sql.unsafe(`'${target.embedderId}'`)
   return (embedding: string, limit: number) =>
     sql.begin(async (tx) => {
-      for (const setting of settings) await tx.unsafe(setting)
-      return tx<Array<{ chunk_id: string; score: number }>>`
-        with nearest as materialized (
-          select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
-          from chunk_vectors v
-          where v.embedder_id = ${target.embedderId} and v.space_id = ${target.spaceId}
-          order by v.embedding::${type} <=> ${embedding}::${type}
-          limit ${limit}
-        )
-        select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`
+      const [, rows] = await Promise.all([
+        tx.unsafe(settings),
+        tx<Array<{ chunk_id: string; score: number }>>`
+          with nearest as materialized (
+            select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+            from chunk_vectors v
+            where v.embedder_id = ${embedder} and v.space_id = ${target.spaceId}
+            order by v.embedding::${type} <=> ${embedding}::${type}
+            limit ${limit}
+          )
+          select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`,
+      ])
+      return rows
     })
 }
 
@@ -383,7 +390,7 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
       ratioRow(
         'memory-retrieve-vector',
         `Retrieval, VECTOR mode, top ${RECALL_K} of ${storedChunks} chunks, no post-processing (${RETRIEVAL_CONCURRENCY} clients)`,
-        `postgres.js sending the same nearest-neighbour SQL (${settings.join('; ')}), query embedding precomputed`,
+        `postgres.js sending the same nearest-neighbour SQL (${settings}), query embedding precomputed`,
         best(runs.product),
         best(runs.floor),
         RETRIEVAL_TARGET,
