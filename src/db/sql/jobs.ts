@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, withoutCommitFlush } from '../database.js'
+import { COMMIT_WITHOUT_FLUSH, type Queryable, type Sql } from '../database.js'
 
 export interface JobRow {
   id: string
@@ -23,7 +23,7 @@ export async function insertJob(sql: Queryable, job: { id: string; kind: string;
  * claim at once without waiting on or double-taking each other's rows.
  */
 export async function claimJobs(sql: Sql, worker: string, limit: number, leaseSeconds: number): Promise<JobRow[]> {
-  return withoutCommitFlush(sql, (tx) => tx<JobRow[]>`
+  return sql<JobRow[]>`
     update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
       locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     where id in (
@@ -32,8 +32,8 @@ export async function claimJobs(sql: Sql, worker: string, limit: number, leaseSe
       order by run_after
       limit ${limit}
       for update skip locked
-    )
-    returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`)
+    ) and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
+    returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`
 }
 
 /** Every claimed job back to PENDING, runnable now; returns how many. Only for a queue this process alone uses. */
@@ -46,21 +46,21 @@ export async function releaseAllClaims(sql: Queryable): Promise<number> {
 }
 
 export async function completeJob(sql: Sql, id: string, worker: string): Promise<void> {
-  await withoutCommitFlush(sql, (tx) => tx`
+  await sql`
     update jobs set status = 'SUCCEEDED', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null
-    where id = ${id} and locked_by = ${worker}`)
+    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 /** Back to PENDING after `retryInMs`, or FAILED with its last error once it has no attempts left. */
 export async function failJob(sql: Sql, id: string, worker: string, error: string, retryInMs: number | undefined): Promise<void> {
-  await withoutCommitFlush(sql, (tx) => tx`
+  await sql`
     update jobs set
       status = ${retryInMs === undefined ? 'FAILED' : 'PENDING'},
       last_error = ${error},
       run_after = now() + make_interval(secs => ${(retryInMs ?? 0) / 1000}),
       finished_at = ${retryInMs === undefined ? new Date() : null},
       locked_by = null, locked_until = null, updated_at = now()
-    where id = ${id} and locked_by = ${worker}`)
+    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status: string; count: number }>> {

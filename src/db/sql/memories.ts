@@ -1,4 +1,4 @@
-import { type Queryable, type Sql, withoutCommitFlush } from '../database.js'
+import { COMMIT_WITHOUT_FLUSH, type Queryable, type Sql } from '../database.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
@@ -91,10 +91,10 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
  */
 /** PENDING → PROCESSING; a crash may lose it (the ingest job runs again), so its commit is not waited for. */
 export async function startProcessing(sql: Sql, id: string): Promise<(MemoryRow & { content: string }) | undefined> {
-  const rows = await withoutCommitFlush(sql, (tx) => tx<Array<MemoryRow & { content: string }>>`
+  const rows = await sql<Array<MemoryRow & { content: string }>>`
     update memories set status = 'PROCESSING', processing_error = null, updated_at = now()
-    where id = ${id} and status in ('PENDING', 'PROCESSING')
-    returning *`)
+    where id = ${id} and status in ('PENDING', 'PROCESSING') and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
+    returning *`
   return rows[0]
 }
 
