@@ -9,6 +9,7 @@ import {
   type ChannelCredentials,
   type Client,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
   Metadata,
   type ServiceError,
@@ -96,6 +97,25 @@ export class Connection {
       if (isServiceError(error) && (error.code === status.UNAVAILABLE || error.code === status.DEADLINE_EXCEEDED)) throw await this.diagnose(error)
       throw error
     })
+  }
+
+  /**
+   * A server-streaming call, read as it arrives. No deadline: the server bounds the work (an
+   * LLM answer can take minutes). Fails like `call` when the stream cannot start.
+   */
+  async *stream<Request, Response>(open: (metadata: Metadata) => ClientReadableStream<Response>): AsyncGenerator<Response> {
+    const metadata = new Metadata()
+    if (this.#apiKey) metadata.set('authorization', `Bearer ${this.#apiKey}`)
+    const call = open(metadata)
+    try {
+      for await (const message of call) yield message as Response
+    } catch (error) {
+      if (isServiceError(error) && (error.code === status.UNAVAILABLE || error.code === status.DEADLINE_EXCEEDED)) throw await this.diagnose(error)
+      throw error
+    } finally {
+      // Leaving early (an error while printing, Ctrl-C) cancels the call, which cancels the server's work.
+      call.cancel()
+    }
   }
 
   /**

@@ -9,6 +9,11 @@ export interface CallContext {
   authorization?: string
   /** Set when the transport already authenticated `authorization` for this call (REST does, before reading a body). */
   principal?: Principal
+  /**
+   * Aborted when the caller goes away (a closed connection, a cancelled RPC): work done only
+   * for the caller, such as a provider call whose answer is streamed back, stops with it.
+   */
+  signal?: AbortSignal
 }
 
 /** A caller's X-Request-Id is kept when it is a plain token; otherwise (or when absent) a new one is made. */

@@ -203,7 +203,8 @@ export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
 interface PreparedAnswer {
   items: Candidate[]
   memories: Map<string, Memory & { originalContent?: string }>
-  answer?: () => Promise<string>
+  /** Starts the LLM call; `signal` cancels it. */
+  answer?: (signal: AbortSignal) => Promise<string>
 }
 
 /** A fused candidate with its chunk's text and offsets. */
@@ -219,10 +220,17 @@ async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Prom
 }
 
 /** The reranker's order and scores replace the fused ones. */
-async function reranked(context: DomainContext, reranker: RerankerRow, message: string, candidates: Candidate[]): Promise<Candidate[]> {
+async function reranked(context: DomainContext, call: CallContext, reranker: RerankerRow, message: string, candidates: Candidate[]): Promise<Candidate[]> {
   let scores: number[]
   try {
-    scores = await rerankDocuments({ reranker, access: providerAccess(context.secrets, 'rerankers', reranker), query: message, documents: candidates.map((item) => item.text), timeoutMs: RERANK_TIMEOUT_MS })
+    scores = await rerankDocuments({
+      reranker,
+      access: providerAccess(context.secrets, 'rerankers', reranker),
+      query: message,
+      documents: candidates.map((item) => item.text),
+      timeoutMs: RERANK_TIMEOUT_MS,
+      signal: call.signal,
+    })
   } catch (error) {
     throw new AppError('UNAVAILABLE', `the reranker did not answer: ${(error as Error).message}`)
   }
@@ -243,7 +251,7 @@ async function usable<T>(find: () => Promise<T>, field: string, what: string): P
 
 const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedSize ?? DEFAULT_REQUESTED_SIZE
 
-async function prepare(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
+async function prepare(context: DomainContext, call: CallContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
   const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
   const post = request.postProcessor ?? {}
   const reranker = post.rerankerId === undefined ? undefined : await usable(() => findUsableReranker(context, principal, post.rerankerId!), 'postProcessor.rerankerId', `reranker ${post.rerankerId}`)
@@ -253,7 +261,7 @@ async function prepare(context: DomainContext, principal: Principal, request: Re
   const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
   const fused = fuseRankings(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
-  let items = reranker ? await reranked(context, reranker, request.message, await withChunkText(context, fused.slice(0, limit))) : await withChunkText(context, fused.slice(0, requestedSize))
+  let items = reranker ? await reranked(context, call, reranker, request.message, await withChunkText(context, fused.slice(0, limit))) : await withChunkText(context, fused.slice(0, requestedSize))
   if (post.relevanceThreshold !== undefined) items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
   items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
   const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], { withContent: request.fetchMemoryContent === true })
@@ -263,7 +271,7 @@ async function prepare(context: DomainContext, principal: Principal, request: Re
     items.sort((a, b) => memories.get(a.memoryId)!.createdAt - memories.get(b.memoryId)!.createdAt || a.memoryId.localeCompare(b.memoryId) || a.startOffset - b.startOffset)
   }
   const answer = llm
-    ? () =>
+    ? (signal: AbortSignal) =>
         answerFromPassages({
           llm,
           access: providerAccess(context.secrets, 'llms', llm),
@@ -272,15 +280,30 @@ async function prepare(context: DomainContext, principal: Principal, request: Re
           temperature: post.llmTemperature,
           systemPrompt: post.systemPrompt,
           timeoutMs: LLM_TIMEOUT_MS,
+          signal,
         })
     : undefined
   return { items, memories, answer }
 }
 
-async function* events(prepared: PreparedAnswer, fetchMemory: boolean): AsyncGenerator<RetrievalEvent> {
+/**
+ * The stream. The LLM call is cancelled when the caller goes away (`call.signal`) and when
+ * the consumer stops iterating early, so no provider call outlives the stream it feeds.
+ */
+async function* events(prepared: PreparedAnswer, fetchMemory: boolean, callSignal: AbortSignal | undefined): AsyncGenerator<RetrievalEvent> {
   const resultSetId = crypto.randomUUID()
+  const cancel = new AbortController()
+  const signal = callSignal ? AbortSignal.any([callSignal, cancel.signal]) : cancel.signal
+  try {
+    yield* streamed(prepared, fetchMemory, resultSetId, signal)
+  } finally {
+    cancel.abort()
+  }
+}
+
+async function* streamed(prepared: PreparedAnswer, fetchMemory: boolean, resultSetId: string, signal: AbortSignal): AsyncGenerator<RetrievalEvent> {
   // Started before the items go out, so the model works while the client reads them.
-  const answer = prepared.answer?.().then(
+  const answer = prepared.answer?.(signal).then(
     (text) => ({ text }),
     (error: unknown) => ({ error }),
   )
@@ -323,6 +346,6 @@ export async function retrieveMemories(context: DomainContext, call: CallContext
   const principal = await context.authenticate(call)
   const request = parseInput(retrieveMemoriesSchema, input)
   requireVectorStorage(context)
-  const prepared = await prepare(context, principal, request)
-  return events(prepared, request.fetchMemory ?? true)
+  const prepared = await prepare(context, call, principal, request)
+  return events(prepared, request.fetchMemory ?? true, call.signal)
 }

@@ -22,6 +22,8 @@ export interface AnswerRequest {
   temperature?: number
   systemPrompt?: string
   timeoutMs: number
+  /** Cancels the provider call (the client that asked went away). */
+  signal?: AbortSignal
 }
 
 /** The stored sampling defaults in the OpenAI field names, which vLLM, llama.cpp and the others accept. */
@@ -58,7 +60,7 @@ export async function answerFromPassages(request: AnswerRequest): Promise<string
     answerMessages(request),
     samplingOptions(request.llm, request.temperature),
   )
-  const body = await postJson(http, { timeoutMs: request.timeoutMs, maxResponseBytes: MAX_ANSWER_RESPONSE_BYTES, redact: request.access.redact })
+  const body = await postJson(http, { timeoutMs: request.timeoutMs, maxResponseBytes: MAX_ANSWER_RESPONSE_BYTES, redact: request.access.redact, signal: request.signal })
   const text = chatAnswerText(body)
   if (text === undefined) throw new Error('the LLM answered without a message')
   return text

@@ -31,6 +31,8 @@ export interface ProviderCallOptions {
   maxResponseBytes: number
   /** Removes the credential from any text that may reach a response or a log line. */
   redact: (text: string) => string
+  /** Aborts the call early, when the caller it answers for has gone away. */
+  signal?: AbortSignal
 }
 
 /** Retry-After is delta-seconds or an HTTP date. */
@@ -49,13 +51,14 @@ export async function postJson(request: ProbeHttpRequest, options: ProviderCallO
       method: 'POST',
       headers: request.headers,
       body: JSON.stringify(request.body),
-      signal: AbortSignal.timeout(options.timeoutMs),
+      signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]) : AbortSignal.timeout(options.timeoutMs),
       // A redirect could carry the credential to another host.
       redirect: 'error',
     })
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
     if ((error as Error).name === 'TimeoutError') throw new ProviderCallError(`no answer within ${options.timeoutMs} ms`, true)
+    if ((error as Error).name === 'AbortError') throw new ProviderCallError('the call was cancelled', true)
     throw new ProviderCallError(`cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, true)
   }
   let text: string

@@ -11,6 +11,7 @@ export interface RerankCall {
   query: string
   documents: string[]
   timeoutMs: number
+  signal?: AbortSignal
 }
 
 /** Cohere-style APIs and TEI (by default) answer in 0..1; raw logits are mapped there by the logistic function. */
@@ -28,6 +29,7 @@ export async function rerankDocuments(call: RerankCall): Promise<number[]> {
     timeoutMs: call.timeoutMs,
     maxResponseBytes: MAX_RERANK_RESPONSE_BYTES,
     redact: call.access.redact,
+    signal: call.signal,
   })
   const scores = rerankScores(body, call.documents.length)
   if (!scores) throw new Error('the reranker answered with something that is not a list of scores by index')

@@ -14,12 +14,12 @@ export const MAX_SPACE_KEYS = 20
 export const MAX_EF_SEARCH = 1_000
 export const MAX_SYSTEM_PROMPT_LENGTH = 20_000
 
-const embedderWeightSchema = v.strictObject({
+export const embedderWeightSchema = v.strictObject({
   embedderId: uuidSchema,
   weight: numberFrom(0, MAX_RETRIEVAL_WEIGHT),
 })
 
-const spaceKeySchema = v.strictObject({
+export const spaceKeySchema = v.strictObject({
   spaceId: uuidSchema,
   embedderWeights: v.optional(
     v.pipe(
@@ -31,7 +31,7 @@ const spaceKeySchema = v.strictObject({
   filter: v.optional(filterTextSchema),
 })
 
-const postProcessorSchema = v.strictObject({
+export const postProcessorSchema = v.strictObject({
   rerankerId: v.optional(uuidSchema),
   relevanceThreshold: v.optional(numberFrom(0, 1)),
   chronologicalResort: v.optional(v.boolean('must be true or false')),

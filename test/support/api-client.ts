@@ -32,7 +32,8 @@ type GrpcClientName = 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | '
 
 interface Operation {
   rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
-  grpc: { client: GrpcClientName; method: string; request(input: any): unknown; response?(output: any): any }
+  /** `stream`: a server-streaming method; the result's body is `{events}`, each message through `response`. */
+  grpc: { client: GrpcClientName; method: string; stream?: true; request(input: any): unknown; response?(output: any): any }
 }
 
 const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
@@ -81,6 +82,18 @@ const memoryCreateMessage = (input: any) => ({ ...input, chunkingConfig: chunkin
 const withStatusFilter = (input: any) => ({ ...input, statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED' })
 /** gRPC's batch result is a oneof; REST's is `{memory, created}` or `{error}`. */
 const batchResults = (output: any) => ({ results: output.results.map((item: any) => (item.result.$case === 'error' ? { error: item.result.value } : createdBody(item.result.value))) })
+
+// Retrieval: the REST body as a proto request, and each streamed event's oneof as REST's one-member object.
+export const retrieveMessage = (input: any) => ({
+  ...input,
+  message: input.message ?? '',
+  mode: input.mode ?? 'RETRIEVAL_MODE_UNSPECIFIED',
+  spaceKeys: (input.spaceKeys ?? []).map((key: any) => ({ embedderWeights: [], ...key })),
+})
+export const retrievalEventBody = (message: any) => {
+  const { $case, value } = message.event
+  return { [$case]: $case === 'memoryDefinition' ? { memory: memoryBody(value.memory) } : value }
+}
 
 export const OPERATIONS = {
   initializeSystem: {
@@ -302,6 +315,10 @@ export const OPERATIONS = {
     rest: (input) => ({ method: 'POST', path: '/v1/memories:batchDelete', body: input }),
     grpc: { client: 'memories', method: 'batchDeleteMemories', request: (input) => ({ memoryIds: [], ...withStatusFilter(input) }) },
   },
+  retrieveMemories: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories:retrieve', body: input }),
+    grpc: { client: 'memories', method: 'retrieveMemory', stream: true, request: retrieveMessage, response: retrievalEventBody },
+  },
 } satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof OPERATIONS
@@ -352,7 +369,9 @@ export class ApiClient {
       },
     })
     const text = await response.text()
-    const body = text ? JSON.parse(text) : undefined
+    // A streamed answer (NDJSON) is read whole here; test/support/stream-readers.ts reads one incrementally.
+    const streamed = response.ok && response.headers.get('content-type')?.startsWith('application/x-ndjson')
+    const body = streamed ? { events: ndjsonEvents(text) } : text ? JSON.parse(text) : undefined
     const status = response.ok ? 'OK' : (body?.error?.status ?? String(response.status))
     return {
       status,
@@ -373,11 +392,17 @@ export class ApiClient {
     })
   }
 
+  /** A generated client, for tests that drive a call themselves (streams read incrementally). */
+  client(name: GrpcClientName): grpc.Client {
+    return this.#clients[name]
+  }
+
   grpc(operation: OperationName, input: any, apiKey?: string): Promise<ApiResult> {
     const spec = OPERATIONS[operation].grpc as Operation['grpc']
     const client = this.#clients[spec.client] as unknown as Record<string, Function>
     const metadata = new grpc.Metadata()
     if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`)
+    if (spec.stream) return this.#grpcStream(client, spec, input, metadata)
     return new Promise((resolve) => {
       client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, response: unknown) => {
         if (!error) {
@@ -396,6 +421,37 @@ export class ApiClient {
       })
     })
   }
+
+  #grpcStream(client: Record<string, Function>, spec: Operation['grpc'], input: any, metadata: grpc.Metadata): Promise<ApiResult> {
+    return new Promise((resolve) => {
+      const events: unknown[] = []
+      const call = client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 30_000 }) as grpc.ClientReadableStream<unknown>
+      call.on('data', (message) => events.push(spec.response ? spec.response(message) : message))
+      call.on('error', (error: grpc.ServiceError) => resolve(grpcFailure(error)))
+      call.on('status', (status: grpc.StatusObject) => {
+        if (status.code === grpc.status.OK) resolve({ status: 'OK', rawStatus: 0, body: { events }, fields: [], message: '' })
+      })
+    })
+  }
+}
+
+export function grpcFailure(error: grpc.ServiceError): ApiResult {
+  const trailerStatus = error.metadata?.get('x-error-status')[0]
+  return {
+    status: typeof trailerStatus === 'string' ? trailerStatus : (grpcCodeToName.get(error.code) ?? String(error.code)),
+    rawStatus: error.code,
+    body: undefined,
+    fields: (error.metadata?.get('x-error-field') ?? []).map((field) => decodeURIComponent(String(field))),
+    message: error.details,
+  }
+}
+
+/** NDJSON lines as events; blank lines are heartbeats. */
+export function ndjsonEvents(text: string): unknown[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line))
 }
 
 export const TRANSPORTS: Transport[] = ['rest', 'grpc']

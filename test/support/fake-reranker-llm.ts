@@ -24,6 +24,8 @@ export interface FakeRerankerLlm {
   requests: FakeProviderRequest[]
   plan(...faults: ProviderFault[]): void
   hold(): () => void
+  /** Requests whose caller closed the connection before an answer was written (a cancelled call). */
+  readonly abandoned: number
   close(): Promise<void>
 }
 
@@ -55,7 +57,11 @@ export async function startFakeRerankerLlm(): Promise<FakeRerankerLlm> {
   const requests: FakeProviderRequest[] = []
   const stalled = new Set<http.ServerResponse>()
   let held: Array<() => void> | undefined
+  let abandoned = 0
   const server = http.createServer((request, response) => {
+    response.on('close', () => {
+      if (!response.writableEnded) abandoned++
+    })
     let text = ''
     request.setEncoding('utf8')
     request.on('data', (chunk: string) => (text += chunk))
@@ -100,6 +106,9 @@ export async function startFakeRerankerLlm(): Promise<FakeRerankerLlm> {
     url: `http://127.0.0.1:${port}`,
     requests,
     plan: (...planned) => void faults.push(...planned),
+    get abandoned() {
+      return abandoned
+    },
     hold() {
       const queue: Array<() => void> = []
       held = queue

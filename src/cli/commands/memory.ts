@@ -1,4 +1,4 @@
-// memsvc memory create|create-batch|get|list|delete
+// memsvc memory create|create-batch|get|list|delete|retrieve
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Argv } from 'yargs'
@@ -15,6 +15,7 @@ import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { asList, parseChoice } from '../option-parsing.js'
 import { formatTime, note, pageNote, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
+import { retrieveSubcommand } from './memory-retrieve.js'
 import { chunkingFrom, chunkingJson, describeChunking } from './space.js'
 
 const STATUSES = [ProcessingStatus.PENDING, ProcessingStatus.PROCESSING, ProcessingStatus.COMPLETED, ProcessingStatus.FAILED] as const
@@ -254,7 +255,7 @@ const CREATE_OPTIONS = {
 } as const
 
 export function memoryCommand(yargs: Argv): Argv {
-  return commandGroup(yargs, 'memory', 'Store, list and delete memories (chunked and embedded in the background)', [
+  return commandGroup(yargs, 'memory', 'Store, list, delete and retrieve memories (chunked and embedded in the background)', [
     {
       command: 'create [content]',
       describe: 'Store one memory: the content as an argument, from --file, or from stdin',
@@ -296,5 +297,6 @@ export function memoryCommand(yargs: Argv): Argv {
       handler: list,
     },
     { command: 'delete <id>', describe: 'Delete a memory with its chunks and vectors', builder: idPositional, handler: remove },
+    retrieveSubcommand(),
   ])
 }

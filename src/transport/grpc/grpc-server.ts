@@ -23,6 +23,18 @@ export interface GrpcServerOptions {
 type UnaryImplementation<Request, Response> = (request: Request, context: CallContext) => Promise<Response>
 
 /**
+ * A server-streaming method: `open` checks the request and returns the messages to send;
+ * what it throws is the call's status. A failure after messages went out is sent as the
+ * message `failureMessage` makes, and the call then ends OK (the client keeps what it got).
+ */
+export interface StreamingImplementation<Request, Response> {
+  open(request: Request, context: CallContext): Promise<AsyncIterable<Response>>
+  failureMessage(error: AppError): Response
+}
+
+type Implementation = UnaryImplementation<unknown, unknown> | StreamingImplementation<unknown, unknown>
+
+/**
  * Trailers are HTTP/2 headers: clients refuse a header block beyond a few kilobytes per
  * value and a bounded number of CONTINUATION frames, which would turn an answer into a
  * client-side INTERNAL. The message and each field are cut, and the fields counted.
@@ -71,7 +83,7 @@ function splitPath(path: string): { service: string; method: string } {
 
 /** A method as the wrapper serves it: resolved once, when its service is added. */
 interface ServedMethod extends CallRoute {
-  implementation: UnaryImplementation<unknown, unknown>
+  implementation: Implementation
   encodeResponse: grpc.serialize<unknown>
   /** The duration series of one status code; grpc_server_handled_total reads the same series' counts. */
   duration(code: grpc.status): HistogramSeries
@@ -100,15 +112,17 @@ export class GrpcServer {
   }
 
   /**
-   * Registers a service whose every method is a unary call running `implementation` through
-   * the shared pipeline (request-pipeline.ts): every method is work unless `drainExempt`
-   * names why it is not.
+   * Registers a service whose every method runs `implementation` through the shared pipeline
+   * (request-pipeline.ts): a unary call, or a StreamingImplementation for a server-streaming
+   * one. Every method is work unless `drainExempt` names why it is not.
    */
   addService<Definition extends grpc.ServiceDefinition>(
     definition: Definition,
     implementation: {
       [Method in keyof Definition]: Definition[Method] extends grpc.MethodDefinition<infer Request, infer Response>
-        ? UnaryImplementation<Request, Response>
+        ? Definition[Method]['responseStream'] extends true
+          ? StreamingImplementation<Request, Response>
+          : UnaryImplementation<Request, Response>
         : never
     },
     options: { drainExempt?: { [Method in keyof Definition]?: DrainExemption } } = {},
@@ -119,10 +133,12 @@ export class GrpcServer {
     for (const [key, method] of Object.entries(definition)) {
       serviceName = splitPath(method.path).service
       const drainExempt = options.drainExempt?.[key as keyof Definition]
-      const served = this.#servedMethod(method, implementation[key as keyof Definition] as UnaryImplementation<unknown, unknown>, drainExempt)
+      const served = this.#servedMethod(method, implementation[key as keyof Definition] as Implementation, drainExempt)
       this.#methods.push({ path: method.path, drainExempt })
       guarded[key] = { ...method, requestDeserialize: tolerantDeserialize(method.requestDeserialize), responseSerialize: passEncoded }
-      handlers[key] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.#serve(served, call, callback)
+      handlers[key] = method.responseStream
+        ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.#serveStream(served, call)
+        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.#serve(served, call, callback)
     }
     this.#serviceNames.push(serviceName)
     this.server.addService(guarded, handlers)
@@ -141,7 +157,7 @@ export class GrpcServer {
 
   #servedMethod(
     method: grpc.MethodDefinition<unknown, unknown>,
-    implementation: UnaryImplementation<unknown, unknown>,
+    implementation: Implementation,
     drainExempt: DrainExemption | undefined,
   ): ServedMethod {
     const { service, method: methodName } = splitPath(method.path)
@@ -178,7 +194,8 @@ export class GrpcServer {
       return
     }
     // new Promise() turns a synchronous throw of the implementation into a rejection.
-    new Promise((resolve) => resolve(method.implementation(call.request, callContext(call, requestId))))
+    const implementation = method.implementation as UnaryImplementation<unknown, unknown>
+    new Promise((resolve) => resolve(implementation(call.request, callContext(call, requestId))))
       .then((response) => method.encodeResponse(response))
       .then((encoded) => {
         tracked.finish(method.duration(grpc.status.OK))
@@ -188,6 +205,61 @@ export class GrpcServer {
         // Only reached when answering itself threw: log it; the call may stay unanswered, the process stays up.
         this.#options.log.error('rpc could not be answered', { requestId, rpc: method.name, error: error as Error, stack: (error as Error)?.stack })
       })
+  }
+
+  /**
+   * One server-streaming call, through the same pipeline as a unary one. Messages go out as
+   * the implementation yields them, waiting for 'drain' when grpc-js buffers; a client cancel
+   * aborts the call's signal and stops the iteration (its `return()` cancels the work behind
+   * it). The call is work for the drain until its stream ends.
+   */
+  async #serveStream(method: ServedMethod, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
+    const implementation = method.implementation as StreamingImplementation<unknown, unknown>
+    const tracked = this.#pipeline.begin(method)
+    const requestId = tracked.identify(call.metadata.get('x-request-id')[0])
+    const cancellation = new AbortController()
+    const cancelled = new Promise<'cancelled'>((resolve) => {
+      call.once('cancelled', () => {
+        cancellation.abort()
+        tracked.endWork()
+        resolve('cancelled')
+      })
+    })
+    let iterator: AsyncIterator<unknown> | undefined
+    let sent = 0
+    try {
+      if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
+      tracked.admit()
+      const events = await implementation.open(call.request, { ...callContext(call, requestId), signal: cancellation.signal })
+      iterator = events[Symbol.asyncIterator]()
+      for (;;) {
+        const next = await Promise.race([iterator.next(), cancelled])
+        if (next === 'cancelled' || call.cancelled) return
+        if (next.done) break
+        if (!call.write(method.encodeResponse(next.value))) await Promise.race([new Promise((resolve) => call.once('drain', resolve)), cancelled])
+        sent++
+      }
+      tracked.finish(method.duration(grpc.status.OK))
+      call.end(requestIdTrailer(requestId))
+    } catch (error) {
+      if (call.cancelled) return
+      const appError = tracked.failure(error)
+      if (sent > 0) {
+        // The client has items already: the failure is the last message, and the call ends OK.
+        tracked.finish(method.duration(grpc.status.OK))
+        try {
+          call.write(method.encodeResponse(implementation.failureMessage(appError)))
+        } catch (encodingError) {
+          tracked.internal(encodingError)
+        }
+        call.end(requestIdTrailer(requestId))
+        return
+      }
+      tracked.finish(method.duration(appError.grpcStatus))
+      call.emit('error', { code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
+    } finally {
+      if (call.cancelled) void iterator?.return?.().catch(() => {})
+    }
   }
 
   bind(host: string, port: number): Promise<number> {
@@ -225,7 +297,13 @@ function malformedRequest(path: string, request: MalformedRequest): AppError {
   return new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${request.reason}`)
 }
 
-function callContext(call: grpc.ServerUnaryCall<unknown, unknown>, requestId: string): CallContext {
+function requestIdTrailer(requestId: string): grpc.Metadata {
+  const trailer = new grpc.Metadata()
+  trailer.set('x-request-id', requestId)
+  return trailer
+}
+
+function callContext(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>, requestId: string): CallContext {
   const authorization = call.metadata.get('authorization')[0]
   return { requestId, transport: 'grpc', authorization: typeof authorization === 'string' ? authorization : undefined }
 }

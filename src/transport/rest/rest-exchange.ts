@@ -5,7 +5,8 @@ import { type AppError, invalidArgument } from '../../errors/app-error.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Call, CallRoute, RequestPipeline } from '../request-pipeline.js'
 import { type BodyRules, readBody } from './request-body.js'
-import { errorBody, type RestHandler, type RestRequest, type RestResponse } from './rest-messages.js'
+import { errorBody, type RestHandler, type RestRequest, type RestResponse, type RestStream } from './rest-messages.js'
+import { RestStreamWriter } from './rest-stream.js'
 
 /** A route as the wrapper serves it: resolved once, when it is registered. */
 export interface ServedRoute extends CallRoute {
@@ -31,7 +32,7 @@ export interface ExchangeServer {
  * header with req.forEach was the largest single cost of the request wrapper (bench
  * profile of GET /v1/users/me). A handler that needs another header adds it here.
  */
-const READ_HEADERS = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key'] as const
+const READ_HEADERS = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key', 'accept'] as const
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -50,6 +51,9 @@ export class RestExchange {
   #request: RestRequest | undefined
   #aborted = false
   #responded = false
+  /** Made when a handler asks for the request's cancellation signal. */
+  #cancellation: AbortController | undefined
+  #streamWriter: RestStreamWriter | undefined
   /** True while body bytes may still arrive: answering then closes the connection instead of reading on. */
   bodyPending = false
 
@@ -58,6 +62,8 @@ export class RestExchange {
     res.onAborted(() => {
       this.#aborted = true
       this.#call.endWork()
+      this.#cancellation?.abort()
+      this.#streamWriter?.abort()
     })
     this.#route = route
     this.#method = method
@@ -111,6 +117,10 @@ export class RestExchange {
 
   respond(response: RestResponse): void {
     if (this.settled) return
+    if (response.stream) {
+      void this.#respondStreamed(response.stream)
+      return
+    }
     this.#responded = true
     const prepared = this.#prepare(response)
     this.#write(prepared)
@@ -127,8 +137,52 @@ export class RestExchange {
     const params = copyParams(req, this.#route.paramNames)
     const rawQuery = req.getQuery()
     const query = rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY
-    this.#request = { method: this.#method, path: req.getUrl(), params, query, headers, body: EMPTY_BODY, requestId, principal: undefined }
+    const cancellation = () => (this.#cancellation ??= abortedAlready(this.#aborted)).signal
+    this.#request = { method: this.#method, path: req.getUrl(), params, query, headers, body: EMPTY_BODY, requestId, principal: undefined, cancellation }
     return this.#request
+  }
+
+  /**
+   * A streamed 200. The first piece is pulled before anything is written, so whatever stops
+   * the answer from starting (validation, permissions, a provider refusing) is an ordinary
+   * JSON error with its own status. The call stays work for the drain until the last piece
+   * is written or the client leaves.
+   */
+  async #respondStreamed(stream: RestStream): Promise<void> {
+    let first: IteratorResult<string>
+    try {
+      first = await stream.pieces.next()
+    } catch (error) {
+      this.fail(error)
+      return
+    }
+    if (this.settled) {
+      void stream.pieces.return?.().catch(() => {})
+      return
+    }
+    this.#responded = true
+    const res = this.#res
+    const requestId = this.#call.requestId
+    const writer = new RestStreamWriter(res, stream)
+    this.#streamWriter = writer
+    const writeHead = () => {
+      res.writeStatus(statusLine(200))
+      res.writeHeader('x-request-id', requestId)
+      res.writeHeader('x-content-type-options', 'nosniff')
+      res.writeHeader('content-type', stream.contentType)
+      // Proxies (nginx) must pass each piece on as it comes rather than buffer the answer.
+      res.writeHeader('cache-control', 'no-cache')
+      res.writeHeader('x-accel-buffering', 'no')
+    }
+    try {
+      const outcome = await writer.run(writeHead, first.done ? '' : first.value, (error) => this.#call.internal(error))
+      if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route.name, 200))
+    } catch (error) {
+      // A write on a response uWS no longer holds: the answer cannot be trusted, so the connection goes.
+      this.#call.internal(error)
+      this.#call.endWork()
+      if (!this.#aborted) res.close()
+    }
   }
 
   #run(body: Buffer, principal: Principal | undefined): void {
@@ -181,6 +235,12 @@ export class RestExchange {
       if (!this.#aborted) res.close()
     }
   }
+}
+
+function abortedAlready(aborted: boolean): AbortController {
+  const controller = new AbortController()
+  if (aborted) controller.abort()
+  return controller
 }
 
 /** The route's parameters, decoded; a malformed percent-encoding is the client's error, naming the parameter. */

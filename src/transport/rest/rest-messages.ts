@@ -14,6 +14,8 @@ export interface RestRequest {
   requestId: string
   /** Set on routes that need an API key and read a body: the key was checked from the headers before the body was read. */
   principal?: Principal
+  /** Aborted when the client goes away; made on first use, as few handlers need it. */
+  cancellation(): AbortSignal
 }
 
 export interface RestResponse {
@@ -24,6 +26,22 @@ export interface RestResponse {
   /** Sent as it is; JSON unless `contentType` says otherwise. */
   text?: string
   contentType?: string
+  /** A 200 answer written piece by piece as it is produced (rest-stream.ts); `status` and `json` are then unused. */
+  stream?: RestStream
+}
+
+/**
+ * An answer streamed in pieces, each written as soon as it is known. Nothing is written
+ * before the first piece exists, so a failure to produce it is still an ordinary JSON error.
+ */
+export interface RestStream {
+  contentType: string
+  /** The framed pieces (NDJSON lines, SSE events), in order. */
+  pieces: AsyncIterator<string>
+  /** Written when nothing else has been for a while, so that neither end nor a proxy takes the connection for dead. */
+  heartbeat: string
+  /** The last piece for an error thrown after pieces went out. */
+  failurePiece(error: AppError): string
 }
 
 export type RestHandler = (request: RestRequest) => Promise<RestResponse> | RestResponse

@@ -10,6 +10,8 @@ import {
   listMemories,
   type Memory as DomainMemory,
 } from '../../../domain/memories.js'
+import { type RetrievalEvent, type RetrievedChunk as DomainRetrievedChunk, retrieveMemories } from '../../../domain/retrieval.js'
+import type { AppError } from '../../../errors/app-error.js'
 import {
   type BatchCreateResult,
   type BatchDeleteMemoriesRequest,
@@ -17,9 +19,16 @@ import {
   type ListMemoriesRequest,
   type Memory,
   MemoryServiceService,
+  type PostProcessor,
   ProcessingStatus,
+  ResultSetBoundary_Kind,
+  type RetrievedChunk,
+  type RetrieveMemoryEvent,
+  type RetrieveMemoryRequest,
+  type SpaceKey,
 } from '../../../generated/memsvc/v1/memories.js'
 import type { batchDeleteMemoriesSchema, createMemorySchema, listMemoriesSchema } from '../../../validation/memory.js'
+import type { postProcessorSchema, retrieveMemoriesSchema, spaceKeySchema } from '../../../validation/retrieval.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, enumOrUndefined, listOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
@@ -52,7 +61,9 @@ const batchDeleteFromProto = (request: BatchDeleteMemoriesRequest): ProtoInput<B
   filter: request.filter,
 })
 
-const memoryToProto = (memory: DomainMemory): ToProto<DomainMemory, Memory> => ({
+type RetrievedMemory = DomainMemory & { originalContent?: string }
+
+const memoryToProto = (memory: RetrievedMemory): ToProto<RetrievedMemory, Memory> => ({
   ...memory,
   processingStatus: protoEnum(ProcessingStatus, memory.processingStatus),
   chunkingConfig: chunkingToProto(memory.chunkingConfig),
@@ -64,6 +75,50 @@ type BatchItem = Awaited<ReturnType<typeof batchCreateMemories>>['results'][numb
 
 const batchItemToProto = (item: BatchItem): BatchCreateResult =>
   'error' in item ? { result: { $case: 'error', value: item.error } } : { result: { $case: 'memory', value: createdToProto(item) } }
+
+const spaceKeyFromProto = (key: SpaceKey): ProtoInput<SpaceKey, typeof spaceKeySchema> => ({
+  spaceId: key.spaceId,
+  embedderWeights: listOrUndefined(key.embedderWeights),
+  filter: key.filter,
+})
+
+const postProcessorFromProto = (post: PostProcessor): ProtoInput<PostProcessor, typeof postProcessorSchema> => ({
+  rerankerId: post.rerankerId,
+  relevanceThreshold: post.relevanceThreshold,
+  chronologicalResort: post.chronologicalResort,
+  llmId: post.llmId,
+  llmTemperature: post.llmTemperature,
+  maxResults: post.maxResults,
+  systemPrompt: post.systemPrompt,
+})
+
+const retrieveFromProto = (request: RetrieveMemoryRequest): ProtoInput<RetrieveMemoryRequest, typeof retrieveMemoriesSchema> => ({
+  message: request.message,
+  spaceKeys: request.spaceKeys.map((key) => defined(spaceKeyFromProto(key))),
+  requestedSize: request.requestedSize,
+  fetchMemory: request.fetchMemory,
+  fetchMemoryContent: request.fetchMemoryContent,
+  mode: enumOrUndefined(request.mode),
+  hnsw: request.hnsw && defined({ efSearch: request.hnsw.efSearch }),
+  postProcessor: request.postProcessor && defined(postProcessorFromProto(request.postProcessor)),
+})
+
+const chunkToProto = (chunk: DomainRetrievedChunk): ToProto<DomainRetrievedChunk, RetrievedChunk> => ({ ...chunk })
+
+function eventToProto(event: RetrievalEvent): RetrieveMemoryEvent {
+  if ('resultSetBoundary' in event) {
+    const boundary = event.resultSetBoundary
+    return { event: { $case: 'resultSetBoundary', value: { ...boundary, kind: protoEnum(ResultSetBoundary_Kind, boundary.kind) } } }
+  }
+  if ('memoryDefinition' in event) return { event: { $case: 'memoryDefinition', value: { memory: memoryToProto(event.memoryDefinition.memory) } } }
+  if ('retrievedItem' in event) return { event: { $case: 'retrievedItem', value: { chunk: chunkToProto(event.retrievedItem.chunk) } } }
+  if ('abstractReply' in event) return { event: { $case: 'abstractReply', value: event.abstractReply } }
+  return { event: { $case: 'status', value: event.status } }
+}
+
+async function* eventsToProto(events: AsyncIterable<RetrievalEvent>): AsyncGenerator<RetrieveMemoryEvent> {
+  for await (const event of events) yield eventToProto(event)
+}
 
 export function addMemoryService(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(MemoryServiceService, {
@@ -85,6 +140,10 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
     async batchDeleteMemories(request, call) {
       const result = await batchDeleteMemories(server.domain, call, defined(batchDeleteFromProto(request)))
       return { deletedCount: result.deletedCount, results: result.results ?? [] }
+    },
+    retrieveMemory: {
+      open: async (request, call) => eventsToProto(await retrieveMemories(server.domain, call, defined(retrieveFromProto(request)))),
+      failureMessage: (error: AppError) => ({ event: { $case: 'status', value: { code: error.code, message: error.message } } }),
     },
   })
 }

@@ -8,8 +8,12 @@ import {
   getMemoryContent,
   listMemories,
 } from '../../../domain/memories.js'
+import { retrieveMemories } from '../../../domain/retrieval.js'
+import { eventStream } from '../event-stream.js'
 import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
+import type { RestRequest, RestResponse } from '../rest-messages.js'
+import { retrieveQuery } from '../retrieve-query.js'
 
 export function registerMemoryRoutes(http: HttpServer, server: ServerContext): void {
   const needsKey = { needsApiKey: true }
@@ -26,6 +30,13 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
     status: 200,
     json: await batchDeleteMemories(server.domain, callContext(request), jsonBody(request)),
   }), needsKey)
+  // A stream of events (NDJSON, or SSE on Accept: text/event-stream); the GET form takes the same request as query parameters.
+  const retrieve = async (request: RestRequest, input: unknown): Promise<RestResponse> => ({
+    status: 200,
+    stream: eventStream(request, await retrieveMemories(server.domain, { ...callContext(request), signal: request.cancellation() }, input)),
+  })
+  http.route('POST', '/v1/memories:retrieve', (request) => retrieve(request, jsonBody(request)), needsKey)
+  http.route('GET', '/v1/memories:retrieve', (request) => retrieve(request, retrieveQuery(request)), needsKey)
   http.route('GET', '/v1/memories/:id', async (request) => ({
     status: 200,
     json: await getMemory(server.domain, callContext(request), request.params.id),

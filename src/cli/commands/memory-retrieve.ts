@@ -1,0 +1,161 @@
+// memsvc memory retrieve "message" --space ID [--space ID…]: prints the stream as it arrives.
+import type { Argv } from 'yargs'
+import {
+  MemoryServiceClient,
+  RetrievalMode,
+  type RetrieveMemoryEvent,
+  type RetrieveMemoryRequest,
+} from '../../generated/memsvc/v1/memories.js'
+import { type Args, clientHandler, withOptions } from '../command.js'
+import { withConnection } from '../connection.js'
+import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
+import { asList, lastValue, parseChoice, parseInteger } from '../option-parsing.js'
+import { terminalWidth } from '../table.js'
+import { chunkingJson } from './space.js'
+
+const MODES = [RetrievalMode.HYBRID, RetrievalMode.VECTOR, RetrievalMode.KEYWORD] as const
+const MAX_SIZE = 100
+/**
+ * Rows are printed one by one as the items arrive, so the columns cannot be sized to the
+ * rows: RANK, SCORE and the memory id have fixed widths and the chunk text gets the rest of
+ * the terminal (CHUNK_WIDTH_WITHOUT_TERMINAL when the output is not a terminal).
+ */
+const RANK_WIDTH = 4
+const SCORE_WIDTH = 6
+const MEMORY_WIDTH = 36
+const GAP = '  '
+const MIN_CHUNK_WIDTH = 20
+const CHUNK_WIDTH_WITHOUT_TERMINAL = 80
+
+function requestFrom(argv: Args): RetrieveMemoryRequest {
+  const spaces = asList(argv.space)
+  if (spaces.length === 0) throw badInput('--space is required (give it once per space)')
+  const filter = lastValue(argv.filter)
+  const size = lastValue(argv.size)
+  const mode = lastValue(argv.mode)
+  return {
+    message: String(argv.message),
+    spaceKeys: spaces.map((spaceId) => ({ spaceId, embedderWeights: [], filter })),
+    requestedSize: size === undefined ? undefined : parseInteger(size, '--size', { min: 1, max: MAX_SIZE }),
+    fetchMemory: true,
+    fetchMemoryContent: undefined,
+    mode:
+      mode === undefined ? RetrievalMode.RETRIEVAL_MODE_UNSPECIFIED : parseChoice(mode.toUpperCase(), '--mode', MODES),
+    hnsw: undefined,
+    postProcessor:
+      argv.reranker === undefined && argv.llm === undefined
+        ? undefined
+        : { rerankerId: lastValue(argv.reranker), llmId: lastValue(argv.llm) },
+  }
+}
+
+/** The event as the REST API writes it: `{<kind>: value}`, enums as names. */
+function eventJson(message: RetrieveMemoryEvent): Record<string, unknown> {
+  const event = message.event
+  if (!event) return {}
+  if (event.$case === 'memoryDefinition') {
+    const memory = event.value.memory
+    return {
+      memoryDefinition: { memory: memory && { ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) } },
+    }
+  }
+  return { [event.$case]: event.value }
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
+
+function fit(text: string, width: number): string {
+  const chars = [...text]
+  return chars.length <= width ? text.padEnd(width) : `${chars.slice(0, width - 1).join('')}…`
+}
+
+/** Prints the table rows and the answer as events arrive; remembers a status for the end. */
+class TablePrinter {
+  readonly #chunkWidth: number
+  #rank = 0
+  status: { code: string; message: string } | undefined
+
+  constructor() {
+    const width = terminalWidth()
+    const fixed = RANK_WIDTH + SCORE_WIDTH + MEMORY_WIDTH + GAP.length * 3
+    this.#chunkWidth = Number.isFinite(width) ? Math.max(MIN_CHUNK_WIDTH, width - fixed) : CHUNK_WIDTH_WITHOUT_TERMINAL
+  }
+
+  take(message: RetrieveMemoryEvent): void {
+    const event = message.event
+    if (event?.$case === 'resultSetBoundary' && event.value.kind === 'BEGIN') {
+      if (event.value.expectedItems === 0) process.stdout.write('no results\n')
+      else
+        process.stdout.write(
+          `${['RANK'.padEnd(RANK_WIDTH), 'SCORE'.padEnd(SCORE_WIDTH), 'MEMORY'.padEnd(MEMORY_WIDTH), 'CHUNK'].join(GAP)}\n`,
+        )
+    } else if (event?.$case === 'retrievedItem' && event.value.chunk) {
+      const chunk = event.value.chunk
+      this.#rank++
+      const row = [
+        String(this.#rank).padEnd(RANK_WIDTH),
+        chunk.relevanceScore.toFixed(3).padEnd(SCORE_WIDTH),
+        chunk.memoryId.padEnd(MEMORY_WIDTH),
+        fit(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd(),
+      ]
+      process.stdout.write(`${row.join(GAP)}\n`)
+    } else if (event?.$case === 'abstractReply') {
+      process.stdout.write(`\nanswer:\n${event.value.text.trimEnd()}\n`)
+    } else if (event?.$case === 'status') {
+      this.status = event.value
+    }
+  }
+}
+
+const retrieve = clientHandler(async (argv, settings) => {
+  const request = requestFrom(argv)
+  let status: { code: string; message: string } | undefined
+  await withConnection(settings, { authenticated: true }, async (connection) => {
+    const client = connection.client(MemoryServiceClient)
+    const printer = new TablePrinter()
+    for await (const message of connection.stream<RetrieveMemoryRequest, RetrieveMemoryEvent>((metadata) =>
+      client.retrieveMemory(request, metadata),
+    )) {
+      if (settings.output === 'json') {
+        process.stdout.write(`${JSON.stringify(eventJson(message))}\n`)
+        if (message.event?.$case === 'status') status = message.event.value
+      } else printer.take(message)
+    }
+    status ??= printer.status
+  })
+  // The items went out but the stream ended with an error (the LLM failed): say so and fail.
+  if (status) throw new CliError(`the answer is incomplete: ${status.code}: ${status.message}`, EXIT_FAILED)
+})
+
+export function retrieveSubcommand() {
+  return {
+    command: 'retrieve <message>',
+    describe:
+      'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; optionally rerank them and have an LLM answer',
+    builder: (command: Argv) =>
+      withOptions(command.positional('message', { type: 'string', describe: 'The question or text to match' }), {
+        space: {
+          type: 'string',
+          array: true,
+          describe: 'A space to search (repeat for several; required)',
+          requiresArg: true,
+        },
+        filter: {
+          type: 'string',
+          describe: "A metadata filter for every space, e.g. \"val('$.topic') = 'travel'\"",
+          requiresArg: true,
+        },
+        reranker: { type: 'string', describe: 'Rerank the results with this reranker', requiresArg: true },
+        llm: { type: 'string', describe: 'Have this LLM answer the message from the results', requiresArg: true },
+        size: { type: 'string', describe: `Results wanted, 1 to ${MAX_SIZE} (default 10)`, requiresArg: true },
+        mode: { type: 'string', describe: `${MODES.join(', ')} (default HYBRID)`, requiresArg: true },
+      })
+        .example('$0 memory retrieve "Which tower stands in Paris?" --space 7f3a… --space 9b1c…', 'search two spaces')
+        .example(
+          '$0 memory retrieve "tower" --space 7f3a… --filter "val(\'$.topic\') = \'travel\'" --reranker 41d2… --llm 0c9e…',
+          'filtered, reranked, with an answer',
+        )
+        .example('$0 memory retrieve "tower" --space 7f3a… -o json', 'the events as NDJSON, one per line'),
+    handler: retrieve,
+  }
+}
