@@ -274,7 +274,7 @@ function memoryReportNotes(details: MemoryBenchDetails | undefined): string[] {
   const notes = details.notes.map((note) => `- ${note}`)
   return [
     `Recall@10 over ${details.recall.queries} queries: memsvc ${details.recall.vector.toFixed(3)}, the floor's SQL ${details.recall.floorSql.toFixed(3)}.`,
-    ...(notes.length > 0 ? [`Notes:\n\n${notes.join('\n')}`] : []),
+    ...(notes.length > 0 ? [`Run notes:\n\n${notes.join('\n')}`] : []),
   ]
 }
 
