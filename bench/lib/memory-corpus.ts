@@ -11,7 +11,32 @@ const WORDS_PER_CHUNK = 42
 /** A query: this many words from one stored chunk, plus QUERY_NOISE_WORDS drawn at random. */
 const QUERY_WORDS_FROM_CHUNK = 6
 const QUERY_NOISE_WORDS = 2
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'pa', 'do', 'gu', 'fe', 'hi', 'jo', 'ba', 'ce', 'wu', 'xi', 'yo', 'qua', 'ser', 'lin', 'mor']
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ne',
+  'ru',
+  'sa',
+  'ti',
+  'vo',
+  'ze',
+  'pa',
+  'do',
+  'gu',
+  'fe',
+  'hi',
+  'jo',
+  'ba',
+  'ce',
+  'wu',
+  'xi',
+  'yo',
+  'qua',
+  'ser',
+  'lin',
+  'mor',
+]
 const SEED = 0x6d656d
 /**
  * Real text is about something: each chunk belongs to one of TOPICS topics and draws
@@ -76,19 +101,29 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
   }
   const topicRandom = generator(SEED + 2)
   const topics = Array.from({ length: TOPICS }, () =>
-    Array.from({ length: TOPIC_WORDS }, () => words[TOPIC_WORD_MIN_RANK + Math.floor(topicRandom() * (words.length - TOPIC_WORD_MIN_RANK))]!),
+    Array.from(
+      { length: TOPIC_WORDS },
+      () => words[TOPIC_WORD_MIN_RANK + Math.floor(topicRandom() * (words.length - TOPIC_WORD_MIN_RANK))]!,
+    ),
   )
   let topicTotal = 0
   const topicCumulative = Array.from({ length: TOPIC_WORDS }, (_, rank) => (topicTotal += 1 / (rank + 1)))
   const topicWord = (topic: string[], random: () => number) => {
     const target = random() * topicTotal
-    return topic[Math.max(0, topicCumulative.findIndex((weight) => weight >= target))]!
+    return topic[
+      Math.max(
+        0,
+        topicCumulative.findIndex((weight) => weight >= target),
+      )
+    ]!
   }
   const chunkWords = (index: number) => {
     const random = generator(SEED + 1 + index)
     const topic = topics[Math.floor(random() * TOPICS)]!
     const share = options.topics === false ? 0 : TOPIC_SHARE
-    return Array.from({ length: WORDS_PER_CHUNK }, () => (random() < share ? topicWord(topic, random) : zipfWord(random)))
+    return Array.from({ length: WORDS_PER_CHUNK }, () =>
+      random() < share ? topicWord(topic, random) : zipfWord(random),
+    )
   }
   return {
     chunk: (index) => {
@@ -99,7 +134,10 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
       const random = generator(SEED - 1)
       return Array.from({ length: count }, () => {
         const source = chunkWords(Math.floor(random() * stored))
-        const picked = Array.from({ length: QUERY_WORDS_FROM_CHUNK }, () => source[Math.floor(random() * source.length)]!)
+        const picked = Array.from(
+          { length: QUERY_WORDS_FROM_CHUNK },
+          () => source[Math.floor(random() * source.length)]!,
+        )
         for (let noise = 0; noise < QUERY_NOISE_WORDS; noise++) picked.push(zipfWord(random))
         return picked.join(' ')
       })

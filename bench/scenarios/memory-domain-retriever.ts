@@ -14,7 +14,14 @@ import { chunkIdsOf, type Retriever, retrieveBody, vectorSettings } from './memo
  * The use case in a server of its own in this process, on the benchmark's database (same
  * encryption key file as the executable, pool as small as the executable's).
  */
-export async function domainRetriever(options: { jdbcUrl: string; dbUser: string; encryptionKeyFile: string; poolMax: number; key: string; spaceId: string }): Promise<Retriever> {
+export async function domainRetriever(options: {
+  jdbcUrl: string
+  dbUser: string
+  encryptionKeyFile: string
+  poolMax: number
+  key: string
+  spaceId: string
+}): Promise<Retriever> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-domain-'))
   const config = resolveServerConfig(
     {
@@ -43,7 +50,12 @@ export async function domainRetriever(options: { jdbcUrl: string; dbUser: string
     via: 'the domain use case retrieveMemories in this process (no REST route on this branch yet)',
     async retrieve(message, mode, requestedSize) {
       const events: Array<Record<string, unknown>> = []
-      for await (const event of await retrieveMemories(server.context, call, retrieveBody(options.spaceId, message, mode, requestedSize))) events.push(event as Record<string, unknown>)
+      for await (const event of await retrieveMemories(
+        server.context,
+        call,
+        retrieveBody(options.spaceId, message, mode, requestedSize),
+      ))
+        events.push(event as Record<string, unknown>)
       return chunkIdsOf(events)
     },
     sqlSettings: vectorSettings,

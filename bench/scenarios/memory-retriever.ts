@@ -33,11 +33,21 @@ export function chunkIdsOf(events: Iterable<Record<string, unknown>>): string[] 
   return ids
 }
 
-export const retrieveBody = (spaceId: string, message: string, mode: RetrievalMode, requestedSize: number) => ({ message, mode, requestedSize, fetchMemory: false, spaceKeys: [{ spaceId }] })
+export const retrieveBody = (spaceId: string, message: string, mode: RetrievalMode, requestedSize: number) => ({
+  message,
+  mode,
+  requestedSize,
+  fetchMemory: false,
+  spaceKeys: [{ spaceId }],
+})
 
 /** True when the executable serves the REST retrieve route (a 404 for the route itself means it does not). */
 export async function hasRestRetrieve(restUrl: string, key: string): Promise<boolean> {
-  const response = await fetch(`${restUrl}${RETRIEVE_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' })
+  const response = await fetch(`${restUrl}${RETRIEVE_PATH}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: '{}',
+  })
   await response.text()
   return response.status !== 404
 }
@@ -53,7 +63,12 @@ export function restRetriever(restUrl: string, key: string, spaceId: string): Re
       })
       const text = await response.text()
       if (!response.ok) throw new Error(`retrieve: ${response.status} ${text.slice(0, 300)}`)
-      return chunkIdsOf(text.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>))
+      return chunkIdsOf(
+        text
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+          .map((line) => JSON.parse(line) as Record<string, unknown>),
+      )
     },
     sqlSettings: vectorSettings,
     candidates: (requestedSize) => vectorSearchPlan(requestedSize).limit,

@@ -84,7 +84,11 @@ async function call<T>(restUrl: string, method: string, urlPath: string, key: st
   return JSON.parse(text) as T
 }
 
-async function createEmbedderAndSpace(context: MemoryBenchContext, embedder: FakeEmbedder, name: string): Promise<{ embedderId: string; spaceId: string }> {
+async function createEmbedderAndSpace(
+  context: MemoryBenchContext,
+  embedder: FakeEmbedder,
+  name: string,
+): Promise<{ embedderId: string; spaceId: string }> {
   const { restUrl } = context.server
   const { embedderId } = await call<{ embedderId: string }>(restUrl, 'POST', '/v1/embedders', context.userKey, {
     displayName: `bench ${name}`,
@@ -93,7 +97,10 @@ async function createEmbedderAndSpace(context: MemoryBenchContext, embedder: Fak
     modelIdentifier: `hashed-bow-${name}`,
     dimensionality: DIMENSIONS,
   })
-  const { spaceId } = await call<{ spaceId: string }>(restUrl, 'POST', '/v1/spaces', context.userKey, { name: `bench ${name}`, spaceEmbedders: [{ embedderId, defaultRetrievalWeight: 1 }] })
+  const { spaceId } = await call<{ spaceId: string }>(restUrl, 'POST', '/v1/spaces', context.userKey, {
+    name: `bench ${name}`,
+    spaceEmbedders: [{ embedderId, defaultRetrievalWeight: 1 }],
+  })
   return { embedderId, spaceId }
 }
 
@@ -102,15 +109,29 @@ async function createEmbedderAndSpace(context: MemoryBenchContext, embedder: Fak
  * let finish (untimed) before the next create, so what is timed is the create itself, not
  * the create competing with the previous memory's embedding and indexing for the cores.
  */
-async function createLatencies(context: MemoryBenchContext, sql: postgres.Sql, spaceId: string, texts: string[]): Promise<number[]> {
+async function createLatencies(
+  context: MemoryBenchContext,
+  sql: postgres.Sql,
+  spaceId: string,
+  texts: string[],
+): Promise<number[]> {
   const latencies: number[] = []
   for (const text of texts) {
     const started = performance.now()
-    const { memoryId } = await call<{ memoryId: string }>(context.server.restUrl, 'POST', '/v1/memories', context.userKey, { spaceId, originalContent: text })
+    const { memoryId } = await call<{ memoryId: string }>(
+      context.server.restUrl,
+      'POST',
+      '/v1/memories',
+      context.userKey,
+      { spaceId, originalContent: text },
+    )
     latencies.push(performance.now() - started)
     const settledBy = performance.now() + INGEST_STALL_MS
-    while ((await sql`select 1 from memories where id = ${memoryId} and status in ('COMPLETED', 'FAILED')`).length === 0) {
-      if (performance.now() > settledBy) throw new Error(`memory ${memoryId} did not finish ingesting within ${INGEST_STALL_MS / 1000} s`)
+    while (
+      (await sql`select 1 from memories where id = ${memoryId} and status in ('COMPLETED', 'FAILED')`).length === 0
+    ) {
+      if (performance.now() > settledBy)
+        throw new Error(`memory ${memoryId} did not finish ingesting within ${INGEST_STALL_MS / 1000} s`)
       await sleep(SETTLE_POLL_MS)
     }
   }
@@ -122,7 +143,12 @@ async function createLatencies(context: MemoryBenchContext, sql: postgres.Sql, s
  * writing the memory row (COMPLETED), its chunk and its vector, FLOOR_WRITERS at once;
  * the vectors computed beforehand, outside the timing.
  */
-async function floorIngest(sql: postgres.Sql, corpus: MemoryCorpus, target: { spaceId: string; embedderId: string; userId: string }, count: number): Promise<number> {
+async function floorIngest(
+  sql: postgres.Sql,
+  corpus: MemoryCorpus,
+  target: { spaceId: string; embedderId: string; userId: string },
+  count: number,
+): Promise<number> {
   const rows = Array.from({ length: count }, (_, index) => {
     const text = corpus.chunk(index)
     return { text, vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]` }
@@ -158,7 +184,13 @@ async function floorIngest(sql: postgres.Sql, corpus: MemoryCorpus, target: { sp
  * memsvc ingests chunks [0, count) through REST batch create, keeping INGEST_WINDOW
  * memories in flight, and reports the chunks per second of each tenth (by completion time).
  */
-async function productIngest(context: MemoryBenchContext, sql: postgres.Sql, corpus: MemoryCorpus, spaceId: string, count: number): Promise<{ sliceRates: number[]; rate: number; failed: number }> {
+async function productIngest(
+  context: MemoryBenchContext,
+  sql: postgres.Sql,
+  corpus: MemoryCorpus,
+  spaceId: string,
+  count: number,
+): Promise<{ sliceRates: number[]; rate: number; failed: number }> {
   const sliceSize = Math.ceil(count / SLICES)
   const boundaries: number[] = []
   const pending = new Set<string>()
@@ -170,23 +202,36 @@ async function productIngest(context: MemoryBenchContext, sql: postgres.Sql, cor
   const inFlight = new Set<Promise<void>>()
   const poll = async () => {
     if (pending.size === 0) return
-    const done = await sql<Array<{ id: string; status: string }>>`select id, status from memories where id = any(${[...pending]}::uuid[]) and status in ('COMPLETED', 'FAILED')`
+    const done = await sql<
+      Array<{ id: string; status: string }>
+    >`select id, status from memories where id = any(${[...pending]}::uuid[]) and status in ('COMPLETED', 'FAILED')`
     for (const row of done) {
       pending.delete(row.id)
       completed++
       if (row.status === 'FAILED') failed++
-      while (boundaries.length < SLICES && completed >= Math.min(count, (boundaries.length + 1) * sliceSize)) boundaries.push(performance.now())
+      while (boundaries.length < SLICES && completed >= Math.min(count, (boundaries.length + 1) * sliceSize))
+        boundaries.push(performance.now())
     }
     if (done.length > 0) lastProgress = performance.now()
-    else if (performance.now() - lastProgress > INGEST_STALL_MS) throw new Error(`ingest made no progress for ${INGEST_STALL_MS / 1000} s (${completed} of ${count} done)`)
+    else if (performance.now() - lastProgress > INGEST_STALL_MS)
+      throw new Error(`ingest made no progress for ${INGEST_STALL_MS / 1000} s (${completed} of ${count} done)`)
   }
   while (completed < count) {
     while (created < count && pending.size + INGEST_BATCH <= INGEST_WINDOW && inFlight.size < 2) {
       const first = created
       const size = Math.min(INGEST_BATCH, count - first)
       created += size
-      const requests = Array.from({ length: size }, (_, offset) => ({ spaceId, originalContent: corpus.chunk(first + offset) }))
-      const sent = call<{ results: Array<{ memory?: { memoryId: string }; error?: unknown }> }>(context.server.restUrl, 'POST', '/v1/memories:batchCreate', context.userKey, { requests }).then((answer) => {
+      const requests = Array.from({ length: size }, (_, offset) => ({
+        spaceId,
+        originalContent: corpus.chunk(first + offset),
+      }))
+      const sent = call<{ results: Array<{ memory?: { memoryId: string }; error?: unknown }> }>(
+        context.server.restUrl,
+        'POST',
+        '/v1/memories:batchCreate',
+        context.userKey,
+        { requests },
+      ).then((answer) => {
         for (const result of answer.results) {
           if (!result.memory) throw new Error(`batch create item failed: ${JSON.stringify(result.error)}`)
           pending.add(result.memory.memoryId)
@@ -263,7 +308,15 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
     })
 }
 
-function ratioRow(id: string, measure: string, floor: string, product: LoadRun, floorRun: LoadRun, target: number, notes: string[] = []): ReportRow {
+function ratioRow(
+  id: string,
+  measure: string,
+  floor: string,
+  product: LoadRun,
+  floorRun: LoadRun,
+  target: number,
+  notes: string[] = [],
+): ReportRow {
   const ratio = product.rate / floorRun.rate
   return {
     id,
@@ -284,7 +337,11 @@ function ratioRow(id: string, measure: string, floor: string, product: LoadRun, 
 }
 
 /** The exact k-th smallest distance (sequential scan, no index): what a returned chunk must not exceed. */
-async function exactKth(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, embedding: string): Promise<number | undefined> {
+async function exactKth(
+  sql: postgres.Sql,
+  target: { spaceId: string; embedderId: string },
+  embedding: string,
+): Promise<number | undefined> {
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
   const exact = await sql.begin(async (tx) => {
     await tx.unsafe('set local enable_indexscan = off')
@@ -298,16 +355,29 @@ async function exactKth(sql: postgres.Sql, target: { spaceId: string; embedderId
 }
 
 /** Tie-aware recall@k: a returned chunk is a hit when it is no farther than the exact k-th. */
-async function recallOf(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, embedding: string, kth: number | undefined, returned: string[]): Promise<number> {
+async function recallOf(
+  sql: postgres.Sql,
+  target: { spaceId: string; embedderId: string },
+  embedding: string,
+  kth: number | undefined,
+  returned: string[],
+): Promise<number> {
   if (kth === undefined) return 1
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
-  const distances = returned.length === 0 ? [] : await sql<Array<{ score: number }>>`
+  const distances =
+    returned.length === 0
+      ? []
+      : await sql<Array<{ score: number }>>`
     select (v.embedding::${type} <=> ${embedding}::${type})::float8 as score from chunk_vectors v
     where v.embedder_id = ${target.embedderId} and v.chunk_id = any(${returned}::uuid[])`
   return Math.min(RECALL_K, distances.filter((row) => row.score <= kth + DISTANCE_TOLERANCE).length) / RECALL_K
 }
 
-export async function memoryBench(context: MemoryBenchContext, count: number, log: (line: string) => void): Promise<{ rows: ReportRow[]; details: MemoryBenchDetails }> {
+export async function memoryBench(
+  context: MemoryBenchContext,
+  count: number,
+  log: (line: string) => void,
+): Promise<{ rows: ReportRow[]; details: MemoryBenchDetails }> {
   const { options, database } = context
   const rows: ReportRow[] = []
   const notes: string[] = []
@@ -319,7 +389,8 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
     const floorTarget = { ...(await createEmbedderAndSpace(context, embedder, 'floor')), userId: context.userId }
     const createSamples = options.quick ? QUICK_CREATE_SAMPLES : CREATE_SAMPLES
     // Texts beyond the corpus, so the latency probes never repeat a stored chunk.
-    const extra = (offset: number) => Array.from({ length: createSamples }, (_, index) => corpus.chunk(count + offset + index))
+    const extra = (offset: number) =>
+      Array.from({ length: createSamples }, (_, index) => corpus.chunk(count + offset + index))
 
     log(`memory: create latency with nothing stored (${createSamples} creates)…`)
     const emptyLatencies = await createLatencies(context, sql, product.spaceId, extra(0))
@@ -329,9 +400,12 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
     log(`memory: memsvc ingests ${count} chunks through REST batch create…`)
     const ingest = await productIngest(context, sql, corpus, product.spaceId, count)
     if (ingest.failed > 0) notes.push(`${ingest.failed} memories ended FAILED`)
-    const [stored] = await sql<Array<{ count: number }>>`select count(*)::int as count from chunk_vectors where space_id = ${product.spaceId}`
+    const [stored] = await sql<
+      Array<{ count: number }>
+    >`select count(*)::int as count from chunk_vectors where space_id = ${product.spaceId}`
     const storedChunks = stored!.count
-    if (storedChunks !== count + createSamples) notes.push(`expected ${count + createSamples} stored chunks, found ${storedChunks}`)
+    if (storedChunks !== count + createSamples)
+      notes.push(`expected ${count + createSamples} stored chunks, found ${storedChunks}`)
     log(`memory: create latency with ${storedChunks} chunks stored…`)
     const fullLatencies = await createLatencies(context, sql, product.spaceId, extra(createSamples))
     const firstRate = ingest.sliceRates[0] ?? Number.NaN
@@ -394,13 +468,33 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
     for (let round = 0; round < options.rounds; round++) {
       log(`memory: retrieval round ${round + 1} of ${options.rounds}…`)
       const sides = [
-        async () => runs.floor.push(await closedLoop(seconds, queryCount, async (index) => void (await nearest(embeddings[index]!, candidates)))),
-        async () => runs.product.push(await closedLoop(seconds, queryCount, async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)))),
+        async () =>
+          runs.floor.push(
+            await closedLoop(
+              seconds,
+              queryCount,
+              async (index) => void (await nearest(embeddings[index]!, candidates)),
+            ),
+          ),
+        async () =>
+          runs.product.push(
+            await closedLoop(
+              seconds,
+              queryCount,
+              async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)),
+            ),
+          ),
       ]
       if (round % 2 === 1) sides.reverse()
       for (const side of sides) await side()
     }
-    runs.hybrid.push(await closedLoop(seconds, queryCount, async (index) => void (await retriever.retrieve(messages[index]!, 'HYBRID', RECALL_K))))
+    runs.hybrid.push(
+      await closedLoop(
+        seconds,
+        queryCount,
+        async (index) => void (await retriever.retrieve(messages[index]!, 'HYBRID', RECALL_K)),
+      ),
+    )
     const best = (list: LoadRun[]) => list.reduce((a, b) => (b.rate > a.rate ? b : a))
     rows.push(
       ratioRow(
@@ -413,7 +507,15 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
       ),
     )
     const hybrid = best(runs.hybrid)
-    rows.push({ id: 'memory-retrieve-hybrid', measure: `Retrieval, HYBRID mode, top ${RECALL_K} (${RETRIEVAL_CONCURRENCY} clients)`, value: hybrid.rate, unit: '/s', p50Ms: hybrid.p50Ms, p99Ms: hybrid.p99Ms, notes: hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [] })
+    rows.push({
+      id: 'memory-retrieve-hybrid',
+      measure: `Retrieval, HYBRID mode, top ${RECALL_K} (${RETRIEVAL_CONCURRENCY} clients)`,
+      value: hybrid.rate,
+      unit: '/s',
+      p50Ms: hybrid.p50Ms,
+      p99Ms: hybrid.p99Ms,
+      notes: hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [],
+    })
 
     log(`memory: recall@${RECALL_K} over ${queryCount} queries…`)
     let productRecall = 0
@@ -423,7 +525,13 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
       const returned = await retriever.retrieve(message, 'VECTOR', RECALL_K)
       productRecall += await recallOf(sql, product, embeddings[index]!, kth, returned)
       const direct = await nearest(embeddings[index]!, candidates)
-      floorRecall += await recallOf(sql, product, embeddings[index]!, kth, direct.slice(0, RECALL_K).map((row) => row.chunk_id))
+      floorRecall += await recallOf(
+        sql,
+        product,
+        embeddings[index]!,
+        kth,
+        direct.slice(0, RECALL_K).map((row) => row.chunk_id),
+      )
     }
     productRecall /= queryCount
     floorRecall /= queryCount
@@ -437,7 +545,9 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
       ratio: productRecall,
       target: RECALL_TARGET,
       pass: productRecall >= RECALL_TARGET,
-      notes: [`the floor's SQL alone (HNSW, same settings): ${floorRecall.toFixed(3)}; ties at the ${RECALL_K}th distance count as hits`],
+      notes: [
+        `the floor's SQL alone (HNSW, same settings): ${floorRecall.toFixed(3)}; ties at the ${RECALL_K}th distance count as hits`,
+      ],
     })
     await retriever.close()
     for (const row of rows) if (row.notes?.length === 0) delete row.notes
@@ -461,8 +571,10 @@ export async function memoryBench(context: MemoryBenchContext, count: number, lo
 /** The encryption key file memsvc and an in-process server share (credentials sealed by one open in the other). */
 export function writeEncryptionKeyFile(dir: string): string {
   const file = path.join(dir, 'encryption.key')
-  fs.writeFileSync(file, `${crypto.getRandomValues(new Uint8Array(32)).reduce((text, byte) => text + byte.toString(16).padStart(2, '0'), '')}\n`, { mode: 0o600 })
+  fs.writeFileSync(
+    file,
+    `${crypto.getRandomValues(new Uint8Array(32)).reduce((text, byte) => text + byte.toString(16).padStart(2, '0'), '')}\n`,
+    { mode: 0o600 },
+  )
   return file
 }
-
-

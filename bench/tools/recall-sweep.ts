@@ -13,13 +13,19 @@ const K = 10
 const CANDIDATES = 20
 const sql = postgres(url, { max: 1, onnotice: () => {} })
 const type = sql.unsafe(`vector(${DIMENSIONS})`)
-const count = (await sql<Array<{ count: number }>>`select count(*)::int as count from chunk_vectors where space_id = ${spaceId}`)[0]!.count
-const embeddings = memoryCorpus().queries(Number(queryText), count).map((message) => `[${hashedBagOfWords(message, DIMENSIONS).join(',')}]`)
+const count = (
+  await sql<Array<{ count: number }>>`select count(*)::int as count from chunk_vectors where space_id = ${spaceId}`
+)[0]!.count
+const embeddings = memoryCorpus()
+  .queries(Number(queryText), count)
+  .map((message) => `[${hashedBagOfWords(message, DIMENSIONS).join(',')}]`)
 const exact: number[] = []
 for (const embedding of embeddings) {
   const rows = await sql.begin(async (tx) => {
     await tx.unsafe('set local enable_indexscan = off')
-    return tx<Array<{ score: number }>>`select (embedding::${type} <=> ${embedding}::${type})::float8 as score from chunk_vectors where embedder_id = ${embedderId} and space_id = ${spaceId} order by 1 limit ${K}`
+    return tx<
+      Array<{ score: number }>
+    >`select (embedding::${type} <=> ${embedding}::${type})::float8 as score from chunk_vectors where embedder_id = ${embedderId} and space_id = ${spaceId} order by 1 limit ${K}`
   })
   exact.push(rows[rows.length - 1]!.score)
 }
@@ -37,6 +43,8 @@ for (const ef of efText.split(',').map(Number)) {
     })
     hits += rows.filter((row) => row.score <= exact[index]! + 1e-6).length
   }
-  console.log(`ef_search ${ef}: recall@${K} ${(hits / (K * embeddings.length)).toFixed(3)}, ${((performance.now() - started) / embeddings.length).toFixed(1)} ms per query (${count} chunks)`)
+  console.log(
+    `ef_search ${ef}: recall@${K} ${(hits / (K * embeddings.length)).toFixed(3)}, ${((performance.now() - started) / embeddings.length).toFixed(1)} ms per query (${count} chunks)`,
+  )
 }
 await sql.end()
