@@ -22,6 +22,8 @@ import { RssSampler } from './lib/rss-sampler.js'
 import { restCreate } from './scenarios/rest-create.js'
 import { restList } from './scenarios/rest-list.js'
 import { restMe } from './scenarios/rest-me.js'
+import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
+import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
 import { soakFloor, soakProduct } from './scenarios/soak.js'
 import { embeddedStartup, restartTime, serverArgs } from './scenarios/startup.js'
 import type { BenchContext, Comparison, SoakResult } from './scenarios/types.js'
@@ -60,6 +62,7 @@ function modeOf(options: BenchOptions): string {
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), REPO_ROOT)
   installExitHandlers()
+  if (options.memory) return runMemoryBench(options)
   requireTools()
   const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
   const startedAt = new Date().toISOString()
@@ -183,6 +186,96 @@ async function main(): Promise<void> {
     if (options.cpuProf) console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}): ${profileDir}`)
     console.log(`wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`)
   }
+}
+
+const commandLine = () => ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+
+/** --memory: the memory core's anchors (bench/scenarios/memory.ts) into results/memory-latest.md. */
+async function runMemoryBench(options: BenchOptions): Promise<void> {
+  const startedAt = new Date().toISOString()
+  const before = machineLoad()
+  const mode = `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}memory, ${options.memoryChunks} chunks of ${DIMENSIONS} dimensions, retrieval ${options.seconds} s per run × ${options.rounds} rounds, PostgreSQL pools of ${options.poolMax} connections`
+  console.log(`memsvc memory benchmark: ${mode}\nload before: ${before.uptime}`)
+  const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
+  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
+  const database = await createBenchDatabase()
+  onCleanup(() => database.drop())
+  const sandbox = createSandbox()
+  onCleanup(async () => sandbox.remove())
+  const encryptionKeyFile = writeEncryptionKeyFile(workDir)
+  const args = serverArgs(['--db-url', database.jdbcUrl, '--db-user', database.user, '--db-max-pool', String(options.poolMax), '--encryption-key-file', encryptionKeyFile])
+  const server = await startMemsvc({ executable: EXECUTABLE, args, sandbox })
+  onCleanup(() => server.stop())
+  console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
+  const user = await memoryUser(server.restUrl)
+  const rows: ReportRow[] = []
+  let details: MemoryBenchDetails | undefined
+  let complete = false
+  try {
+    const result = await memoryBench(
+      {
+        options,
+        server,
+        database,
+        userKey: user.key,
+        userId: user.userId,
+        retriever: async ({ spaceId }) =>
+          (await hasRestRetrieve(server.restUrl, user.key))
+            ? restRetriever(server.restUrl, user.key, spaceId)
+            : (await import('./scenarios/memory-domain-retriever.js')).domainRetriever({ jdbcUrl: database.jdbcUrl, dbUser: database.user, encryptionKeyFile, poolMax: options.poolMax, key: user.key, spaceId }),
+      },
+      options.memoryChunks,
+      (line) => console.log(line),
+    )
+    rows.push(...result.rows)
+    details = result.details
+    complete = true
+  } finally {
+    const report: BenchReport = {
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      complete,
+      mode,
+      command: commandLine(),
+      machine: { before, after: machineLoad(), cpus: os.availableParallelism(), cpuModel: cpuModel(), pinned: `memsvc on core ${SERVER_CORE} (taskset) when possible; this process (load, embedder, floors) and PostgreSQL unpinned` },
+      versions: { memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`), node: process.version, postgresql: database.serverVersion },
+      rows,
+      comparisons: [],
+      soaks: [],
+      extra: memoryReportNotes(details),
+    }
+    const written = writeReport(report, options.outDir, 'memory-')
+    console.log(`\n${renderTable(rows)}\n\nload after: ${report.machine.after.uptime}`)
+    console.log(`wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`)
+  }
+}
+
+/** A USER-role account of its own owns the benchmark's embedders and spaces. */
+async function memoryUser(restUrl: string): Promise<{ userId: string; key: string }> {
+  const post = async <T>(urlPath: string, key: string | undefined, body?: unknown): Promise<T> => {
+    const response = await fetch(`${restUrl}${urlPath}`, {
+      method: 'POST',
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    if (!response.ok) throw new Error(`POST ${urlPath}: ${response.status} ${text}`)
+    return JSON.parse(text) as T
+  }
+  const { rootApiKey } = await post<{ rootApiKey: string }>('/v1/system/init', undefined)
+  const { userId } = await post<{ userId: string }>('/v1/users', rootApiKey, { username: 'bench-memory', role: 'USER' })
+  const { rawApiKey } = await post<{ rawApiKey: string }>('/v1/apikeys', rootApiKey, { ownerId: userId })
+  return { userId, key: rawApiKey }
+}
+
+function memoryReportNotes(details: MemoryBenchDetails | undefined): string[] {
+  if (!details) return []
+  const notes = details.notes.map((note) => `- ${note}`)
+  return [
+    `Recall@10 over ${details.recall.queries} queries: memsvc ${details.recall.vector.toFixed(3)}, the floor's SQL ${details.recall.floorSql.toFixed(3)}.`,
+    ...(notes.length > 0 ? [`Run notes:\n\n${notes.join('\n')}`] : []),
+  ]
 }
 
 main()

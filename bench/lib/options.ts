@@ -29,6 +29,9 @@ const QUICK_SOAK_SECONDS = 3
 const FULL_POOL_MAX = 2 * os.availableParallelism() + 1
 /** --quick is a smoke test that may run beside other suites: it takes few connections. */
 const QUICK_POOL_MAX = 4
+/** --memory: the corpus the issues name (100k chunks of 384 dimensions); --quick: enough to run every step. */
+const FULL_MEMORY_CHUNKS = 100_000
+const QUICK_MEMORY_CHUNKS = 300
 /** A soak shorter than this many samples says nothing about a trend. */
 const MIN_SOAK_SAMPLES = 3
 
@@ -51,6 +54,10 @@ export interface BenchOptions {
   outDir: string
   /** Only these scenarios (ids), for profiling one of them. */
   only?: ScenarioId[]
+  /** Run the memory benchmark (bench/scenarios/memory.ts) instead of the API-key scenarios. */
+  memory: boolean
+  /** Chunks the memory benchmark ingests before it measures retrieval. */
+  memoryChunks: number
 }
 
 const USAGE = `npm run bench -- [options]
@@ -62,6 +69,8 @@ const USAGE = `npm run bench -- [options]
   --unpatched-soak      also soak the auth-lookup floor with and without the postgres queue patch
   --cpu-prof            profile memsvc (its bundle under node --cpu-prof) into <out>/profiles
   --pool-max N          PostgreSQL connections per pool, memsvc and floors alike (default ${FULL_POOL_MAX})
+  --memory              the memory benchmark instead (ingestion, flatness, create latency, retrieval, recall)
+  --memory-chunks N     chunks it ingests (default ${FULL_MEMORY_CHUNKS}; --quick: ${QUICK_MEMORY_CHUNKS})
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -78,6 +87,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       'unpatched-soak': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       only: { type: 'string' },
+      memory: { type: 'boolean', default: false },
+      'memory-chunks': { type: 'string' },
       'pool-max': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -110,6 +121,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     build: !values['no-build'],
     outDir: path.resolve(values.out ?? path.join(repoRoot, 'bench', 'results')),
     only: values.only === undefined ? undefined : scenarioList(values.only),
+    memory: values.memory!,
+    memoryChunks: whole('memory-chunks', values['memory-chunks'], quick ? QUICK_MEMORY_CHUNKS : FULL_MEMORY_CHUNKS, 10),
   }
 }
 

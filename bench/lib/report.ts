@@ -11,7 +11,7 @@ export interface ReportRow {
   measure: string
   /** memsvc's number: a rate per second, milliseconds or MiB. */
   value: number
-  unit: '/s' | 'ms' | 'MiB'
+  unit: '/s' | 'ms' | 'MiB' | 'ratio'
   floor?: string
   floorValue?: number
   ratio?: number
@@ -38,6 +38,8 @@ export interface BenchReport {
   rows: ReportRow[]
   comparisons: Comparison[]
   soaks: SoakResult[]
+  /** Markdown paragraphs after the table (the memory benchmark's method and caveats). */
+  extra?: string[]
 }
 
 export function comparisonRow(comparison: Comparison): ReportRow {
@@ -85,6 +87,9 @@ export function soakRow(soak: SoakResult): ReportRow {
 
 const fixed = (value: number | undefined, digits: number) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits))
 const rate = (value: number | undefined) => (value === undefined ? '–' : Math.round(value).toLocaleString('en-US'))
+/** A row's own number in its unit. */
+const valueText = (value: number | undefined, unit: ReportRow['unit']) =>
+  unit === 'ms' ? `${fixed(value, 2)} ms` : unit === 'MiB' ? `${fixed(value, 1)} MiB` : unit === 'ratio' ? fixed(value, 3) : `${rate(value)}/s`
 const latency = (p50?: number, p99?: number) => (p50 === undefined ? '–' : `${fixed(p50, 2)} / ${fixed(p99, 2)}`)
 
 function verdict(row: ReportRow): string {
@@ -100,12 +105,12 @@ export function renderTable(rows: ReportRow[]): string {
     '|---|---:|---|---:|---:|---:|---|---:|---:|---:|',
     ...targeted.map(
       (row) =>
-        `| ${row.measure} | ${rate(row.value)}/s | ${row.floor} | ${rate(row.floorValue)}/s | ${fixed(row.ratio, 3)} | ≥ ${row.target} | ${verdict(row)} | ${latency(row.p50Ms, row.p99Ms)} | ${latency(row.floorP50Ms, row.floorP99Ms)} | ${row.cpuUs === undefined ? '–' : `${fixed(row.cpuUs, 0)} / ${fixed(row.floorCpuUs, 0)}`} |`,
+        `| ${row.measure} | ${valueText(row.value, row.unit)} | ${row.floor} | ${valueText(row.floorValue, row.unit)} | ${fixed(row.ratio, 3)} | ≥ ${row.target} | ${verdict(row)} | ${latency(row.p50Ms, row.p99Ms)} | ${latency(row.floorP50Ms, row.floorP99Ms)} | ${row.cpuUs === undefined ? '–' : `${fixed(row.cpuUs, 0)} / ${fixed(row.floorCpuUs, 0)}`} |`,
     ),
     '',
     '| Measure | memsvc |',
     '|---|---:|',
-    ...other.map((row) => `| ${row.measure} | ${row.unit === 'ms' ? `${rate(row.value)} ms` : row.unit === 'MiB' ? `${fixed(row.value, 1)} MiB` : `${rate(row.value)}/s`} |`),
+    ...other.map((row) => `| ${row.measure} | ${row.unit === 'ms' ? `${rate(row.value)} ms` : valueText(row.value, row.unit)}${row.p50Ms === undefined ? '' : ` (p50 / p99 ${latency(row.p50Ms, row.p99Ms)} ms)`} |`),
   ]
   return lines.join('\n')
 }
@@ -144,18 +149,19 @@ export function renderMarkdown(report: BenchReport): string {
     renderTable(report.rows),
     '',
     ...report.soaks.flatMap((soak) => [renderSoak(soak), '']),
+    ...(report.extra ?? []).flatMap((paragraph) => [paragraph, '']),
     ...(notes.length > 0 ? ['Notes:', '', ...notes, ''] : []),
   ].join('\n')
 }
 
-export function writeReport(report: BenchReport, outDir: string): { json: string; markdown: string } {
+export function writeReport(report: BenchReport, outDir: string, prefix = ''): { json: string; markdown: string } {
   fs.mkdirSync(outDir, { recursive: true })
   const stamp = report.startedAt.replace(/[:.]/g, '-')
-  const json = path.join(outDir, `bench-${stamp}.json`)
+  const json = path.join(outDir, `${prefix}bench-${stamp}.json`)
   const body = `${JSON.stringify(report, null, 2)}\n`
   fs.writeFileSync(json, body)
   // latest.* always describe a complete run; a failed or interrupted one is kept beside them.
-  const latest = report.complete ? 'latest' : 'incomplete'
+  const latest = `${prefix}${report.complete ? 'latest' : 'incomplete'}`
   fs.writeFileSync(path.join(outDir, `${latest}.json`), body)
   const markdown = path.join(outDir, `${latest}.md`)
   fs.writeFileSync(markdown, renderMarkdown(report))

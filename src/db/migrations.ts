@@ -354,6 +354,19 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: 'job queue vacuumed as it churns',
+    sql: `
+      -- Every job is updated twice on its way to SUCCEEDED, and each update leaves a dead
+      -- entry in jobs_ready that the claim query's index scan steps over until VACUUM
+      -- removes it: at the default thresholds (20 % of the table) a busy queue of a
+      -- hundred thousand ingest jobs made every claim walk tens of thousands of them.
+      -- Vacuum after a fixed number of dead rows instead, and without throttling (the
+      -- table and its indexes are small).
+      alter table jobs set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

@@ -6,6 +6,11 @@ import type { JobKind, JobPayloads } from './job-kinds.js'
  * (or on its own), run later by src/jobs. The server's JobProcessor is the one queue.
  */
 export interface JobQueue {
-  /** Resolves to the job's id. */
+  /** Resolves to the job's id. Stored in a transaction, the job runs once that commits and `wake` is called. */
   enqueue<Kind extends JobKind>(sql: Queryable, kind: Kind, payload: JobPayloads[Kind]): Promise<string>
+  /**
+   * Look for runnable jobs now: call after committing a transaction that enqueued some.
+   * (A wake from inside the transaction finds nothing yet, and the job waits for the next poll.)
+   */
+  wake(): void
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import type { Queryable } from '../db/database.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
 import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
@@ -114,13 +115,18 @@ export interface CreateMemoryResult {
   created: boolean
 }
 
-async function createOne(context: DomainContext, principal: Principal, input: unknown): Promise<CreateMemoryResult> {
+/**
+ * Stores one memory PENDING with its ingest job, in `tx` (a transaction or a savepoint
+ * of one): the memory and its job commit together, so no memory is left without its job.
+ * The job runs once the caller has committed and woken the queue.
+ */
+async function createOne(context: DomainContext, tx: Queryable, principal: Principal, input: unknown): Promise<CreateMemoryResult> {
   const request = parseInput(createMemorySchema, input)
-  const space = await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'CREATE')
+  const space = await findAccessibleSpace(tx, principal, request.spaceId, 'MEMORY', 'CREATE')
   const content = checkedContent(request)
   const sha256 = crypto.createHash('sha256').update(content).digest()
   if (request.dedupe) {
-    const existing = await memoriesSql.findMemoryByContent(context.sql, space.id, sha256)
+    const existing = await memoriesSql.findMemoryByContent(tx, space.id, sha256)
     if (existing) return { memory: toMemory(existing), created: false }
   }
   const now = nowMillis()
@@ -141,11 +147,8 @@ async function createOne(context: DomainContext, principal: Principal, input: un
     updated_by: principal.userId,
   }
   try {
-    // The memory and its ingest job commit together: no memory is left without its job.
-    await context.sql.begin(async (tx) => {
-      await memoriesSql.insertMemory(tx, row)
-      await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, { memoryId: row.id } satisfies MemoryIngestPayload as never)
-    })
+    await memoriesSql.insertMemory(tx, row)
+    await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, { memoryId: row.id } satisfies MemoryIngestPayload as never)
   } catch (error) {
     const code = (error as { code?: string }).code
     if (code === UNIQUE_VIOLATION) throw alreadyExists(`a memory with id ${row.id} already exists`)
@@ -160,7 +163,9 @@ async function createOne(context: DomainContext, principal: Principal, input: un
 export async function createMemory(context: DomainContext, call: CallContext, input: unknown): Promise<CreateMemoryResult> {
   const principal = await context.authenticate(call)
   requireVectorStorage(context)
-  return createOne(context, principal, input)
+  const result = await context.sql.begin((tx) => createOne(context, tx, principal, input))
+  context.jobs.wake()
+  return result as CreateMemoryResult
 }
 
 export interface BatchItemError {
@@ -179,23 +184,29 @@ export async function batchCreateMemories(
   const principal = await context.authenticate(call)
   const { requests } = parseInput(batchCreateMemoriesSchema, input)
   requireVectorStorage(context)
-  const results = []
-  for (const [index, item] of requests.entries()) {
-    try {
-      results.push(await createOne(context, principal, item))
-    } catch (error) {
-      const appError = toAppError(error)
-      if (appError.code === 'INTERNAL') context.log.error('memory batch item failed', { index, error: error as Error })
-      results.push({
-        error: {
-          code: appError.httpStatus,
-          status: appError.code,
-          message: appError.message,
-          details: appError.details.map((detail) => ({ field: `requests.${index}.${detail.field}`, description: detail.description })),
-        },
-      })
+  // One transaction for the batch, one savepoint per item: a failing item rolls back only
+  // itself, and the batch costs one commit (one WAL flush) rather than one per memory.
+  const results = await context.sql.begin(async (tx) => {
+    const results: Array<{ memory: Memory; created: boolean } | { error: BatchItemError }> = []
+    for (const [index, item] of requests.entries()) {
+      try {
+        results.push((await tx.savepoint((savepoint) => createOne(context, savepoint, principal, item))) as CreateMemoryResult)
+      } catch (error) {
+        const appError = toAppError(error)
+        if (appError.code === 'INTERNAL') context.log.error('memory batch item failed', { index, error: error as Error })
+        results.push({
+          error: {
+            code: appError.httpStatus,
+            status: appError.code,
+            message: appError.message,
+            details: appError.details.map((detail) => ({ field: `requests.${index}.${detail.field}`, description: detail.description })),
+          },
+        })
+      }
     }
-  }
+    return results
+  })
+  context.jobs.wake()
   return { results }
 }
 

@@ -106,6 +106,7 @@ export async function insertRegistration<Row extends RegistrationRow, MutableCol
       await kind.table.insert(tx, row)
       await context.jobs.enqueue(tx, MODEL_PROBE_JOB, { resource: kind.resource, id: row.id })
     })
+    context.jobs.wake()
   } catch (error) {
     throw registrationConflict(error, kind.noun, row.id, row.owner_id)
   }

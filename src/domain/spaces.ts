@@ -230,7 +230,7 @@ export async function addSpaceEmbedder(context: DomainContext, call: CallContext
   const request = parseInput(addEmbedderSchema, input)
   requireVectorStorage(context)
   try {
-    return await context.sql.begin(async (tx) => {
+    const updated = await context.sql.begin(async (tx) => {
       const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
       const role = await ownerRole(tx, principal, space.owner_id)
       const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
@@ -244,6 +244,8 @@ export async function addSpaceEmbedder(context: DomainContext, call: CallContext
       if (total > 0) await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, { spaceId: id, embedderId: embedder.id } satisfies SpaceBackfillPayload as never)
       return withEmbedders(tx, space)
     })
+    context.jobs.wake()
+    return updated
   } catch (error) {
     throw spaceConflict(error, id, undefined)
   }

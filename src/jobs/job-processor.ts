@@ -76,7 +76,10 @@ export class JobProcessor implements WorkIntake, JobQueue {
   readonly #options: JobProcessorOptions
   #running = false
   #loop: Promise<void> | undefined
+  /** Ends the loop's current sleep; set only while it sleeps. */
   #wake: (() => void) | undefined
+  /** A wake that came while the loop was claiming: its next sleep ends at once, so no job waits a whole poll. */
+  #wakePending = false
   #lastCleanup = 0
   readonly #jobsTotal: Counter<'kind' | 'outcome'>
   readonly #jobDuration: Histogram<'kind'>
@@ -121,8 +124,13 @@ export class JobProcessor implements WorkIntake, JobQueue {
     if (!handler) throw new Error(`no handler for job kind ${kind}`)
     const id = crypto.randomUUID()
     await jobsSql.insertJob(sql, { id, kind, payload, maxAttempts: handler.maxAttempts, runAfter: new Date(Date.now() + delayMs) })
-    this.#wake?.()
+    this.wake()
     return id
+  }
+
+  wake(): void {
+    if (this.#wake) this.#wake()
+    else this.#wakePending = true
   }
 
   /**
@@ -148,7 +156,7 @@ export class JobProcessor implements WorkIntake, JobQueue {
   /** Drain: claims nothing more, and resolves when the jobs already claimed are done. */
   async stopAndFinish(): Promise<void> {
     this.#running = false
-    this.#wake?.()
+    this.wake()
     await this.#loop
     await Promise.allSettled([...this.#active])
   }
@@ -171,7 +179,7 @@ export class JobProcessor implements WorkIntake, JobQueue {
       for (const job of claimed) {
         const running = this.#execute(job).finally(() => {
           this.#active.delete(running)
-          this.#wake?.()
+          this.wake()
         })
         this.#active.add(running)
       }
@@ -198,13 +206,18 @@ export class JobProcessor implements WorkIntake, JobQueue {
   }
 
   #sleep(ms: number): Promise<void> {
+    if (this.#wakePending) {
+      this.#wakePending = false
+      return Promise.resolve()
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms)
-      timer.unref()
-      function done() {
+      const done = () => {
         clearTimeout(timer)
+        this.#wake = undefined
         resolve()
       }
+      const timer = setTimeout(done, ms)
+      timer.unref()
       this.#wake = done
     })
   }

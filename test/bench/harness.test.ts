@@ -46,10 +46,10 @@ interface Row {
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-smoke-'))
 afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
 
-function runHarness(): Promise<{ code: number | null; output: string }> {
+function runHarness(extraArgs: string[] = ['--unpatched-soak']): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // --no-build: npm test has just built dist/memsvc; rebuilding here would race the other suites using it.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', '--unpatched-soak', '--no-build', '--out', outDir], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', ...extraArgs, '--no-build', '--out', outDir], {
       cwd: REPO_ROOT,
       env: { ...process.env, NODE_OPTIONS: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -89,6 +89,38 @@ describe.skipIf(reason !== undefined)('bench harness (npm run bench -- --quick)'
       }
 
       const markdown = fs.readFileSync(path.join(outDir, 'latest.md'), 'utf8')
+      for (const row of report.rows) expect(markdown).toContain(row.measure)
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  )
+})
+
+const MEMORY_ROWS = ['memory-ingest', 'memory-ingest-flatness', 'memory-create-latency', 'memory-retrieve-vector', 'memory-recall']
+const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid']
+
+describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory --quick)', () => {
+  it(
+    'ingests, measures creates and retrieval, computes recall, and reports every row with numbers',
+    async () => {
+      const { code, output } = await runHarness(['--memory'])
+      expect(code, output.slice(-4000)).toBe(0)
+
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'memory-latest.json'), 'utf8')) as { complete: boolean; rows: Row[] }
+      expect(report.complete).toBe(true)
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...MEMORY_ROWS, ...MEMORY_OTHER_ROWS].sort())
+      const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+      for (const row of report.rows) {
+        expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
+        expect(isNumber(row.p50Ms) || !['memory-create-latency', 'memory-retrieve-vector', 'memory-retrieve-hybrid'].includes(row.id), `${row.id}: p50Ms`).toBe(true)
+        if (!MEMORY_ROWS.includes(row.id)) continue
+        for (const field of ['floorValue', 'ratio', 'target'] as const) expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+      }
+      // Recall is a fraction of the exact top 10, whatever the machine's speed.
+      const recall = report.rows.find((row) => row.id === 'memory-recall')!.value
+      expect(recall).toBeGreaterThan(0)
+      expect(recall).toBeLessThanOrEqual(1)
+
+      const markdown = fs.readFileSync(path.join(outDir, 'memory-latest.md'), 'utf8')
       for (const row of report.rows) expect(markdown).toContain(row.measure)
     },
     RUN_TIMEOUT_MS + 30_000,

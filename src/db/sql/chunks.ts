@@ -28,21 +28,27 @@ const vectorText = (embedding: number[]) => `[${embedding.join(',')}]`
  * it one statement each, whatever the number of chunks.
  */
 export async function replaceChunks(tx: Queryable, memoryId: string, spaceId: string, chunks: NewChunk[], vectors: ChunkVector[]): Promise<void> {
-  await tx`delete from chunks where memory_id = ${memoryId}`
-  if (chunks.length === 0) return
-  await tx`
+  const deleted = tx`delete from chunks where memory_id = ${memoryId}`
+  if (chunks.length === 0) return void (await deleted)
+  // Sent together, in this order (a query goes out when it is awaited; Promise.all awaits
+  // them in array order, and one connection runs them in that order): one round trip, not three.
+  await Promise.all([deleted, tx`
     insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
     select id, ${memoryId}, ${spaceId}, chunk_index, text, start_offset, end_offset
     from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[], ${chunks.map((chunk) => chunk.text)}::text[],
       ${chunks.map((chunk) => chunk.start_offset)}::int[], ${chunks.map((chunk) => chunk.end_offset)}::int[])
-      as input (id, chunk_index, text, start_offset, end_offset)`
-  await insertVectors(tx, memoryId, spaceId, vectors)
+      as input (id, chunk_index, text, start_offset, end_offset)`, ...(vectors.length === 0 ? [] : [vectorsInsert(tx, memoryId, spaceId, vectors)])])
 }
 
 /** Vectors of existing chunks; a vector already stored for a chunk and embedder is replaced. */
 export async function insertVectors(tx: Queryable, memoryId: string, spaceId: string, vectors: ChunkVector[]): Promise<void> {
   if (vectors.length === 0) return
-  await tx`
+  await vectorsInsert(tx, memoryId, spaceId, vectors)
+}
+
+/** The statement itself, not yet sent (postgres.js sends a query when it is awaited), so callers can order it among others. */
+function vectorsInsert(tx: Queryable, memoryId: string, spaceId: string, vectors: ChunkVector[]) {
+  return tx`
     insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
     select chunk_id, embedder_id, ${spaceId}, ${memoryId}, embedding::vector
     from unnest(${vectors.map((vector) => vector.chunkId)}::uuid[], ${vectors.map((vector) => vector.embedderId)}::uuid[],

@@ -1,4 +1,4 @@
-import type { Queryable } from '../database.js'
+import { COMMIT_WITHOUT_FLUSH, type Queryable, type Sql } from '../database.js'
 
 export interface JobRow {
   id: string
@@ -22,7 +22,7 @@ export async function insertJob(sql: Queryable, job: { id: string; kind: string;
  * running ones whose lease expired (their worker died). SKIP LOCKED lets every process
  * claim at once without waiting on or double-taking each other's rows.
  */
-export async function claimJobs(sql: Queryable, worker: string, limit: number, leaseSeconds: number): Promise<JobRow[]> {
+export async function claimJobs(sql: Sql, worker: string, limit: number, leaseSeconds: number): Promise<JobRow[]> {
   return sql<JobRow[]>`
     update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
       locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
@@ -32,7 +32,7 @@ export async function claimJobs(sql: Queryable, worker: string, limit: number, l
       order by run_after
       limit ${limit}
       for update skip locked
-    )
+    ) and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
     returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`
 }
 
@@ -45,14 +45,14 @@ export async function releaseAllClaims(sql: Queryable): Promise<number> {
   return rows.length
 }
 
-export async function completeJob(sql: Queryable, id: string, worker: string): Promise<void> {
+export async function completeJob(sql: Sql, id: string, worker: string): Promise<void> {
   await sql`
     update jobs set status = 'SUCCEEDED', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null
-    where id = ${id} and locked_by = ${worker}`
+    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 /** Back to PENDING after `retryInMs`, or FAILED with its last error once it has no attempts left. */
-export async function failJob(sql: Queryable, id: string, worker: string, error: string, retryInMs: number | undefined): Promise<void> {
+export async function failJob(sql: Sql, id: string, worker: string, error: string, retryInMs: number | undefined): Promise<void> {
   await sql`
     update jobs set
       status = ${retryInMs === undefined ? 'FAILED' : 'PENDING'},
@@ -60,7 +60,7 @@ export async function failJob(sql: Queryable, id: string, worker: string, error:
       run_after = now() + make_interval(secs => ${(retryInMs ?? 0) / 1000}),
       finished_at = ${retryInMs === undefined ? new Date() : null},
       locked_by = null, locked_until = null, updated_at = now()
-    where id = ${id} and locked_by = ${worker}`
+    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status: string; count: number }>> {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../database.js'
+import { COMMIT_WITHOUT_FLUSH, type Queryable, type Sql } from '../database.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
@@ -89,10 +89,11 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
  * Takes a memory into processing (PENDING, or PROCESSING again after a crash) and
  * returns it with its content; undefined when it is gone or already finished.
  */
-export async function startProcessing(sql: Queryable, id: string): Promise<(MemoryRow & { content: string }) | undefined> {
+/** PENDING → PROCESSING; a crash may lose it (the ingest job runs again), so its commit is not waited for. */
+export async function startProcessing(sql: Sql, id: string): Promise<(MemoryRow & { content: string }) | undefined> {
   const rows = await sql<Array<MemoryRow & { content: string }>>`
     update memories set status = 'PROCESSING', processing_error = null, updated_at = now()
-    where id = ${id} and status in ('PENDING', 'PROCESSING')
+    where id = ${id} and status in ('PENDING', 'PROCESSING') and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
     returning *`
   return rows[0]
 }

@@ -22,32 +22,45 @@ export interface VectorQuery {
   iterativeScan: boolean
 }
 
+/** An embedder id written into SQL text (see nearestChunks): only ever a UUID. */
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
 /**
- * Nearest chunks by cosine distance through the embedder's partial HNSW index: the
- * ORDER BY expression must be the index's (`embedding::vector(D)`), so the dimension is
- * written into the text (an integer from the embedder's row, checked here). The settings
- * are SET LOCAL, so the query runs in its own transaction. With relaxed_order the scan may
- * return rows slightly out of order; the outer query sorts them.
+ * Nearest chunks by cosine distance through the embedder's partial HNSW index
+ * (src/db/vector-storage.ts). Both the index's expression and its predicate are written
+ * into the text: the ORDER BY must be `embedding::vector(D)`, and `embedder_id = '<id>'`
+ * as a literal lets the plan PostgreSQL caches for this prepared statement use the
+ * partial index (with a parameter there, only a plan made for each call's values could,
+ * and every call would be planned again). Both are checked values from the embedder's
+ * row. The settings are transaction-local, sent in one statement pipelined with the
+ * search. With relaxed_order the scan may return rows slightly out of order; the outer
+ * query sorts them.
  */
 export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<RankedChunk[]> {
   const dimensions = query.dimensionality
   if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > MAX_HALFVEC_INDEX_DIMENSIONS) throw new Error(`unusable dimensionality ${dimensions}`)
+  if (!UUID_TEXT.test(query.embedderId)) throw new Error(`not a UUID: ${query.embedderId}`)
   const type = sql.unsafe(`${dimensions > MAX_VECTOR_INDEX_DIMENSIONS ? 'halfvec' : 'vector'}(${dimensions})`)
+  const embedder = sql.unsafe(`'${query.embedderId}'`)
   const embedding = `[${query.embedding.join(',')}]`
   return sql.begin(async (tx) => {
-    // SET takes no parameters; the value is an integer validated by the request schema.
-    await tx.unsafe(`set local hnsw.ef_search = ${Math.trunc(query.efSearch)}`)
-    if (query.iterativeScan) await tx.unsafe('set local hnsw.iterative_scan = relaxed_order')
-    return tx<RankedChunk[]>`
-      with nearest as materialized (
-        select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
-        from chunk_vectors v
-        ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
-        where v.embedder_id = ${query.embedderId} and v.space_id = ${query.spaceId}
-        order by v.embedding::${type} <=> ${embedding}::${type}
-        limit ${query.limit}
-      )
-      select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`
+    const [, rows] = await Promise.all([
+      // Before pgvector 0.8 there is no hnsw.iterative_scan to set (and the prefix is reserved).
+      query.iterativeScan
+        ? tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+        : tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true)`,
+      tx<RankedChunk[]>`
+        with nearest as materialized (
+          select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+          from chunk_vectors v
+          ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
+          where v.embedder_id = ${embedder} and v.space_id = ${query.spaceId}
+          order by v.embedding::${type} <=> ${embedding}::${type}
+          limit ${query.limit}
+        )
+        select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`,
+    ])
+    return rows
   }) as Promise<RankedChunk[]>
 }
 
@@ -59,15 +72,43 @@ export interface KeywordQuery {
 }
 
 /**
+ * A word the planner's statistics expect in more chunks than this carries almost no
+ * information for ranking (a stop word, whatever the language) yet would make the search
+ * rank most of the table: it is left out of the query. Small tables keep every word.
+ */
+export const MAX_ROWS_PER_KEYWORD = 1_000
+/** When every word of the message is that common, the rarest few are searched anyway. */
+const RAREST_WORDS_KEPT = 2
+
+/**
  * Chunks sharing words with the message, by ts_rank_cd. The message's words are OR-ed
  * (websearch_to_tsquery would AND them, and a question's every word is rarely in one
- * chunk); the rank then prefers chunks with more of them, closer together.
+ * chunk); the rank then prefers chunks with more of them, closer together. The match goes
+ * through the GIN index on `search_vector`, and the words ANALYZE found in more than
+ * MAX_ROWS_PER_KEYWORD chunks (pg_stats.most_common_elems of that column) are dropped, so
+ * the rows to rank stay bounded as the table grows instead of being nearly all of it.
  */
 export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promise<RankedChunk[]> {
   return sql<RankedChunk[]>`
-    with terms as (
-      select to_tsquery('simple', string_agg(quote_literal(word), ' | ')) as query
-      from unnest(tsvector_to_array(to_tsvector('simple', ${query.message}))) as word
+    with words as (
+      select word from unnest(tsvector_to_array(to_tsvector('simple', ${query.message}))) as word
+    ),
+    statistics as (
+      select s.most_common_elems::text::text[] as elements, s.most_common_elem_freqs as frequencies, greatest(c.reltuples, 0) as row_count
+      from pg_stats s join pg_class c on c.oid = 'chunks'::regclass
+      where s.schemaname = current_schema() and s.tablename = 'chunks' and s.attname = 'search_vector'
+    ),
+    estimated as (
+      select w.word, coalesce(st.frequencies[array_position(st.elements, w.word)] * st.row_count, 0) as expected_rows
+      from words w left join statistics st on true
+    ),
+    kept as (
+      select word from estimated where expected_rows <= ${MAX_ROWS_PER_KEYWORD}
+      union
+      select word from (select word from estimated order by expected_rows, word limit ${RAREST_WORDS_KEPT}) rarest
+    ),
+    terms as (
+      select to_tsquery('simple', string_agg(quote_literal(word), ' | ')) as query from kept
     )
     select c.id as chunk_id, c.memory_id, ts_rank_cd(c.search_vector, terms.query)::float8 as score
     from terms, chunks c

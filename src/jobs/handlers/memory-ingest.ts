@@ -122,8 +122,10 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         // Locked, so a concurrent run (an expired lease) writes after this one, not beside it.
         const current = await memoriesSql.findMemory(tx, memoryId, { forUpdate: true })
         if (!current || current.status !== 'PROCESSING') return false
-        await chunksSql.replaceChunks(tx, memoryId, memory.space_id, chunks, vectors)
-        await memoriesSql.finishProcessing(tx, memoryId, { status: 'COMPLETED', chunkCount: chunks.length })
+        await Promise.all([
+          chunksSql.replaceChunks(tx, memoryId, memory.space_id, chunks, vectors),
+          memoriesSql.finishProcessing(tx, memoryId, { status: 'COMPLETED', chunkCount: chunks.length }),
+        ])
         return true
       })
       if (stored) metrics.ingested.inc({ outcome: 'completed' })
