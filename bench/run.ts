@@ -16,14 +16,24 @@ import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
 import { createSandbox, type RunningServer, startMemsvc } from './lib/memsvc.js'
 import { type BenchOptions, parseOptions, type ScenarioId } from './lib/options.js'
-import { canPin, cleanUp, hasCommand, installExitHandlers, LOAD_CORE, onCleanup, SERVER_CORE, sleep, wasInterrupted } from './lib/processes.js'
-import { type BenchReport, comparisonRow, renderTable, type ReportRow, soakRow, writeReport } from './lib/report.js'
+import {
+  canPin,
+  cleanUp,
+  hasCommand,
+  installExitHandlers,
+  LOAD_CORE,
+  onCleanup,
+  SERVER_CORE,
+  sleep,
+  wasInterrupted,
+} from './lib/processes.js'
+import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRow, writeReport } from './lib/report.js'
 import { RssSampler } from './lib/rss-sampler.js'
+import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
+import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
 import { restCreate } from './scenarios/rest-create.js'
 import { restList } from './scenarios/rest-list.js'
 import { restMe } from './scenarios/rest-me.js'
-import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
-import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
 import { soakFloor, soakProduct } from './scenarios/soak.js'
 import { embeddedStartup, restartTime, serverArgs } from './scenarios/startup.js'
 import type { BenchContext, Comparison, SoakResult } from './scenarios/types.js'
@@ -87,7 +97,12 @@ async function main(): Promise<void> {
   // (the pinned Node 24 that npm scripts use), where --cpu-prof-dir puts the profile.
   const server: RunningServer = await startMemsvc(
     options.cpuProf
-      ? { executable: process.execPath, executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE], args, sandbox }
+      ? {
+          executable: process.execPath,
+          executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE],
+          args,
+          sandbox,
+        }
       : { executable: EXECUTABLE, args, sandbox },
   )
   console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
@@ -95,7 +110,16 @@ async function main(): Promise<void> {
   await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
   const rssIdle = rssMiB(server.pid)
   const rss = new RssSampler(server.pid)
-  const context: BenchContext = { options, server, metricsSecret, fixtures, database, workDir, rss, floorProfileDir: options.cpuProf ? path.join(profileDir, 'floors') : undefined }
+  const context: BenchContext = {
+    options,
+    server,
+    metricsSecret,
+    fixtures,
+    database,
+    workDir,
+    rss,
+    floorProfileDir: options.cpuProf ? path.join(profileDir, 'floors') : undefined,
+  }
 
   const comparisons: Comparison[] = []
   const soaks: SoakResult[] = []
@@ -112,7 +136,9 @@ async function main(): Promise<void> {
       after: machineLoad(),
       cpus: os.availableParallelism(),
       cpuModel: cpuModel(),
-      pinned: canPin ? `load generator on core ${LOAD_CORE}, server on core ${SERVER_CORE} (taskset), PostgreSQL unpinned` : 'not pinned (needs 2 cores and taskset)',
+      pinned: canPin
+        ? `load generator on core ${LOAD_CORE}, server on core ${SERVER_CORE} (taskset), PostgreSQL unpinned`
+        : 'not pinned (needs 2 cores and taskset)',
     },
     versions: {
       memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
@@ -163,32 +189,66 @@ async function main(): Promise<void> {
     }
     await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
     const rssAfter = rssMiB(server.pid)
-    rows.push({ id: 'rss-idle', measure: 'RSS idle (after start-up and fixtures)', value: rssIdle ?? Number.NaN, unit: 'MiB' })
+    rows.push({
+      id: 'rss-idle',
+      measure: 'RSS idle (after start-up and fixtures)',
+      value: rssIdle ?? Number.NaN,
+      unit: 'MiB',
+    })
     if (comparisons.length + soaks.length > 0) {
-      rows.push({ id: 'rss-load', measure: 'RSS under load (peak while memsvc was measured)', value: rss.peakMiB, unit: 'MiB' })
+      rows.push({
+        id: 'rss-load',
+        measure: 'RSS under load (peak while memsvc was measured)',
+        value: rss.peakMiB,
+        unit: 'MiB',
+      })
       rows.push({ id: 'rss-after', measure: 'RSS idle after the load', value: rssAfter ?? Number.NaN, unit: 'MiB' })
     }
     await server.stop()
-    rows.push({ id: 'ready-external-fresh', measure: 'spawn → READY, external PostgreSQL, fresh database (migrations)', value: server.readyMs, unit: 'ms' })
+    rows.push({
+      id: 'ready-external-fresh',
+      measure: 'spawn → READY, external PostgreSQL, fresh database (migrations)',
+      value: server.readyMs,
+      unit: 'ms',
+    })
     if (wanted('startup')) {
       console.log('start-up times…')
       const existing = await restartTime(EXECUTABLE, args, sandbox)
-      rows.push({ id: 'ready-external-existing', measure: 'spawn → READY, external PostgreSQL, existing database', value: existing, unit: 'ms' })
+      rows.push({
+        id: 'ready-external-existing',
+        measure: 'spawn → READY, external PostgreSQL, existing database',
+        value: existing,
+        unit: 'ms',
+      })
       const embedded = await embeddedStartup(EXECUTABLE)
-      rows.push({ id: 'ready-embedded-existing', measure: 'spawn → READY, embedded, existing data dir', value: embedded.existingMs, unit: 'ms' })
-      rows.push({ id: 'ready-embedded-first', measure: 'spawn → READY, embedded, first start (initdb; one-off)', value: embedded.firstMs, unit: 'ms' })
+      rows.push({
+        id: 'ready-embedded-existing',
+        measure: 'spawn → READY, embedded, existing data dir',
+        value: embedded.existingMs,
+        unit: 'ms',
+      })
+      rows.push({
+        id: 'ready-embedded-first',
+        measure: 'spawn → READY, embedded, first start (initdb; one-off)',
+        value: embedded.firstMs,
+        unit: 'ms',
+      })
     }
     complete = true
   } finally {
     const final = report()
     const written = writeReport(final, options.outDir)
     console.log(`\n${renderTable(final.rows)}\n\nload after: ${final.machine.after.uptime}`)
-    if (options.cpuProf) console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}): ${profileDir}`)
-    console.log(`wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`)
+    if (options.cpuProf)
+      console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}): ${profileDir}`)
+    console.log(
+      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+    )
   }
 }
 
-const commandLine = () => ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+const commandLine = () =>
+  ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
 /** --memory: the memory core's anchors (bench/scenarios/memory.ts) into results/memory-latest.md. */
 async function runMemoryBench(options: BenchOptions): Promise<void> {
@@ -204,7 +264,16 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
   const sandbox = createSandbox()
   onCleanup(async () => sandbox.remove())
   const encryptionKeyFile = writeEncryptionKeyFile(workDir)
-  const args = serverArgs(['--db-url', database.jdbcUrl, '--db-user', database.user, '--db-max-pool', String(options.poolMax), '--encryption-key-file', encryptionKeyFile])
+  const args = serverArgs([
+    '--db-url',
+    database.jdbcUrl,
+    '--db-user',
+    database.user,
+    '--db-max-pool',
+    String(options.poolMax),
+    '--encryption-key-file',
+    encryptionKeyFile,
+  ])
   const server = await startMemsvc({ executable: EXECUTABLE, args, sandbox })
   onCleanup(() => server.stop())
   console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
@@ -223,7 +292,14 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
         retriever: async ({ spaceId }) =>
           (await hasRestRetrieve(server.restUrl, user.key))
             ? restRetriever(server.restUrl, user.key, spaceId)
-            : (await import('./scenarios/memory-domain-retriever.js')).domainRetriever({ jdbcUrl: database.jdbcUrl, dbUser: database.user, encryptionKeyFile, poolMax: options.poolMax, key: user.key, spaceId }),
+            : (await import('./scenarios/memory-domain-retriever.js')).domainRetriever({
+                jdbcUrl: database.jdbcUrl,
+                dbUser: database.user,
+                encryptionKeyFile,
+                poolMax: options.poolMax,
+                key: user.key,
+                spaceId,
+              }),
       },
       options.memoryChunks,
       (line) => console.log(line),
@@ -238,8 +314,18 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
       complete,
       mode,
       command: commandLine(),
-      machine: { before, after: machineLoad(), cpus: os.availableParallelism(), cpuModel: cpuModel(), pinned: `memsvc on core ${SERVER_CORE} (taskset) when possible; this process (load, embedder, floors) and PostgreSQL unpinned` },
-      versions: { memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`), node: process.version, postgresql: database.serverVersion },
+      machine: {
+        before,
+        after: machineLoad(),
+        cpus: os.availableParallelism(),
+        cpuModel: cpuModel(),
+        pinned: `memsvc on core ${SERVER_CORE} (taskset) when possible; this process (load, embedder, floors) and PostgreSQL unpinned`,
+      },
+      versions: {
+        memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
+        node: process.version,
+        postgresql: database.serverVersion,
+      },
       rows,
       comparisons: [],
       soaks: [],
@@ -247,7 +333,9 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     }
     const written = writeReport(report, options.outDir, 'memory-')
     console.log(`\n${renderTable(rows)}\n\nload after: ${report.machine.after.uptime}`)
-    console.log(`wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`)
+    console.log(
+      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+    )
   }
 }
 

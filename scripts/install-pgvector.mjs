@@ -13,7 +13,9 @@ const TARBALL = path.join(ROOT, 'third_party', 'pgvector-0.8.6.tar.gz')
 const BUILD_PACKAGES = (major) => [`postgresql-server-dev-${major}`, 'build-essential']
 
 function psql(query) {
-  const result = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-tAc', query], { encoding: 'utf8' })
+  const result = spawnSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', 'postgres', '-tAc', query], {
+    encoding: 'utf8',
+  })
   return result.status === 0 ? result.stdout.trim() : undefined
 }
 
@@ -34,9 +36,14 @@ export function ensurePgvector() {
     return
   }
   const pgConfig = `/usr/lib/postgresql/${major}/bin/pg_config`
-  if (!fs.existsSync(path.join(`/usr/include/postgresql/${major}/server`, 'postgres.h')) || spawnSync('sh', ['-c', 'command -v make && command -v gcc'], { stdio: 'ignore' }).status !== 0) {
+  if (
+    !fs.existsSync(path.join(`/usr/include/postgresql/${major}/server`, 'postgres.h')) ||
+    spawnSync('sh', ['-c', 'command -v make && command -v gcc'], { stdio: 'ignore' }).status !== 0
+  ) {
     if (process.getuid?.() !== 0) {
-      console.warn(`pgvector is missing from PostgreSQL ${major}: install ${BUILD_PACKAGES(major).join(' ')} and run npm test again (the memory tests on PostgreSQL will fail)`)
+      console.warn(
+        `pgvector is missing from PostgreSQL ${major}: install ${BUILD_PACKAGES(major).join(' ')} and run npm test again (the memory tests on PostgreSQL will fail)`,
+      )
       return
     }
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
@@ -47,12 +54,15 @@ export function ensurePgvector() {
   try {
     run('tar', ['-xzf', TARBALL, '-C', workDir, '--strip-components=1'])
     // OPTFLAGS='' leaves out -march=native: the library may be copied to another machine's PostgreSQL.
-    run('make', ['-s', `PG_CONFIG=${pgConfig}`, 'OPTFLAGS=', `-j${Math.max(1, os.availableParallelism?.() ?? 2)}`], { cwd: workDir })
+    run('make', ['-s', `PG_CONFIG=${pgConfig}`, 'OPTFLAGS=', `-j${Math.max(1, os.availableParallelism?.() ?? 2)}`], {
+      cwd: workDir,
+    })
     run('make', ['-s', `PG_CONFIG=${pgConfig}`, 'install'], { cwd: workDir })
   } finally {
     fs.rmSync(workDir, { recursive: true, force: true })
   }
-  if (!vectorAvailable()) throw new Error('pgvector was built and installed, yet PostgreSQL does not list the vector extension')
+  if (!vectorAvailable())
+    throw new Error('pgvector was built and installed, yet PostgreSQL does not list the vector extension')
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) ensurePgvector()

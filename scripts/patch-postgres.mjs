@@ -77,18 +77,55 @@ const TYPE_FETCH_HANDLED = `return fetchArrayTypes().catch(() => { /* ${TYPE_FET
 
 function patchTypeFetch(text) {
   const at = text.indexOf(TYPE_FETCH_CALL)
-  if (at === -1 || text.indexOf(TYPE_FETCH_CALL, at + 1) !== -1) throw new Error('expected exactly one fetchArrayTypes() call')
+  if (at === -1 || text.indexOf(TYPE_FETCH_CALL, at + 1) !== -1)
+    throw new Error('expected exactly one fetchArrayTypes() call')
   return text.replace(TYPE_FETCH_CALL, TYPE_FETCH_HANDLED)
 }
 
 /** Each file we change: the digest of the 3.4.9 original, the marker of our version, and how to make it. */
 const PATCHED_FILES = [
-  { file: 'src/queue.js', fix: 'queue', original: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3', marker: QUEUE_MARKER, patch: () => `export default Queue\n\n${queueBody}` },
-  { file: 'cf/src/queue.js', fix: 'queue', original: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3', marker: QUEUE_MARKER, patch: () => `export default Queue\n\n${queueBody}` },
-  { file: 'cjs/src/queue.js', fix: 'queue', original: '7d20fa53a3930be070609d7912ecd14c347df3526805bca2f6cb7eb35d2e62cf', marker: QUEUE_MARKER, patch: () => `module.exports = Queue\n\n${queueBody}` },
-  { file: 'src/connection.js', fix: 'type fetch', original: 'ee3a218d9aa6a6f2887c1a19da50009335fe84c11a5431d5cab72d6bc528632f', marker: TYPE_FETCH_MARKER, patch: patchTypeFetch },
-  { file: 'cf/src/connection.js', fix: 'type fetch', original: '3efad812b825f76708f2e62e8dd00088900206e04afed2dc4b75b9aecd435fa9', marker: TYPE_FETCH_MARKER, patch: patchTypeFetch },
-  { file: 'cjs/src/connection.js', fix: 'type fetch', original: 'ce6d375809baad79963ef9b3773e6ac757bcf6da2362d4d85482bb14c2c751be', marker: TYPE_FETCH_MARKER, patch: patchTypeFetch },
+  {
+    file: 'src/queue.js',
+    fix: 'queue',
+    original: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3',
+    marker: QUEUE_MARKER,
+    patch: () => `export default Queue\n\n${queueBody}`,
+  },
+  {
+    file: 'cf/src/queue.js',
+    fix: 'queue',
+    original: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3',
+    marker: QUEUE_MARKER,
+    patch: () => `export default Queue\n\n${queueBody}`,
+  },
+  {
+    file: 'cjs/src/queue.js',
+    fix: 'queue',
+    original: '7d20fa53a3930be070609d7912ecd14c347df3526805bca2f6cb7eb35d2e62cf',
+    marker: QUEUE_MARKER,
+    patch: () => `module.exports = Queue\n\n${queueBody}`,
+  },
+  {
+    file: 'src/connection.js',
+    fix: 'type fetch',
+    original: 'ee3a218d9aa6a6f2887c1a19da50009335fe84c11a5431d5cab72d6bc528632f',
+    marker: TYPE_FETCH_MARKER,
+    patch: patchTypeFetch,
+  },
+  {
+    file: 'cf/src/connection.js',
+    fix: 'type fetch',
+    original: '3efad812b825f76708f2e62e8dd00088900206e04afed2dc4b75b9aecd435fa9',
+    marker: TYPE_FETCH_MARKER,
+    patch: patchTypeFetch,
+  },
+  {
+    file: 'cjs/src/connection.js',
+    fix: 'type fetch',
+    original: 'ce6d375809baad79963ef9b3773e6ac757bcf6da2362d4d85482bb14c2c751be',
+    marker: TYPE_FETCH_MARKER,
+    patch: patchTypeFetch,
+  },
 ]
 
 export function postgresPatchStatus() {
@@ -104,14 +141,17 @@ export function postgresPatchStatus() {
 export function patchPostgres() {
   const { version, files } = postgresPatchStatus()
   if (version !== '3.4.9') {
-    throw new Error(`postgres ${version} is installed; scripts/patch-postgres.mjs is written for 3.4.9 — review it before upgrading`)
+    throw new Error(
+      `postgres ${version} is installed; scripts/patch-postgres.mjs is written for 3.4.9 — review it before upgrading`,
+    )
   }
   let changed = 0
   for (const { file, text, patched } of files) {
     if (patched) continue
     const entry = PATCHED_FILES.find((candidate) => candidate.file === file)
     const digest = crypto.createHash('sha256').update(text).digest('hex')
-    if (digest !== entry.original) throw new Error(`node_modules/postgres/${file} is not the known 3.4.9 file (sha256 ${digest})`)
+    if (digest !== entry.original)
+      throw new Error(`node_modules/postgres/${file} is not the known 3.4.9 file (sha256 ${digest})`)
     fs.writeFileSync(path.join(PACKAGE_DIR, file), entry.patch(text))
     changed++
   }

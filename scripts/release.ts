@@ -57,9 +57,12 @@ function sha256(file: string): string {
 function main(): void {
   const executable = path.join(DIST, EXECUTABLE_NAME)
   const licenses = path.join(DIST, LICENSES_DIR)
-  for (const needed of [executable, licenses]) if (!fs.existsSync(needed)) throw new Error(`${needed} is missing: run "npm run build" first`)
+  for (const needed of [executable, licenses])
+    if (!fs.existsSync(needed)) throw new Error(`${needed} is missing: run "npm run build" first`)
   // The first line is the version; the second names the runtime.
-  const version = execFileSync(executable, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).split('\n')[0]!.trim()
+  const version = execFileSync(executable, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })
+    .split('\n')[0]!
+    .trim()
   const top = `memsvc-${version}-${PLATFORM}`
   const tarball = `${top}.tar.gz`
 
@@ -81,14 +84,23 @@ function main(): void {
   fs.writeFileSync(path.join(stage, UNIT_NAME), unit, { mode: 0o644 })
   fs.writeFileSync(
     path.join(stage, 'memsvc.env.example'),
-    renderEnvFile({ restPort: DEFAULT_REST_PORT, grpcPort: DEFAULT_GRPC_PORT, shutdownTimeoutSec: DEFAULT_SHUTDOWN_TIMEOUT_SEC, debug: false }),
+    renderEnvFile({
+      restPort: DEFAULT_REST_PORT,
+      grpcPort: DEFAULT_GRPC_PORT,
+      shutdownTimeoutSec: DEFAULT_SHUTDOWN_TIMEOUT_SEC,
+      debug: false,
+    }),
     { mode: 0o644 },
   )
   fs.writeFileSync(path.join(stage, 'INSTALL.txt'), installText(version, tarball, top), { mode: 0o644 })
 
   // Same bytes for the same inputs: sorted entries, no build-machine owners, one fixed time.
   const mtime = `@${Math.floor(fs.statSync(executable).mtimeMs / 1000)}`
-  execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', `--mtime=${mtime}`, '-czf', tarball, top], { cwd: OUT })
+  execFileSync(
+    'tar',
+    ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', `--mtime=${mtime}`, '-czf', tarball, top],
+    { cwd: OUT },
+  )
   fs.rmSync(stage, { recursive: true })
   fs.writeFileSync(path.join(OUT, 'SHA256SUMS'), `${sha256(path.join(OUT, tarball))}  ${tarball}\n`)
 

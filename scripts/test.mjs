@@ -39,7 +39,9 @@ function ensurePostgres() {
   if (spawnSync('pg_isready', ['-h', '127.0.0.1', '-p', '5432', '-q']).status === 0) return
   const clusters = fs.existsSync('/etc/postgresql') ? fs.readdirSync('/etc/postgresql') : []
   if (clusters.length === 0) {
-    console.warn('PostgreSQL is not installed here: the PostgreSQL half of the suites will fail; set MEMSVC_TEST_ENGINES=embedded to run the embedded half only')
+    console.warn(
+      'PostgreSQL is not installed here: the PostgreSQL half of the suites will fail; set MEMSVC_TEST_ENGINES=embedded to run the embedded half only',
+    )
     return
   }
   run('pg_ctlcluster', ['--skip-systemctl-redirect', clusters[0], 'main', 'start'])
@@ -49,7 +51,9 @@ function ensurePackages() {
   const missing = REQUIRED_PACKAGES.filter((entry) => !has(entry.command)).map((entry) => entry.pkg)
   if (missing.length === 0) return
   if (process.getuid?.() !== 0 || !has('apt-get')) {
-    console.warn(`missing ${missing.join(', ')}; install them for the full suite (tests that need them say so and skip)`)
+    console.warn(
+      `missing ${missing.join(', ')}; install them for the full suite (tests that need them say so and skip)`,
+    )
     return
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
@@ -64,7 +68,12 @@ run('npm', ['run', 'build'])
 run('npm', ['run', 'typecheck'])
 // redocly.yaml holds the rules and turns telemetry off; the environment silences the update check too, so the lint runs offline.
 run('npx', ['redocly', 'lint', 'dist/openapi.json', '--format=stylish'], {
-  env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' },
+  env: {
+    ...process.env,
+    REDOCLY_TELEMETRY: 'off',
+    REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+    REDOCLY_SUPPRESS_NOTIFICATIONS: 'true',
+  },
 })
 const vitest = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit' })
 process.exit(vitest.status ?? 1)

@@ -1,10 +1,10 @@
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
-import { extractSystemProperties } from './config/server-config.js'
-import { VERSION_TEXT } from './runtime/environment.js'
-import { describeServeOptions, runServe } from './cli/serve-command.js'
 import { CLIENT_EPILOG, registerClientCommands } from './cli/commands/index.js'
 import { EXIT_BAD_INPUT, EXIT_CODES_HELP } from './cli/exit-codes.js'
+import { describeServeOptions, runServe } from './cli/serve-command.js'
+import { extractSystemProperties } from './config/server-config.js'
+import { VERSION_TEXT } from './runtime/environment.js'
 
 const MAX_HELP_WIDTH = 120
 const DEFAULT_HELP_WIDTH = 100
@@ -38,8 +38,13 @@ async function main(): Promise<void> {
     .fail((message, error) => {
       if (error) throw error
       // A wrong command line: one line, then where to look, exit 2 (nothing was sent).
-      const command = args.filter((arg) => !arg.startsWith('-')).slice(0, 2).join(' ')
-      process.stderr.write(`error: ${message.replace(/\s*\n\s*/g, ' ')}\nRun "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`)
+      const command = args
+        .filter((arg) => !arg.startsWith('-'))
+        .slice(0, 2)
+        .join(' ')
+      process.stderr.write(
+        `error: ${message.replace(/\s*\n\s*/g, ' ')}\nRun "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`,
+      )
       process.exit(EXIT_BAD_INPUT)
     })
     .parseAsync()

@@ -13,7 +13,8 @@ const options = floorArgs(['response-file'])
 const response = JSON.parse(fs.readFileSync(options['response-file']!, 'utf8')) as ListApiKeysResponse
 
 const server = new grpc.Server()
-const unimplemented: grpc.handleUnaryCall<unknown, unknown> = (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED })
+const unimplemented: grpc.handleUnaryCall<unknown, unknown> = (_call, callback) =>
+  callback({ code: grpc.status.UNIMPLEMENTED })
 server.addService(ApiKeyServiceService, {
   createApiKey: unimplemented,
   updateApiKey: unimplemented,

@@ -15,7 +15,11 @@ const MS_PER_SECOND = 1000
 const options = floorArgs(['db-url', 'user-id', 'seconds', 'warmup-seconds', 'concurrency', 'pool-max'])
 const concurrency = Number(options.concurrency)
 // One connection per insert in flight, as memsvc would open for 16 concurrent POSTs, within the run's pool limit.
-const sql = postgres(options['db-url']!, { max: Math.min(concurrency, Number(options['pool-max'])), onnotice: () => {}, transform: { undefined: null } })
+const sql = postgres(options['db-url']!, {
+  max: Math.min(concurrency, Number(options['pool-max'])),
+  onnotice: () => {},
+  transform: { undefined: null },
+})
 const userId = options['user-id']!
 
 function row() {
@@ -51,7 +55,10 @@ async function phase(seconds: number, latenciesUs?: number[]): Promise<{ inserts
   const started = performance.now()
   const until = Date.now() + seconds * MS_PER_SECOND
   const counts = await Promise.all(Array.from({ length: concurrency }, () => insertLoop(until, latenciesUs)))
-  return { inserts: counts.reduce((sum, count) => sum + count, 0), seconds: (performance.now() - started) / MS_PER_SECOND }
+  return {
+    inserts: counts.reduce((sum, count) => sum + count, 0),
+    seconds: (performance.now() - started) / MS_PER_SECOND,
+  }
 }
 
 await phase(Number(options['warmup-seconds']))
@@ -61,4 +68,6 @@ const measured = await phase(Number(options.seconds), latenciesUs)
 const cpu = process.cpuUsage(cpuBefore)
 await sql.end({ timeout: 5 })
 const cpuUsPerRequest = measured.inserts > 0 ? (cpu.user + cpu.system) / measured.inserts : undefined
-process.stdout.write(`BENCH_RESULT ${JSON.stringify({ requests: measured.inserts, seconds: measured.seconds, cpuUsPerRequest, ...latencySummary(latenciesUs) })}\n`)
+process.stdout.write(
+  `BENCH_RESULT ${JSON.stringify({ requests: measured.inserts, seconds: measured.seconds, cpuUsPerRequest, ...latencySummary(latenciesUs) })}\n`,
+)

@@ -59,16 +59,19 @@ type PostgresFactory = typeof postgres
 export async function loadPostgres(variant: PostgresVariant): Promise<PostgresFactory> {
   const status = postgresPatchStatus()
   const installed = status.files.find((file) => file.file === 'src/queue.js')
-  if (!installed?.patched) throw new Error('node_modules/postgres is not patched: run `node scripts/patch-postgres.mjs`')
+  if (!installed?.patched)
+    throw new Error('node_modules/postgres is not patched: run `node scripts/patch-postgres.mjs`')
   if (variant === 'patched') return (await import('postgres')).default
 
   const digest = crypto.createHash('sha256').update(ORIGINAL_QUEUE).digest('hex')
-  if (digest !== ORIGINAL_QUEUE_SHA256) throw new Error(`the embedded original queue has sha256 ${digest}, not postgres 3.4.9's`)
+  if (digest !== ORIGINAL_QUEUE_SHA256)
+    throw new Error(`the embedded original queue has sha256 ${digest}, not postgres 3.4.9's`)
   const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-unpatched-postgres-'))
   process.on('exit', () => fs.rmSync(copy, { recursive: true, force: true }))
   // package.json carries "type": "module", which src/*.js needs.
   fs.copyFileSync(path.join(PACKAGE_DIR, 'package.json'), path.join(copy, 'package.json'))
   fs.cpSync(path.join(PACKAGE_DIR, 'src'), path.join(copy, 'src'), { recursive: true })
   fs.writeFileSync(path.join(copy, 'src', 'queue.js'), ORIGINAL_QUEUE)
-  return ((await import(pathToFileURL(path.join(copy, 'src', 'index.js')).href)) as { default: PostgresFactory }).default
+  return ((await import(pathToFileURL(path.join(copy, 'src', 'index.js')).href)) as { default: PostgresFactory })
+    .default
 }

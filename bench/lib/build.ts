@@ -21,7 +21,8 @@ function newestMtimeMs(target: string): number {
 /** What the bench cannot run without, when the build has not written it. */
 function missingOutput(repoRoot: string, executable: string): string | undefined {
   if (!fs.existsSync(executable)) return `${path.relative(repoRoot, executable)} is missing`
-  if (!fs.existsSync(path.join(repoRoot, GENERATED_CODE))) return `${GENERATED_CODE} (generated protobuf code) is missing`
+  if (!fs.existsSync(path.join(repoRoot, GENERATED_CODE)))
+    return `${GENERATED_CODE} (generated protobuf code) is missing`
   return undefined
 }
 
@@ -30,10 +31,16 @@ export function staleReason(repoRoot: string, executable: string): string | unde
   if (missing) return missing
   const built = fs.statSync(executable).mtimeMs
   const stale = BUILD_INPUTS.filter((input) => newestMtimeMs(path.join(repoRoot, input)) > built)
-  return stale.length > 0 ? `${stale.join(', ')} changed since ${path.relative(repoRoot, executable)} was built` : undefined
+  return stale.length > 0
+    ? `${stale.join(', ')} changed since ${path.relative(repoRoot, executable)} was built`
+    : undefined
 }
 
-export function ensureBuilt(repoRoot: string, executable: string, allowBuild: boolean): 'built' | 'up to date' | 'stale (--no-build)' {
+export function ensureBuilt(
+  repoRoot: string,
+  executable: string,
+  allowBuild: boolean,
+): 'built' | 'up to date' | 'stale (--no-build)' {
   const reason = staleReason(repoRoot, executable)
   if (!reason) return 'up to date'
   if (!allowBuild) {

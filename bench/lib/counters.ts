@@ -48,9 +48,16 @@ export const memsvcRouteCount = (endpoint: MetricsEndpoint, route: string) =>
 
 /** gRPC calls of a method that ended with any status but OK. */
 export const memsvcGrpcFailures = (endpoint: MetricsEndpoint, service: string, method: string) =>
-  metricSum(endpoint, 'grpc_server_handled_total', { grpc_service: service, grpc_method: method }, (labels) => labels.grpc_code !== 'OK')
+  metricSum(
+    endpoint,
+    'grpc_server_handled_total',
+    { grpc_service: service, grpc_method: method },
+    (labels) => labels.grpc_code !== 'OK',
+  )
 
 export async function floorCount(port: number): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${port}${COUNT_PATH}`, { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) })
+  const response = await fetch(`http://127.0.0.1:${port}${COUNT_PATH}`, {
+    signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS),
+  })
   return ((await response.json()) as { count: number }).count
 }

@@ -14,10 +14,19 @@ export interface Fixtures {
   listBody: string
 }
 
-async function call(restUrl: string, method: string, path: string, key: string | undefined, body?: unknown): Promise<string> {
+async function call(
+  restUrl: string,
+  method: string,
+  path: string,
+  key: string | undefined,
+  body?: unknown,
+): Promise<string> {
   const response = await fetch(`${restUrl}${path}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const text = await response.text()
@@ -32,7 +41,8 @@ export async function createFixtures(restUrl: string): Promise<Fixtures> {
   const init = await callJson<{ rootApiKey?: string }>(restUrl, 'POST', '/v1/system/init')
   if (!init.rootApiKey) throw new Error('the fresh database was already initialised')
   const rootKey = init.rootApiKey
-  const createUser = (username: string) => callJson<{ userId: string }>(restUrl, 'POST', '/v1/users', rootKey, { username, role: 'USER' })
+  const createUser = (username: string) =>
+    callJson<{ userId: string }>(restUrl, 'POST', '/v1/users', rootKey, { username, role: 'USER' })
   const createKey = (ownerId: string) =>
     callJson<{ rawApiKey: string }>(restUrl, 'POST', '/v1/apikeys', rootKey, { ownerId, labels: { bench: 'fixture' } })
 

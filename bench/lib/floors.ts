@@ -29,11 +29,25 @@ export interface FloorServer {
 function nodeCommand(script: string, args: string[], profileDir?: string): { command: string; args: string[] } {
   // A directory per floor: tsx's loader thread writes a profile of its own beside the main thread's.
   const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, script)}`] : []
-  return pinned(SERVER_CORE, process.execPath, [...profile, '--import', 'tsx', path.join(FLOORS_DIR, `${script}.ts`), ...args])
+  return pinned(SERVER_CORE, process.execPath, [
+    ...profile,
+    '--import',
+    'tsx',
+    path.join(FLOORS_DIR, `${script}.ts`),
+    ...args,
+  ])
 }
 
-export async function startFloor(name: FloorServerName, args: Record<string, string>, profileDir?: string): Promise<FloorServer> {
-  const { command, args: argv } = nodeCommand(name, Object.entries(args).flatMap(([flag, value]) => [`--${flag}`, value]), profileDir)
+export async function startFloor(
+  name: FloorServerName,
+  args: Record<string, string>,
+  profileDir?: string,
+): Promise<FloorServer> {
+  const { command, args: argv } = nodeCommand(
+    name,
+    Object.entries(args).flatMap(([flag, value]) => [`--${flag}`, value]),
+    profileDir,
+  )
   // No NODE_OPTIONS from the harness's own runner (vitest, a profiler) leaks into a floor.
   const env = { ...process.env, NODE_OPTIONS: '' }
   const child = spawnTracked(command, argv, { env, cwd: REPO_ROOT, timeoutMs: SERVER_LIFETIME_MS })
@@ -44,7 +58,8 @@ export async function startFloor(name: FloorServerName, args: Record<string, str
   const deadline = Date.now() + START_TIMEOUT_MS
   let match: RegExpExecArray | null
   while (!(match = LISTENING_LINE.exec(stdout))) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`floor ${name} exited before listening:\n${stderr}`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`floor ${name} exited before listening:\n${stderr}`)
     if (Date.now() > deadline) throw new Error(`floor ${name} did not listen within ${START_TIMEOUT_MS} ms:\n${stderr}`)
     await sleep(START_POLL_MS)
   }
@@ -52,7 +67,14 @@ export async function startFloor(name: FloorServerName, args: Record<string, str
 }
 
 /** The INSERT floor is a client: it runs for warm-up + measurement and reports. */
-export async function runInsertFloor(options: { dbUrl: string; userId: string; seconds: number; warmupSeconds: number; concurrency: number; poolMax: number }): Promise<LoadResult> {
+export async function runInsertFloor(options: {
+  dbUrl: string
+  userId: string
+  seconds: number
+  warmupSeconds: number
+  concurrency: number
+  poolMax: number
+}): Promise<LoadResult> {
   const { command, args } = nodeCommand('pg-insert', [
     '--db-url',
     options.dbUrl,
@@ -73,8 +95,15 @@ export async function runInsertFloor(options: { dbUrl: string; userId: string; s
     timeoutMs: (options.seconds + options.warmupSeconds) * MS_PER_SECOND + CLIENT_OVERRUN_MS,
   })
   const match = RESULT_LINE.exec(result.stdout)
-  if (result.code !== 0 || !match) throw new Error(`insert floor failed (exit ${result.code ?? result.signal}): ${result.stderr.trim()}`)
-  const report = JSON.parse(match[1]!) as { requests: number; seconds: number; p50Ms?: number; p99Ms?: number; cpuUsPerRequest?: number }
+  if (result.code !== 0 || !match)
+    throw new Error(`insert floor failed (exit ${result.code ?? result.signal}): ${result.stderr.trim()}`)
+  const report = JSON.parse(match[1]!) as {
+    requests: number
+    seconds: number
+    p50Ms?: number
+    p99Ms?: number
+    cpuUsPerRequest?: number
+  }
   return {
     tool: 'postgres.js',
     requests: report.requests,

@@ -27,7 +27,11 @@ export function writeListApiKeysFrame(file: string): Buffer {
 }
 
 /** Sends `frame` once; resolves with the decoded response, rejects unless grpc-status is 0. */
-export function preflightListApiKeys(address: string, frame: Buffer, authorization?: string): Promise<ListApiKeysResponse> {
+export function preflightListApiKeys(
+  address: string,
+  frame: Buffer,
+  authorization?: string,
+): Promise<ListApiKeysResponse> {
   return new Promise((resolve, reject) => {
     const session = http2.connect(`http://${address}`)
     const timer = setTimeout(() => {
@@ -54,7 +58,8 @@ export function preflightListApiKeys(address: string, frame: Buffer, authorizati
     const readStatus = (headers: http2.IncomingHttpHeaders) => {
       if (headers['grpc-status'] !== undefined) {
         status = String(headers['grpc-status'])
-        message = headers['grpc-message'] === undefined ? undefined : decodeURIComponent(String(headers['grpc-message']))
+        message =
+          headers['grpc-message'] === undefined ? undefined : decodeURIComponent(String(headers['grpc-message']))
       }
     }
     stream.on('response', readStatus) // trailers-only responses carry the status here
@@ -63,11 +68,18 @@ export function preflightListApiKeys(address: string, frame: Buffer, authorizati
     stream.on('error', (error) => finish(error))
     stream.on('end', () => {
       if (status !== '0') {
-        finish(new Error(`gRPC pre-flight to ${address}: grpc-status ${status ?? 'missing'}${message ? ` (${message})` : ''}`))
+        finish(
+          new Error(
+            `gRPC pre-flight to ${address}: grpc-status ${status ?? 'missing'}${message ? ` (${message})` : ''}`,
+          ),
+        )
         return
       }
       const body = Buffer.concat(chunks)
-      finish(undefined, ListApiKeysResponse.decode(body.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + body.readUInt32BE(1))))
+      finish(
+        undefined,
+        ListApiKeysResponse.decode(body.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + body.readUInt32BE(1))),
+      )
     })
     stream.end(frame)
   })

@@ -11,7 +11,8 @@ import { latencySummary } from './stats.js'
 
 const OVERRUN_MS = 20_000
 const FINISHED_LINE = /finished in ([\d.]+)(m?s), ([\d.]+) req\/s/
-const REQUESTS_LINE = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/
+const REQUESTS_LINE =
+  /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/
 const MS_PER_SECOND = 1000
 
 export interface GrpcLoad {
@@ -48,7 +49,9 @@ export async function runH2load(load: GrpcLoad): Promise<LoadResult> {
     const finished = FINISHED_LINE.exec(result.stdout)
     const requests = REQUESTS_LINE.exec(result.stdout)
     if (result.code !== 0 || !finished || !requests) {
-      throw new Error(`h2load failed (exit ${result.code ?? result.signal}): ${result.stderr.trim() || result.stdout.trim()}`)
+      throw new Error(
+        `h2load failed (exit ${result.code ?? result.signal}): ${result.stderr.trim() || result.stdout.trim()}`,
+      )
     }
     const seconds = Number(finished[1]) / (finished[2] === 'ms' ? MS_PER_SECOND : 1)
     const succeeded = Number(requests[4])
@@ -60,7 +63,14 @@ export async function runH2load(load: GrpcLoad): Promise<LoadResult> {
       .filter((line) => line.length > 0)
       .map((line) => Number(line.split('\t')[2]))
       .filter((value) => Number.isFinite(value))
-    return { tool: 'h2load', requests: succeeded + failed, seconds, rate: succeeded / seconds, ...latencySummary(latenciesUs), errors: failed }
+    return {
+      tool: 'h2load',
+      requests: succeeded + failed,
+      seconds,
+      rate: succeeded / seconds,
+      ...latencySummary(latenciesUs),
+      errors: failed,
+    }
   } finally {
     fs.rmSync(logDir, { recursive: true, force: true })
   }

@@ -51,21 +51,32 @@ export interface StartOptions {
 }
 
 export async function startMemsvc(options: StartOptions): Promise<RunningServer> {
-  const { command, args } = pinned(SERVER_CORE, options.executable, [...(options.executableArgs ?? []), 'serve', ...options.args])
+  const { command, args } = pinned(SERVER_CORE, options.executable, [
+    ...(options.executableArgs ?? []),
+    'serve',
+    ...options.args,
+  ])
   const started = performance.now()
-  const child = spawnTracked(command, args, { env: { ...options.sandbox.env, ...options.env }, cwd: options.sandbox.dir, timeoutMs: SERVER_LIFETIME_MS })
+  const child = spawnTracked(command, args, {
+    env: { ...options.sandbox.env, ...options.env },
+    cwd: options.sandbox.dir,
+    timeoutMs: SERVER_LIFETIME_MS,
+  })
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   child.stdout!.resume()
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code, signal) => reject(new Error(`memsvc exited (${code ?? signal}) before READY:\n${stderr.slice(-4000)}`))),
+    child.once('exit', (code, signal) =>
+      reject(new Error(`memsvc exited (${code ?? signal}) before READY:\n${stderr.slice(-4000)}`)),
+    ),
   )
   exited.catch(() => {})
 
   const deadline = started + READY_TIMEOUT_MS
   let listening: RegExpExecArray | null = null
   while (!(listening = LISTENING_LINE.exec(stderr))) {
-    if (performance.now() > deadline) throw new Error(`memsvc did not log its ports within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
+    if (performance.now() > deadline)
+      throw new Error(`memsvc did not log its ports within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
     await Promise.race([sleep(READY_POLL_MS), exited])
   }
   const [, scheme, restPort, grpcPort] = listening
@@ -79,7 +90,8 @@ export async function startMemsvc(options: StartOptions): Promise<RunningServer>
       exited,
     ])
     if (ready) break
-    if (performance.now() > deadline) throw new Error(`memsvc not READY within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
+    if (performance.now() > deadline)
+      throw new Error(`memsvc not READY within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
     await sleep(READY_POLL_MS)
   }
   const readyMs = performance.now() - started

@@ -102,15 +102,26 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
   const whole = (name: string, text: string | undefined, fallback: number, minimum: number) => {
     if (text === undefined) return fallback
     const value = Number(text)
-    if (!Number.isInteger(value) || value < minimum) throw new Error(`--${name}: expected a whole number >= ${minimum}, got "${text}"`)
+    if (!Number.isInteger(value) || value < minimum)
+      throw new Error(`--${name}: expected a whole number >= ${minimum}, got "${text}"`)
     return value
   }
   const quick = values.quick!
-  const soakSeconds = whole('soak-seconds', values['soak-seconds'], quick ? QUICK_SOAK_SECONDS : FULL_SOAK_SECONDS, MIN_SOAK_SAMPLES)
+  const soakSeconds = whole(
+    'soak-seconds',
+    values['soak-seconds'],
+    quick ? QUICK_SOAK_SECONDS : FULL_SOAK_SECONDS,
+    MIN_SOAK_SAMPLES,
+  )
   return {
     quick,
     seconds: whole('seconds', values.seconds, quick ? QUICK_SECONDS : FULL_SECONDS, 1),
-    warmupSeconds: whole('warmup-seconds', values['warmup-seconds'], quick ? QUICK_WARMUP_SECONDS : FULL_WARMUP_SECONDS, 0),
+    warmupSeconds: whole(
+      'warmup-seconds',
+      values['warmup-seconds'],
+      quick ? QUICK_WARMUP_SECONDS : FULL_WARMUP_SECONDS,
+      0,
+    ),
     rounds: whole('rounds', values.rounds, quick ? 1 : FULL_ROUNDS, 1),
     soakSeconds,
     // Every 10 s as asked; a shortened soak still gets MIN_SOAK_SAMPLES samples.
@@ -129,6 +140,7 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
 function scenarioList(text: string): ScenarioId[] {
   const ids = text.split(',').map((id) => id.trim())
   const unknown = ids.filter((id) => !(SCENARIO_IDS as readonly string[]).includes(id))
-  if (unknown.length > 0) throw new Error(`--only: unknown scenario ${unknown.join(', ')}; choose from ${SCENARIO_IDS.join(', ')}`)
+  if (unknown.length > 0)
+    throw new Error(`--only: unknown scenario ${unknown.join(', ')}; choose from ${SCENARIO_IDS.join(', ')}`)
   return ids as ScenarioId[]
 }

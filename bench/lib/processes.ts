@@ -35,7 +35,11 @@ export interface TrackedOptions {
 }
 
 export function spawnTracked(command: string, args: string[], options: TrackedOptions): ChildProcess {
-  const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   live.add(child)
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
   timer.unref()

@@ -85,11 +85,18 @@ export function soakRow(soak: SoakResult): ReportRow {
   }
 }
 
-const fixed = (value: number | undefined, digits: number) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits))
+const fixed = (value: number | undefined, digits: number) =>
+  value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits)
 const rate = (value: number | undefined) => (value === undefined ? '–' : Math.round(value).toLocaleString('en-US'))
 /** A row's own number in its unit. */
 const valueText = (value: number | undefined, unit: ReportRow['unit']) =>
-  unit === 'ms' ? `${fixed(value, 2)} ms` : unit === 'MiB' ? `${fixed(value, 1)} MiB` : unit === 'ratio' ? fixed(value, 3) : `${rate(value)}/s`
+  unit === 'ms'
+    ? `${fixed(value, 2)} ms`
+    : unit === 'MiB'
+      ? `${fixed(value, 1)} MiB`
+      : unit === 'ratio'
+        ? fixed(value, 3)
+        : `${rate(value)}/s`
 const latency = (p50?: number, p99?: number) => (p50 === undefined ? '–' : `${fixed(p50, 2)} / ${fixed(p99, 2)}`)
 
 function verdict(row: ReportRow): string {
@@ -110,7 +117,10 @@ export function renderTable(rows: ReportRow[]): string {
     '',
     '| Measure | memsvc |',
     '|---|---:|',
-    ...other.map((row) => `| ${row.measure} | ${row.unit === 'ms' ? `${rate(row.value)} ms` : valueText(row.value, row.unit)}${row.p50Ms === undefined ? '' : ` (p50 / p99 ${latency(row.p50Ms, row.p99Ms)} ms)`} |`),
+    ...other.map(
+      (row) =>
+        `| ${row.measure} | ${row.unit === 'ms' ? `${rate(row.value)} ms` : valueText(row.value, row.unit)}${row.p50Ms === undefined ? '' : ` (p50 / p99 ${latency(row.p50Ms, row.p99Ms)} ms)`} |`,
+    ),
   ]
   return lines.join('\n')
 }
@@ -142,9 +152,11 @@ export function renderMarkdown(report: BenchReport): string {
     `Load before: \`${machine.before.uptime}\``,
     `Load after:  \`${machine.after.uptime}\``,
     '',
-    `Versions: ${Object.entries(report.versions).map(([name, version]) => `${name} ${version}`).join('; ')}.`,
+    `Versions: ${Object.entries(report.versions)
+      .map(([name, version]) => `${name} ${version}`)
+      .join('; ')}.`,
     '',
-    'Ratios divide memsvc by a floor measured in the same run, floor and memsvc alternating; each side\'s best run counts.',
+    "Ratios divide memsvc by a floor measured in the same run, floor and memsvc alternating; each side's best run counts.",
     '',
     renderTable(report.rows),
     '',

@@ -55,7 +55,9 @@ export async function runWrk(load: HttpLoad): Promise<LoadResult> {
   })
   const match = RESULT_LINE.exec(result.stdout)
   if (result.code !== 0 || !match) {
-    throw new Error(`wrk failed (exit ${result.code ?? result.signal}): ${result.stderr.trim() || result.stdout.trim()}`)
+    throw new Error(
+      `wrk failed (exit ${result.code ?? result.signal}): ${result.stderr.trim() || result.stdout.trim()}`,
+    )
   }
   const report = JSON.parse(match[1]!) as WrkReport
   const seconds = report.durationUs / US_PER_SECOND
@@ -72,7 +74,13 @@ export async function runWrk(load: HttpLoad): Promise<LoadResult> {
     errors,
     errorKinds:
       errors > 0
-        ? { connect: report.connectErrors, read: report.readErrors, write: report.writeErrors, status: report.statusErrors, timeout: report.timeouts }
+        ? {
+            connect: report.connectErrors,
+            read: report.readErrors,
+            write: report.writeErrors,
+            status: report.statusErrors,
+            timeout: report.timeouts,
+          }
         : undefined,
   }
 }

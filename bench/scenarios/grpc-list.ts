@@ -2,11 +2,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { memsvcGrpcFailures } from '../lib/counters.js'
+import { READER_KEYS } from '../lib/fixtures.js'
 import { startFloor } from '../lib/floors.js'
 import { LIST_API_KEYS_PATH, preflightListApiKeys, writeListApiKeysFrame } from '../lib/grpc-frame.js'
 import { type GrpcLoad, runH2load } from '../lib/h2load.js'
 import { type LoadResult, withCpuPerRequest } from '../lib/load-result.js'
-import { READER_KEYS } from '../lib/fixtures.js'
 import { compare } from './compare.js'
 import type { BenchContext, Comparison } from './types.js'
 
@@ -25,7 +25,8 @@ export async function grpcList(context: BenchContext): Promise<Comparison> {
 
   // h2load sees only HTTP 200: check the gRPC status of these exact bytes on both servers first.
   const listed = await preflightListApiKeys(server.grpcAddress, frame, authorization)
-  if (listed.keys.length !== READER_KEYS) throw new Error(`gRPC ListApiKeys returned ${listed.keys.length} keys, expected ${READER_KEYS}`)
+  if (listed.keys.length !== READER_KEYS)
+    throw new Error(`gRPC ListApiKeys returned ${listed.keys.length} keys, expected ${READER_KEYS}`)
   const floor = await startFloor('grpc-unary', { 'response-file': responseFile }, context.floorProfileDir)
   try {
     await preflightListApiKeys(`127.0.0.1:${floor.port}`, frame)

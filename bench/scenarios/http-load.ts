@@ -8,7 +8,11 @@ import { type HttpLoad, runWrk } from '../lib/wrk.js'
 export const READ_CONNECTIONS = 64
 
 /** `serverPid`: the process whose CPU time per request is reported (the server under test). */
-export async function warmAndRunWrk(options: BenchOptions, serverPid: number, load: Omit<HttpLoad, 'seconds'>): Promise<LoadResult> {
+export async function warmAndRunWrk(
+  options: BenchOptions,
+  serverPid: number,
+  load: Omit<HttpLoad, 'seconds'>,
+): Promise<LoadResult> {
   if (options.warmupSeconds > 0) await runWrk({ ...load, seconds: options.warmupSeconds })
   return withCpuPerRequest(serverPid, () => runWrk({ ...load, seconds: options.seconds }))
 }

@@ -32,6 +32,13 @@ export async function restCreate(context: BenchContext): Promise<Comparison> {
         }),
       ),
     runFloor: () =>
-      runInsertFloor({ dbUrl: database.url, userId: fixtures.floorUserId, seconds: options.seconds, warmupSeconds: options.warmupSeconds, concurrency: IN_FLIGHT, poolMax: options.poolMax }),
+      runInsertFloor({
+        dbUrl: database.url,
+        userId: fixtures.floorUserId,
+        seconds: options.seconds,
+        warmupSeconds: options.warmupSeconds,
+        concurrency: IN_FLIGHT,
+        poolMax: options.poolMax,
+      }),
   })
 }

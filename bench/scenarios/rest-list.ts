@@ -9,7 +9,11 @@ export const TARGET = 0.85
 
 export async function restList(context: BenchContext): Promise<Comparison> {
   const { options, server, fixtures, database, rss } = context
-  const floor = await startFloor('uws-auth-lookup', { 'db-url': database.url, postgres: 'patched', 'pool-max': String(options.poolMax) }, context.floorProfileDir)
+  const floor = await startFloor(
+    'uws-auth-lookup',
+    { 'db-url': database.url, postgres: 'patched', 'pool-max': String(options.poolMax) },
+    context.floorProfileDir,
+  )
   try {
     const headers = bearer(fixtures.reader.key)
     return await compare({
@@ -18,8 +22,20 @@ export async function restList(context: BenchContext): Promise<Comparison> {
       floor: 'uWS + sha256 + PG lookup',
       target: TARGET,
       rounds: options.rounds,
-      runProduct: () => rss.during(warmAndRunWrk(options, server.pid, { url: `${server.restUrl}/v1/apikeys`, connections: READ_CONNECTIONS, headers })),
-      runFloor: () => warmAndRunWrk(options, floor.pid, { url: `http://127.0.0.1:${floor.port}/v1/apikeys`, connections: READ_CONNECTIONS, headers }),
+      runProduct: () =>
+        rss.during(
+          warmAndRunWrk(options, server.pid, {
+            url: `${server.restUrl}/v1/apikeys`,
+            connections: READ_CONNECTIONS,
+            headers,
+          }),
+        ),
+      runFloor: () =>
+        warmAndRunWrk(options, floor.pid, {
+          url: `http://127.0.0.1:${floor.port}/v1/apikeys`,
+          connections: READ_CONNECTIONS,
+          headers,
+        }),
     })
   } finally {
     await floor.stop()

@@ -21,8 +21,20 @@ export async function restMe(context: BenchContext): Promise<Comparison> {
       floor: 'uWS fixed JSON',
       target: TARGET,
       rounds: options.rounds,
-      runProduct: () => rss.during(warmAndRunWrk(options, server.pid, { url: `${server.restUrl}/v1/users/me`, connections: READ_CONNECTIONS, headers })),
-      runFloor: () => warmAndRunWrk(options, floor.pid, { url: `http://127.0.0.1:${floor.port}/v1/users/me`, connections: READ_CONNECTIONS, headers }),
+      runProduct: () =>
+        rss.during(
+          warmAndRunWrk(options, server.pid, {
+            url: `${server.restUrl}/v1/users/me`,
+            connections: READ_CONNECTIONS,
+            headers,
+          }),
+        ),
+      runFloor: () =>
+        warmAndRunWrk(options, floor.pid, {
+          url: `http://127.0.0.1:${floor.port}/v1/users/me`,
+          connections: READ_CONNECTIONS,
+          headers,
+        }),
     })
   } finally {
     await floor.stop()

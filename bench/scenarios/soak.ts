@@ -3,10 +3,11 @@
 // must stay flat (postgres 3.4.9's unpatched queue makes it sink; docs/architecture.md).
 // `--unpatched-soak` adds the same soak on the auth-lookup floor with the patched and
 // with the original queue, to show the patch is what keeps it flat.
+
+import os from 'node:os'
 import { floorCount, memsvcRouteCount } from '../lib/counters.js'
 import { startFloor } from '../lib/floors.js'
 import { type LoadResult, withCpuPerRequest } from '../lib/load-result.js'
-import os from 'node:os'
 import { cpuSeconds, rssMiB } from '../lib/machine.js'
 import { sleep } from '../lib/processes.js'
 import { runWrk } from '../lib/wrk.js'
@@ -48,7 +49,11 @@ async function soak(context: BenchContext, plan: SoakPlan): Promise<SoakResult> 
   load.catch(() => {}) // awaited below; a failure must not be unhandled meanwhile
   await sleep(settleSeconds * MS_PER_SECOND)
   const start = performance.now()
-  const reading = async () => ({ at: performance.now(), count: await plan.count(), cpu: cpuSeconds(plan.pid) ?? Number.NaN })
+  const reading = async () => ({
+    at: performance.now(),
+    count: await plan.count(),
+    cpu: cpuSeconds(plan.pid) ?? Number.NaN,
+  })
   let previous = await reading()
   const samples: SoakSample[] = []
   for (let index = 1; index <= samplesWanted; index++) {
@@ -109,7 +114,11 @@ export function soakProduct(context: BenchContext): Promise<SoakResult> {
 
 /** The auth-lookup floor soaked with postgres.js as built (patched) or as published (unpatched). */
 export async function soakFloor(context: BenchContext, variant: 'patched' | 'unpatched'): Promise<SoakResult> {
-  const floor = await startFloor('uws-auth-lookup', { 'db-url': context.database.url, postgres: variant, 'pool-max': String(context.options.poolMax) })
+  const floor = await startFloor('uws-auth-lookup', {
+    'db-url': context.database.url,
+    postgres: variant,
+    'pool-max': String(context.options.poolMax),
+  })
   try {
     return await soak(context, {
       id: `soak-floor-${variant}`,

@@ -17,7 +17,11 @@ const COMMON_ARGS = ['--tls-disabled', '--rest-port', '0', '--grpc-port', '0', '
 export const serverArgs = (extra: string[]) => [...COMMON_ARGS, ...extra]
 
 /** Stops `server`, starts the same configuration again, returns the second start's READY time. */
-export async function restartTime(executable: string, args: string[], sandbox: ReturnType<typeof createSandbox>): Promise<number> {
+export async function restartTime(
+  executable: string,
+  args: string[],
+  sandbox: ReturnType<typeof createSandbox>,
+): Promise<number> {
   const again: RunningServer = await startMemsvc({ executable, args, sandbox })
   await again.stop()
   return again.readyMs

@@ -15,12 +15,21 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { GENERATED_CODE } from '../lib/build.js'
 import { createBenchDatabase } from '../lib/database.js'
 import { createFixtures, READER_KEYS } from '../lib/fixtures.js'
 import { REPO_ROOT } from '../lib/floors.js'
-import { GENERATED_CODE } from '../lib/build.js'
 import { createSandbox, startMemsvc } from '../lib/memsvc.js'
-import { cleanUp, hasCommand, installExitHandlers, onCleanup, runToCompletion, sleep, spawnTracked, stopProcess } from '../lib/processes.js'
+import {
+  cleanUp,
+  hasCommand,
+  installExitHandlers,
+  onCleanup,
+  runToCompletion,
+  sleep,
+  spawnTracked,
+  stopProcess,
+} from '../lib/processes.js'
 import { serverArgs } from '../scenarios/startup.js'
 
 const DEFAULT_CALLS = 3_000
@@ -51,10 +60,17 @@ function options() {
   const { values, positionals } = parseArgs({
     args: process.argv.slice(2),
     allowPositionals: true,
-    options: { calls: { type: 'string' }, warmup: { type: 'string' }, 'no-floor': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      calls: { type: 'string' },
+      warmup: { type: 'string' },
+      'no-floor': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   })
   if (values.help) {
-    console.log('usage: node --import tsx bench/tools/instructions.ts [--calls N] [--warmup N] [--no-floor] [EXECUTABLE ...]')
+    console.log(
+      'usage: node --import tsx bench/tools/instructions.ts [--calls N] [--warmup N] [--no-floor] [EXECUTABLE ...]',
+    )
     process.exit(0)
   }
   const count = (name: string, text: string | undefined, fallback: number) => {
@@ -66,7 +82,9 @@ function options() {
     calls: count('calls', values.calls, DEFAULT_CALLS),
     warmup: count('warmup', values.warmup, DEFAULT_WARMUP_CALLS),
     floor: !values['no-floor'],
-    executables: (positionals.length > 0 ? positionals : [path.join(REPO_ROOT, 'dist', 'memsvc')]).map((file) => path.resolve(file)),
+    executables: (positionals.length > 0 ? positionals : [path.join(REPO_ROOT, 'dist', 'memsvc')]).map((file) =>
+      path.resolve(file),
+    ),
   }
 }
 
@@ -91,7 +109,8 @@ async function main(): Promise<void> {
   const { calls, warmup, floor, executables } = options()
   const missing = ['valgrind', 'callgrind_control', 'h2load'].filter((tool) => !hasCommand(tool))
   if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}: apt-get install valgrind nghttp2-client`)
-  if (!fs.existsSync(path.join(REPO_ROOT, GENERATED_CODE))) throw new Error(`${GENERATED_CODE} is missing: run "npm run build" first`)
+  if (!fs.existsSync(path.join(REPO_ROOT, GENERATED_CODE)))
+    throw new Error(`${GENERATED_CODE} is missing: run "npm run build" first`)
   // Imported only now: it encodes the request with the generated code checked for above.
   const { LIST_API_KEYS_PATH, preflightListApiKeys, writeListApiKeysFrame } = await import('../lib/grpc-frame.js')
   installExitHandlers()
@@ -115,25 +134,51 @@ async function main(): Promise<void> {
   const authorization = `Bearer ${fixtures.reader.key}`
 
   const targets = [
-    ...(floor ? [{ name: 'grpc-js unary floor', command: [process.execPath, '--import', 'tsx', path.join(REPO_ROOT, 'bench', 'floors', 'grpc-unary.ts'), '--response-file', responseFile], isFloor: true }] : []),
+    ...(floor
+      ? [
+          {
+            name: 'grpc-js unary floor',
+            command: [
+              process.execPath,
+              '--import',
+              'tsx',
+              path.join(REPO_ROOT, 'bench', 'floors', 'grpc-unary.ts'),
+              '--response-file',
+              responseFile,
+            ],
+            isFloor: true,
+          },
+        ]
+      : []),
     ...executables.map((executable) => ({ name: executable, command: [executable, 'serve', ...args], isFloor: false })),
   ]
   const counted: Counted[] = []
   for (const [index, target] of targets.entries()) {
     console.log(`${target.name}: starting under callgrind…`)
     const outFile = path.join(workDir, `target-${index}.callgrind`)
-    const child = spawnTracked('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${outFile}`, ...target.command], {
-      env: target.isFloor ? { ...process.env, NODE_OPTIONS: '' } : sandbox.env,
-      cwd: target.isFloor ? REPO_ROOT : sandbox.dir,
-      timeoutMs: SERVER_LIFETIME_MS,
-    })
+    const child = spawnTracked(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        '--separate-threads=yes',
+        `--callgrind-out-file=${outFile}`,
+        ...target.command,
+      ],
+      {
+        env: target.isFloor ? { ...process.env, NODE_OPTIONS: '' } : sandbox.env,
+        cwd: target.isFloor ? REPO_ROOT : sandbox.dir,
+        timeoutMs: SERVER_LIFETIME_MS,
+      },
+    )
     let output = ''
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const deadline = Date.now() + START_TIMEOUT_MS
     let listening: RegExpExecArray | null
     while (!(listening = (target.isFloor ? FLOOR_LISTENING : MEMSVC_LISTENING).exec(output))) {
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${target.name} did not start under callgrind:\n${output.slice(-4000)}`)
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`${target.name} did not start under callgrind:\n${output.slice(-4000)}`)
       await sleep(START_POLL_MS)
     }
     const address = target.isFloor ? `127.0.0.1:${listening[1]}` : listening[1]!
@@ -141,7 +186,8 @@ async function main(): Promise<void> {
     for (;;) {
       try {
         const listed = await preflightListApiKeys(address, frame, target.isFloor ? undefined : authorization)
-        if (listed.keys.length !== READER_KEYS) throw new Error(`${target.name} listed ${listed.keys.length} keys, expected ${READER_KEYS}`)
+        if (listed.keys.length !== READER_KEYS)
+          throw new Error(`${target.name} listed ${listed.keys.length} keys, expected ${READER_KEYS}`)
         break
       } catch (error) {
         // memsvc logs its ports before it is READY; it answers UNAVAILABLE until then.
@@ -160,11 +206,15 @@ async function main(): Promise<void> {
         { timeoutMs: LOAD_TIMEOUT_MS },
       )
       const succeeded = /requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(result.stdout)
-      if (result.code !== 0 || Number(succeeded?.[1]) !== count) throw new Error(`h2load against ${target.name} did not complete ${count} calls:\n${result.stdout}${result.stderr}`)
+      if (result.code !== 0 || Number(succeeded?.[1]) !== count)
+        throw new Error(
+          `h2load against ${target.name} did not complete ${count} calls:\n${result.stdout}${result.stderr}`,
+        )
     }
     console.log(`${target.name}: ${warmup} warm-up calls, then ${calls} counted…`)
     await load(warmup)
-    const control = (command: string) => runToCompletion('callgrind_control', [command, String(child.pid)], { timeoutMs: LOAD_TIMEOUT_MS })
+    const control = (command: string) =>
+      runToCompletion('callgrind_control', [command, String(child.pid)], { timeoutMs: LOAD_TIMEOUT_MS })
     await control('--instr=on')
     await load(calls)
     await control('--dump')
@@ -174,10 +224,15 @@ async function main(): Promise<void> {
     counted.push({ name: target.name, mainThread: mainThread / calls, otherThreads: otherThreads / calls })
   }
 
-  console.log(`\nInstructions per ListApiKeys call (${calls} calls counted after ${warmup} warm-up; 16 connections × 4 streams)\n`)
+  console.log(
+    `\nInstructions per ListApiKeys call (${calls} calls counted after ${warmup} warm-up; 16 connections × 4 streams)\n`,
+  )
   console.log('| Server | Main thread | Other threads (GC, compiler) |')
   console.log('|---|---:|---:|')
-  for (const row of counted) console.log(`| ${row.name} | ${Math.round(row.mainThread).toLocaleString('en-US')} | ${Math.round(row.otherThreads).toLocaleString('en-US')} |`)
+  for (const row of counted)
+    console.log(
+      `| ${row.name} | ${Math.round(row.mainThread).toLocaleString('en-US')} | ${Math.round(row.otherThreads).toLocaleString('en-US')} |`,
+    )
 }
 
 main()

@@ -63,10 +63,18 @@ function summarise(file: string, top: number, filter?: string, linesOf?: string)
   }
   const print = (title: string, table: Map<string, number>) => {
     console.log(`\n${title}`)
-    const rows = [...table].filter(([name]) => !filter || name.includes(filter)).sort((a, b) => b[1] - a[1]).slice(0, top)
-    for (const [name, us] of rows) console.log(`${((100 * us) / busyUs).toFixed(1).padStart(6)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`)
+    const rows = [...table]
+      .filter(([name]) => !filter || name.includes(filter))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+    for (const [name, us] of rows)
+      console.log(
+        `${((100 * us) / busyUs).toFixed(1).padStart(6)} %  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}`,
+      )
   }
-  console.log(`${file}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busyUs / 1e6).toFixed(1)} s busy (${((100 * busyUs) / totalUs).toFixed(0)} %); shares are of busy time`)
+  console.log(
+    `${file}: ${(totalUs / 1e6).toFixed(1)} s sampled, ${(busyUs / 1e6).toFixed(1)} s busy (${((100 * busyUs) / totalUs).toFixed(0)} %); shares are of busy time`,
+  )
   print('self time', self)
   print('inclusive time', inclusive)
   if (linesOf) printLines(profile, linesOf)

@@ -50,7 +50,8 @@ const SOURCE_PATCHES: SourcePatch[] = [
   {
     files: /[\\/]@electric-sql[\\/]pglite[\\/]dist[\\/].*\.js$/,
     find: 'require("ws")',
-    replace: '(()=>{throw new Error("memsvc: PGlite WebSocket sockets are not available in the standalone executable")})()',
+    replace:
+      '(()=>{throw new Error("memsvc: PGlite WebSocket sockets are not available in the standalone executable")})()',
     why:
       "Emscripten's SOCKFS loads the ws package through a createRequire()-made require that esbuild cannot see; " +
       'PGlite only uses it for socket emulation, which memsvc does not use (pglite-socket serves a Unix socket instead).',
@@ -152,7 +153,8 @@ function checkExternals(metafile: esbuild.Metafile): void {
       if (imported.external && !isBuiltin(imported.path)) offenders.add(`${imported.path} (${imported.kind})`)
     }
   }
-  if (offenders.size > 0) throw new Error(`the bundle leaves non-builtin modules external: ${[...offenders].join(', ')}`)
+  if (offenders.size > 0)
+    throw new Error(`the bundle leaves non-builtin modules external: ${[...offenders].join(', ')}`)
 }
 
 /** `require("x")` / `import("x")` not preceded by a dot or identifier character (so not a method call). */

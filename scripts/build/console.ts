@@ -23,7 +23,13 @@ export interface ConsoleBundleResult {
 
 /** Anything that would make the browser reach another host, or need an inline-code CSP exception. */
 const FORBIDDEN_IN_CSS = [/@import\b/i, /url\(\s*["']?(?!data:)[a-z][a-z0-9+.-]*:/i]
-const FORBIDDEN_IN_HTML = [/<script(?![^>]*\bsrc=)[^>]*>/i, /<style\b/i, /\sstyle\s*=/i, /\son[a-z]+\s*=/i, /(?:src|href)\s*=\s*["'](?:https?:)?\/\//i]
+const FORBIDDEN_IN_HTML = [
+  /<script(?![^>]*\bsrc=)[^>]*>/i,
+  /<style\b/i,
+  /\sstyle\s*=/i,
+  /\son[a-z]+\s*=/i,
+  /(?:src|href)\s*=\s*["'](?:https?:)?\/\//i,
+]
 
 export async function bundleConsole(options: ConsoleBundleOptions): Promise<ConsoleBundleResult> {
   fs.mkdirSync(options.outDir, { recursive: true })
@@ -46,12 +52,20 @@ export async function bundleConsole(options: ConsoleBundleOptions): Promise<Cons
     format: 'iife',
     target: ['chrome110', 'firefox115', 'safari16'],
   })
-  await esbuild.build({ ...common, entryPoints: [path.join(options.sourceDir, 'styles.css')], outfile: style, external: [] })
+  await esbuild.build({
+    ...common,
+    entryPoints: [path.join(options.sourceDir, 'styles.css')],
+    outfile: style,
+    external: [],
+  })
 
   const css = fs.readFileSync(style, 'utf8')
   const html = fs.readFileSync(path.join(options.sourceDir, 'index.html'), 'utf8')
-  for (const pattern of FORBIDDEN_IN_CSS) if (pattern.test(css)) throw new Error(`console CSS matches ${pattern}: it may only use its own files`)
-  for (const pattern of FORBIDDEN_IN_HTML) if (pattern.test(html)) throw new Error(`console index.html matches ${pattern}: no inline code and no other hosts (CSP)`)
+  for (const pattern of FORBIDDEN_IN_CSS)
+    if (pattern.test(css)) throw new Error(`console CSS matches ${pattern}: it may only use its own files`)
+  for (const pattern of FORBIDDEN_IN_HTML)
+    if (pattern.test(html))
+      throw new Error(`console index.html matches ${pattern}: no inline code and no other hosts (CSP)`)
   fs.writeFileSync(index, html)
   return { script, style, index, bytes: fs.statSync(script).size + fs.statSync(style).size }
 }

@@ -125,9 +125,13 @@ function leadingComment(file: string): string {
 
 function packageTexts(root: string, dir: string, manifest: PackageJson): LicenseText[] {
   const absolute = path.join(root, dir)
-  const files = fs.readdirSync(absolute).filter((name) => LICENSE_FILE.test(name) && fs.statSync(path.join(absolute, name)).isFile())
+  const files = fs
+    .readdirSync(absolute)
+    .filter((name) => LICENSE_FILE.test(name) && fs.statSync(path.join(absolute, name)).isFile())
   if (files.length > 0) {
-    return files.sort().map((name) => ({ source: `${dir}/${name}`, text: fs.readFileSync(path.join(absolute, name), 'utf8').trim() }))
+    return files
+      .sort()
+      .map((name) => ({ source: `${dir}/${name}`, text: fs.readFileSync(path.join(absolute, name), 'utf8').trim() }))
   }
   const vendored = VENDORED_TEXTS[manifest.name]
   if (!vendored) {
@@ -136,9 +140,17 @@ function packageTexts(root: string, dir: string, manifest: PackageJson): License
         `add its text to scripts/build/license-texts and to VENDORED_TEXTS in scripts/build/licenses.ts`,
     )
   }
-  const texts = [{ source: `scripts/build/license-texts/${vendored.file} (${vendored.origin})`, text: fs.readFileSync(path.join(TEXTS_DIR, vendored.file), 'utf8').trim() }]
+  const texts = [
+    {
+      source: `scripts/build/license-texts/${vendored.file} (${vendored.origin})`,
+      text: fs.readFileSync(path.join(TEXTS_DIR, vendored.file), 'utf8').trim(),
+    },
+  ]
   if (vendored.noticeInPackage) {
-    texts.push({ source: `${dir}/${vendored.noticeInPackage} (leading comment)`, text: leadingComment(path.join(absolute, vendored.noticeInPackage)) })
+    texts.push({
+      source: `${dir}/${vendored.noticeInPackage} (leading comment)`,
+      text: leadingComment(path.join(absolute, vendored.noticeInPackage)),
+    })
   }
   return texts
 }
@@ -149,7 +161,13 @@ export function packageNotice(root: string, dir: string, includedAs: string): No
   // say so, since that is the name people know it by.
   const installedAs = dir.slice(dir.lastIndexOf('node_modules/') + 'node_modules/'.length)
   const alias = installedAs === manifest.name ? '' : ` (installed as ${installedAs})`
-  return { name: manifest.name, version: manifest.version, license: spdxOf(manifest), includedAs: includedAs + alias, texts: packageTexts(root, dir, manifest) }
+  return {
+    name: manifest.name,
+    version: manifest.version,
+    license: spdxOf(manifest),
+    includedAs: includedAs + alias,
+    texts: packageTexts(root, dir, manifest),
+  }
 }
 
 /** PostgreSQL itself, which PGlite compiles to wasm; PGlite's package does not carry its licence. */
@@ -161,7 +179,12 @@ export function postgresqlNotice(root: string, pgliteWasm: string): Notice {
     version: match[1]!,
     license: 'PostgreSQL',
     includedAs: 'compiled to WebAssembly inside PGlite (embedded database)',
-    texts: [{ source: `scripts/build/license-texts/${POSTGRESQL_COPYRIGHT} (COPYRIGHT of the PostgreSQL source tree)`, text: fs.readFileSync(path.join(TEXTS_DIR, POSTGRESQL_COPYRIGHT), 'utf8').trim() }],
+    texts: [
+      {
+        source: `scripts/build/license-texts/${POSTGRESQL_COPYRIGHT} (COPYRIGHT of the PostgreSQL source tree)`,
+        text: fs.readFileSync(path.join(TEXTS_DIR, POSTGRESQL_COPYRIGHT), 'utf8').trim(),
+      },
+    ],
   }
 }
 
@@ -187,7 +210,8 @@ const COMPILED_IN: Array<{ name: string; license: string; includedAs: string; fi
   {
     name: 'pgvector',
     license: 'PostgreSQL',
-    includedAs: "compiled into @electric-sql/pglite-pgvector's extension bundle (vector search in the embedded database)",
+    includedAs:
+      "compiled into @electric-sql/pglite-pgvector's extension bundle (vector search in the embedded database)",
     file: 'pgvector-LICENSE.txt',
     origin: 'LICENSE of the pgvector v0.8.6 source release (third_party/pgvector-0.8.6.tar.gz)',
   },
@@ -199,7 +223,12 @@ export function compiledInNotices(): Notice[] {
     version: 'as compiled into its host package',
     license: entry.license,
     includedAs: entry.includedAs,
-    texts: [{ source: `scripts/build/license-texts/${entry.file} (${entry.origin})`, text: fs.readFileSync(path.join(TEXTS_DIR, entry.file), 'utf8').trim() }],
+    texts: [
+      {
+        source: `scripts/build/license-texts/${entry.file} (${entry.origin})`,
+        text: fs.readFileSync(path.join(TEXTS_DIR, entry.file), 'utf8').trim(),
+      },
+    ],
   }))
 }
 
@@ -214,7 +243,8 @@ export function uwsNotices(root: string): Notice[] {
     name: archive.name,
     version: archive.topDir.slice(archive.name.length + 1),
     license: 'Apache-2.0',
-    includedAs: 'compiled into the native HTTP addon (REST listener), with the changes in third_party/uWebSockets.js/NOTES.md',
+    includedAs:
+      'compiled into the native HTTP addon (REST listener), with the changes in third_party/uWebSockets.js/NOTES.md',
     texts: [{ source: `${licenseFile} (LICENSE of ${archive.file}; the three archives carry the same text)`, text }],
   }))
 }
@@ -222,9 +252,13 @@ export function uwsNotices(root: string): Notice[] {
 /** Node.js: the executable is a copy of the node binary. */
 export function nodeNotice(nodeBinary: string, nodeVersion: string): Notice {
   const candidates = nodeLicenseCandidates(nodeBinary)
-  const file = candidates.find((candidate) => fs.existsSync(candidate) && fs.readFileSync(candidate, 'utf8').startsWith('Node.js is licensed'))
+  const file = candidates.find(
+    (candidate) => fs.existsSync(candidate) && fs.readFileSync(candidate, 'utf8').startsWith('Node.js is licensed'),
+  )
   if (!file) {
-    throw new Error(`cannot find the Node.js LICENSE (looked at ${candidates.join(', ')}); set NODE_LICENSE_FILE to its path`)
+    throw new Error(
+      `cannot find the Node.js LICENSE (looked at ${candidates.join(', ')}); set NODE_LICENSE_FILE to its path`,
+    )
   }
   return {
     name: 'Node.js',
@@ -262,11 +296,21 @@ export function noticesMarkdown(product: string, notices: Notice[]): string {
     '',
     '| Package | Version | Licence | Included as |',
     '|---|---|---|---|',
-    ...notices.map((notice) => `| ${notice.name} | ${notice.version} | ${notice.license} | ${notice.includedAs.replaceAll('|', '\\|')} |`),
+    ...notices.map(
+      (notice) =>
+        `| ${notice.name} | ${notice.version} | ${notice.license} | ${notice.includedAs.replaceAll('|', '\\|')} |`,
+    ),
     '',
   ]
   for (const notice of notices) {
-    lines.push('---', '', `## ${notice.name} ${notice.version}`, '', `Licence: ${notice.license}. Included as: ${notice.includedAs}.`, '')
+    lines.push(
+      '---',
+      '',
+      `## ${notice.name} ${notice.version}`,
+      '',
+      `Licence: ${notice.license}. Included as: ${notice.includedAs}.`,
+      '',
+    )
     for (const { source, text } of notice.texts) {
       const fence = fenceFor(text)
       lines.push(`From \`${source}\`:`, '', `${fence}text`, text, fence, '')

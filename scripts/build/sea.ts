@@ -57,7 +57,9 @@ export function buildSeaBlob(nodeBinary: string, configFile: string): void {
   // Node's only output on success says where the blob went; show it only on failure.
   const result = spawnSync(nodeBinary, ['--experimental-sea-config', configFile], { encoding: 'utf8' })
   if (result.status !== 0) {
-    throw new Error(`node --experimental-sea-config failed (${result.status ?? result.signal}): ${result.stderr}${result.stdout}`)
+    throw new Error(
+      `node --experimental-sea-config failed (${result.status ?? result.signal}): ${result.stderr}${result.stdout}`,
+    )
   }
 }
 
@@ -89,7 +91,9 @@ export async function injectSeaBlob(options: SeaOptions, blob: string): Promise<
   fs.copyFileSync(options.nodeBinary, partial)
   fs.chmodSync(partial, EXECUTABLE_MODE)
   const postject = createRequire(import.meta.url)('postject') as Postject
-  await withoutHarmlessWarnings(() => postject.inject(partial, SEA_RESOURCE, fs.readFileSync(blob), { sentinelFuse: SEA_FUSE }))
+  await withoutHarmlessWarnings(() =>
+    postject.inject(partial, SEA_RESOURCE, fs.readFileSync(blob), { sentinelFuse: SEA_FUSE }),
+  )
   fs.renameSync(partial, options.output)
   fs.chmodSync(options.output, EXECUTABLE_MODE)
 }

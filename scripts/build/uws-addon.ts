@@ -100,7 +100,8 @@ static uint32_t uWS_WebSocket_send_fast_string(v8::Local<v8::Object> receiver,
   {
     file: 'uWebSockets/src/HttpParser.h',
     find: '                    if (memcmp(" HTTP/1.1\\r\\n", data, 11) == 0) {',
-    replace: '                    if (memcmp(" HTTP/1.1\\r\\n", data, 11) == 0 || memcmp(" HTTP/1.0\\r\\n", data, 11) == 0) {',
+    replace:
+      '                    if (memcmp(" HTTP/1.1\\r\\n", data, 11) == 0 || memcmp(" HTTP/1.0\\r\\n", data, 11) == 0) {',
   },
   {
     // Upstream expects at least one header line after the request line; HTTP/1.0 needs none.
@@ -159,7 +160,8 @@ static uint32_t uWS_WebSocket_send_fast_string(v8::Local<v8::Object> receiver,
   {
     file: 'uWebSockets/src/HttpParser.h',
     find: 'private:\n    std::string fallback;\n',
-    replace: '    /* memsvc: protected, so that HttpContext can take over a request held in it */\nprotected:\n    std::string fallback;\nprivate:\n',
+    replace:
+      '    /* memsvc: protected, so that HttpContext can take over a request held in it */\nprotected:\n    std::string fallback;\nprivate:\n',
   },
   {
     file: 'uWebSockets/src/HttpResponseData.h',
@@ -277,7 +279,8 @@ private:
   {
     file: 'uWebSockets/src/HttpContext.h',
     find: 'us_socket_context_on_data(SSL, getSocketContext(), [](us_socket_t *s, char *data, int length) {\n',
-    replace: 'us_socket_context_on_data(SSL, getSocketContext(), httpOnData = [](us_socket_t *s, char *data, int length) -> us_socket_t * {\n',
+    replace:
+      'us_socket_context_on_data(SSL, getSocketContext(), httpOnData = [](us_socket_t *s, char *data, int length) -> us_socket_t * {\n',
   },
   {
     file: 'uWebSockets/src/HttpContext.h',
@@ -328,12 +331,14 @@ private:
   {
     file: 'uWebSockets/src/HttpResponse.h',
     find: '            Super::write("\\r\\n0\\r\\n\\r\\n", 7);\n\n            httpResponseData->markDone();\n',
-    replace: '            Super::write("\\r\\n0\\r\\n\\r\\n", 7);\n\n            httpResponseData->markDone();\n            /* memsvc: requests held behind this response may go now */\n            HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
+    replace:
+      '            Super::write("\\r\\n0\\r\\n\\r\\n", 7);\n\n            httpResponseData->markDone();\n            /* memsvc: requests held behind this response may go now */\n            HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
   },
   {
     file: 'uWebSockets/src/HttpResponse.h',
     find: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n',
-    replace: '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n                /* memsvc: requests held behind this response may go now */\n                HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
+    replace:
+      '            if (httpResponseData->offset == totalSize || !data.length()) {\n                httpResponseData->markDone();\n                /* memsvc: requests held behind this response may go now */\n                HttpContext<SSL>::deferHeldPipeline((us_socket_t *) this);\n',
   },
   // 7. Errors uWS answers itself (a request it cannot parse, a request line or headers too large)
   //    carry the REST API's one JSON error shape instead of an HTML page naming the server.
@@ -342,7 +347,11 @@ private:
     find: '    "HTTP/1.1 505 HTTP Version Not Supported\\r\\nConnection: close\\r\\n\\r\\n<h1>HTTP Version Not Supported</h1><p>This server does not support HTTP/1.0.</p><hr><i>uWebSockets/20 Server</i>",\n    "HTTP/1.1 431 Request Header Fields Too Large\\r\\nConnection: close\\r\\n\\r\\n<h1>Request Header Fields Too Large</h1><hr><i>uWebSockets/20 Server</i>",\n    "HTTP/1.1 400 Bad Request\\r\\nConnection: close\\r\\n\\r\\n<h1>Bad Request</h1><hr><i>uWebSockets/20 Server</i>",\n',
     replace: [
       jsonParserError(505, 'HTTP Version Not Supported', 'only HTTP/1.1 and HTTP/1.0 are served'),
-      jsonParserError(431, 'Request Header Fields Too Large', 'the request line or headers are larger than the server accepts'),
+      jsonParserError(
+        431,
+        'Request Header Fields Too Large',
+        'the request line or headers are larger than the server accepts',
+      ),
       jsonParserError(400, 'Bad Request', 'the request is not valid HTTP/1.1'),
     ].join(''),
   },
@@ -357,7 +366,11 @@ function jsonParserError(status: number, reason: string, message: string): strin
 
 const NODE_HEADERS = path.join('include', 'node')
 const COMMON_FLAGS = ['-DLIBUS_USE_LIBUV', '-DLIBUS_USE_OPENSSL', '-pthread', '-flto', '-O3', '-fPIC', '-c']
-const C_SOURCES = ['uWebSockets/uSockets/src/*.c', 'uWebSockets/uSockets/src/eventing/*.c', 'uWebSockets/uSockets/src/crypto/*.c']
+const C_SOURCES = [
+  'uWebSockets/uSockets/src/*.c',
+  'uWebSockets/uSockets/src/eventing/*.c',
+  'uWebSockets/uSockets/src/crypto/*.c',
+]
 /** Include directories and sources are relative to the binding's root. */
 const C_INCLUDES = ['uWebSockets/uSockets/src']
 const C_FLAGS = COMMON_FLAGS
@@ -411,12 +424,17 @@ export function ensureBuildTools(): void {
   const missing = BUILD_TOOLS.filter((tool) => !hasTool(tool))
   if (missing.length === 0) return
   if (process.getuid?.() !== 0 || !hasTool('apt-get')) {
-    throw new Error(`${missing.join(', ')} missing: compiling the uWebSockets.js addon needs ${BUILD_TOOLS_PACKAGE} (apt-get install ${BUILD_TOOLS_PACKAGE})`)
+    throw new Error(
+      `${missing.join(', ')} missing: compiling the uWebSockets.js addon needs ${BUILD_TOOLS_PACKAGE} (apt-get install ${BUILD_TOOLS_PACKAGE})`,
+    )
   }
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   console.log(`  ${missing.join(', ')} missing: installing ${BUILD_TOOLS_PACKAGE}`)
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env })
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', BUILD_TOOLS_PACKAGE], { stdio: 'inherit', env })
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', BUILD_TOOLS_PACKAGE], {
+    stdio: 'inherit',
+    env,
+  })
 }
 
 function toolVersion(tool: string): string {
@@ -425,8 +443,22 @@ function toolVersion(tool: string): string {
 
 function inputHash(options: UwsAddonOptions, sources: UwsSources): string {
   const hash = crypto.createHash('sha256')
-  for (const archive of sources.archives) hash.update(fs.readFileSync(path.join(options.root, UWS_SOURCE_DIR, archive.file)))
-  hash.update(JSON.stringify({ SOURCE_EDITS, C_FLAGS, C_INCLUDES, C_SOURCES, CXX_FLAGS, CXX_INCLUDES, CXX_SOURCES, LINK_FLAGS, gcc: toolVersion('gcc'), gxx: toolVersion('g++') }))
+  for (const archive of sources.archives)
+    hash.update(fs.readFileSync(path.join(options.root, UWS_SOURCE_DIR, archive.file)))
+  hash.update(
+    JSON.stringify({
+      SOURCE_EDITS,
+      C_FLAGS,
+      C_INCLUDES,
+      C_SOURCES,
+      CXX_FLAGS,
+      CXX_INCLUDES,
+      CXX_SOURCES,
+      LINK_FLAGS,
+      gcc: toolVersion('gcc'),
+      gxx: toolVersion('g++'),
+    }),
+  )
   hash.update(fs.readFileSync(path.join(options.nodePackageDir, NODE_HEADERS, 'node_version.h')))
   return hash.digest('hex').slice(0, 16)
 }
@@ -450,8 +482,14 @@ function applyEdits(tree: string): void {
     const file = path.join(tree, edit.file)
     const text = fs.readFileSync(file, 'utf8')
     const count = text.split(edit.find).length - 1
-    if (count !== 1) throw new Error(`uWS source edit for ${edit.file} matches ${count} times, expected once: ${edit.find.slice(0, 80)}`)
-    fs.writeFileSync(file, text.replace(edit.find, () => edit.replace))
+    if (count !== 1)
+      throw new Error(
+        `uWS source edit for ${edit.file} matches ${count} times, expected once: ${edit.find.slice(0, 80)}`,
+      )
+    fs.writeFileSync(
+      file,
+      text.replace(edit.find, () => edit.replace),
+    )
   }
 }
 
@@ -462,7 +500,19 @@ function compile(command: string, args: string[], cwd: string): Promise<void> {
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} failed (${code}):\n${stderr.split('\n').filter((line) => /error/.test(line)).slice(0, 20).join('\n')}`))))
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `${command} failed (${code}):\n${stderr
+                .split('\n')
+                .filter((line) => /error/.test(line))
+                .slice(0, 20)
+                .join('\n')}`,
+            ),
+          ),
+    )
   })
 }
 
@@ -498,7 +548,8 @@ export function checkGlibc(addon: string): string[] {
 
 function checkNoQuic(addon: string): void {
   const table = execFileSync('objdump', ['-T', addon], { encoding: 'utf8' })
-  if (/\bus_quic_/.test(table)) throw new Error(`${addon} references QUIC functions; it was meant to be built without QUIC`)
+  if (/\bus_quic_/.test(table))
+    throw new Error(`${addon} references QUIC functions; it was meant to be built without QUIC`)
 }
 
 /** Loads the addon in the pinned node and checks it has the App and SSLApp we use. */

@@ -1,7 +1,7 @@
 // @memsvc/client: a typed gRPC client for memsvc. See README.md.
 
-export { ProcessingStatus, ResultSetBoundary_Kind, RetrievalMode } from '../../src/generated/memsvc/v1/memories.js'
 export { HealthCheckResponse_ServingStatus as ServingStatus } from '../../src/generated/grpc/health/v1/health.js'
+export { ProcessingStatus, ResultSetBoundary_Kind, RetrievalMode } from '../../src/generated/memsvc/v1/memories.js'
 export { MemsvcClient } from './client.js'
 export { MemsvcError } from './errors.js'
 /** Every message and enum of proto/memsvc/v1, one namespace per file (v1.memories.RetrieveMemoryEvent, …). */

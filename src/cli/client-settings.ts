@@ -29,7 +29,7 @@ export const CONNECTION_OPTIONS = {
   },
   insecure: {
     type: 'boolean',
-    describe: 'Do not verify the server\'s TLS certificate (neither system CAs nor the pinned fingerprint)',
+    describe: "Do not verify the server's TLS certificate (neither system CAs nor the pinned fingerprint)",
     group: GLOBAL_GROUP,
   },
 } as const satisfies Record<string, Options>
@@ -136,5 +136,7 @@ export function requireApiKey(settings: ClientSettings): string {
     settings.config.apiKey && !settings.configMatchesServer
       ? ` (the key in ${settings.configPath} belongs to ${settings.config.server ?? DEFAULT_SERVER}, not ${settings.server.url})`
       : ''
-  throw badInput(`no API key for ${settings.server.url}${elsewhere}: pass --api-key, set ${API_KEY_ENV}, or run "memsvc init" on a new server`)
+  throw badInput(
+    `no API key for ${settings.server.url}${elsewhere}: pass --api-key, set ${API_KEY_ENV}, or run "memsvc init" on a new server`,
+  )
 }

@@ -1,7 +1,13 @@
 // The frame every client command runs in: global options in its help, settings
 // resolved (flag > env > config file), errors turned into one line and an exit code.
 import type { Argv, Options } from 'yargs'
-import { type ClientSettings, CONNECTION_OPTIONS, type GlobalArgs, OUTPUT_OPTION, resolveSettings } from './client-settings.js'
+import {
+  type ClientSettings,
+  CONNECTION_OPTIONS,
+  type GlobalArgs,
+  OUTPUT_OPTION,
+  resolveSettings,
+} from './client-settings.js'
 import { reportError } from './error-report.js'
 import { EXIT_CODES_HELP } from './exit-codes.js'
 
@@ -11,7 +17,10 @@ export type Args = GlobalArgs & Record<string, unknown>
  * Adds the global options (all, or only --output for commands that talk to no
  * server) and the epilog: the command's own notes, then the exit codes.
  */
-export function withClientOptions<T>(yargs: Argv<T>, { connects = true, epilog }: { connects?: boolean; epilog?: string } = {}): Argv<T> {
+export function withClientOptions<T>(
+  yargs: Argv<T>,
+  { connects = true, epilog }: { connects?: boolean; epilog?: string } = {},
+): Argv<T> {
   const options: Record<string, Options> = connects ? { ...CONNECTION_OPTIONS, ...OUTPUT_OPTION } : { ...OUTPUT_OPTION }
   return yargs.options(options).epilog(epilog ? `${epilog}\n\n${EXIT_CODES_HELP}` : EXIT_CODES_HELP) as Argv<T>
 }
@@ -25,7 +34,9 @@ function quietDeprecations(): void {
 }
 
 /** Wraps a command body: any error becomes "error: …" on stderr and the matching exit code. */
-export function clientHandler(run: (argv: Args, settings: ClientSettings) => Promise<void>): (argv: Args) => Promise<void> {
+export function clientHandler(
+  run: (argv: Args, settings: ClientSettings) => Promise<void>,
+): (argv: Args) => Promise<void> {
   return async (argv) => {
     quietDeprecations()
     try {
@@ -68,7 +79,12 @@ export function commandGroup(yargs: Argv, name: string, describe: string, subcom
     subcommands
       .reduce(
         (built, subcommand) =>
-          built.command(subcommand.command, subcommand.describe, (command: Argv) => subcommand.builder(command).epilog(EXIT_CODES_HELP), subcommand.handler as (argv: unknown) => Promise<void>),
+          built.command(
+            subcommand.command,
+            subcommand.describe,
+            (command: Argv) => subcommand.builder(command).epilog(EXIT_CODES_HELP),
+            subcommand.handler as (argv: unknown) => Promise<void>,
+          ),
         withClientOptions(group),
       )
       .demandCommand(1, `Name a ${name} command: ${names.join(', ')}.`),
@@ -88,7 +104,11 @@ export interface Page<Item> {
 }
 
 /** One page, or with `all` every page, following nextToken until the server has no more. */
-export async function collectPages<Item>(fetch: (nextToken: string | undefined) => Promise<Page<Item>>, start: string | undefined, all: boolean): Promise<Page<Item>> {
+export async function collectPages<Item>(
+  fetch: (nextToken: string | undefined) => Promise<Page<Item>>,
+  start: string | undefined,
+  all: boolean,
+): Promise<Page<Item>> {
   const first = await fetch(start)
   if (!all) return first
   const items = [...first.items]

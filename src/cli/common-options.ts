@@ -13,11 +13,15 @@ export const PAGING_OPTIONS = {
 } as const satisfies Record<string, Options>
 
 export const OWNER_FILTER_OPTION = {
-  'owner-id': { type: 'string', describe: 'Only this user\'s (admins)', requiresArg: true },
+  'owner-id': { type: 'string', describe: "Only this user's (admins)", requiresArg: true },
 } as const satisfies Record<string, Options>
 
 export const LABEL_FILTER_OPTION = {
-  label: { type: 'string', describe: 'Only those with this label, key=value (repeatable; all must match)', requiresArg: true },
+  label: {
+    type: 'string',
+    describe: 'Only those with this label, key=value (repeatable; all must match)',
+    requiresArg: true,
+  },
 } as const satisfies Record<string, Options>
 
 export const LABEL_OPTION = {
@@ -26,24 +30,44 @@ export const LABEL_OPTION = {
 
 /** --replace-label / --merge-label / --clear-labels: one way to change labels per update. */
 export const LABEL_UPDATE_OPTIONS = {
-  'replace-label': { type: 'string', describe: 'Replace ALL labels with these, key=value (repeatable)', requiresArg: true, conflicts: ['merge-label', 'clear-labels'] },
-  'merge-label': { type: 'string', describe: 'Add or change these labels, keeping the others, key=value (repeatable)', requiresArg: true, conflicts: ['clear-labels'] },
+  'replace-label': {
+    type: 'string',
+    describe: 'Replace ALL labels with these, key=value (repeatable)',
+    requiresArg: true,
+    conflicts: ['merge-label', 'clear-labels'],
+  },
+  'merge-label': {
+    type: 'string',
+    describe: 'Add or change these labels, keeping the others, key=value (repeatable)',
+    requiresArg: true,
+    conflicts: ['clear-labels'],
+  },
   'clear-labels': { type: 'boolean', describe: 'Remove every label' },
 } as const satisfies Record<string, Options>
 
 export const OWNER_OPTION = {
-  'owner-id': { type: 'string', describe: 'Create it for this user (needs the _ANY permission, i.e. an admin)', requiresArg: true },
+  'owner-id': {
+    type: 'string',
+    describe: 'Create it for this user (needs the _ANY permission, i.e. an admin)',
+    requiresArg: true,
+  },
 } as const satisfies Record<string, Options>
 
 export function pagingRequest(argv: Args): { maxResults?: number; nextToken?: string } {
   return {
-    maxResults: argv.maxResults === undefined ? undefined : parseInteger(argv.maxResults, 'max-results', { min: 1, max: MAX_PAGE_SIZE }),
+    maxResults:
+      argv.maxResults === undefined
+        ? undefined
+        : parseInteger(argv.maxResults, 'max-results', { min: 1, max: MAX_PAGE_SIZE }),
     nextToken: argv.nextToken === undefined ? undefined : String(argv.nextToken),
   }
 }
 
 /** The update request's label fields from --replace-label / --merge-label / --clear-labels. */
-export function labelUpdate(argv: Args): { replaceLabels?: { items: Record<string, string> }; mergeLabels?: { items: Record<string, string> } } {
+export function labelUpdate(argv: Args): {
+  replaceLabels?: { items: Record<string, string> }
+  mergeLabels?: { items: Record<string, string> }
+} {
   if (argv.clearLabels) return { replaceLabels: { items: {} } }
   const replace = parseLabels(argv.replaceLabel, 'replace-label')
   const merge = parseLabels(argv.mergeLabel, 'merge-label')

@@ -18,7 +18,13 @@ export interface ClientConfig {
   pinnedCertificateSha256?: string
 }
 
-const FIELDS = ['server', 'apiKey', 'userId', 'initializedAt', 'pinnedCertificateSha256'] as const satisfies readonly (keyof ClientConfig)[]
+const FIELDS = [
+  'server',
+  'apiKey',
+  'userId',
+  'initializedAt',
+  'pinnedCertificateSha256',
+] as const satisfies readonly (keyof ClientConfig)[]
 const FILE_MODE = 0o600
 const DIR_MODE = 0o700
 const GROUP_OR_OTHER_BITS = 0o077
@@ -50,7 +56,8 @@ export function readConfig(file = configFilePath()): LoadedConfig {
   } catch (error) {
     throw badInput(`${file} is not valid JSON (${(error as Error).message}); fix or delete it`)
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badInput(`${file} must hold a JSON object`)
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw badInput(`${file} must hold a JSON object`)
   const config: ClientConfig = {}
   for (const field of FIELDS) {
     const value = (parsed as Record<string, unknown>)[field]
@@ -59,7 +66,10 @@ export function readConfig(file = configFilePath()): LoadedConfig {
     config[field] = value
   }
   const mode = fs.statSync(file).mode
-  const tooOpen = mode & GROUP_OR_OTHER_BITS ? `${file} is accessible by other users (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${file}` : undefined
+  const tooOpen =
+    mode & GROUP_OR_OTHER_BITS
+      ? `${file} is accessible by other users (mode ${(mode & 0o777).toString(8)}); run: chmod 600 ${file}`
+      : undefined
   return { path: file, config, tooOpen }
 }
 

@@ -8,7 +8,14 @@ import { MemsvcClient, MemsvcError } from '../../sdk/src/index.js'
 import { VERSION } from '../runtime/environment.js'
 import { type ClientSettings, requireApiKey } from './client-settings.js'
 import { CliError, unreachable } from './exit-codes.js'
-import { channelCredentials, describeConnectFailure, fetchCertificate, pinMismatchMessage, sameFingerprint, untrustedMessage } from './tls-trust.js'
+import {
+  channelCredentials,
+  describeConnectFailure,
+  fetchCertificate,
+  pinMismatchMessage,
+  sameFingerprint,
+  untrustedMessage,
+} from './tls-trust.js'
 
 /** Generous: a CLI call should never hang forever, but drain --wait sets its own. */
 const DEFAULT_DEADLINE_MS = 60_000
@@ -16,7 +23,8 @@ const TCP_PROBE_TIMEOUT_MS = 5_000
 /** One attempt per command: a person retries by running it again, and a draining server is reported as such. */
 const SINGLE_ATTEMPT = { maxAttempts: 1 }
 /** Errors grpc-js makes up itself when no HTTP/2 conversation with a server happened. */
-const TRANSPORT_FAILURE = /No connection established|Connection dropped|Protocol error|Failed to connect|name resolution|DNS resolution failed|Received HTTP status code|Channel closed before/i
+const TRANSPORT_FAILURE =
+  /No connection established|Connection dropped|Protocol error|Failed to connect|name resolution|DNS resolution failed|Received HTTP status code|Channel closed before/i
 
 export interface OpenOptions {
   /** Sends the API key; fails with exit 2 before connecting when there is none. */
@@ -50,7 +58,11 @@ export class Connection {
   }
 
   /** With a caller-chosen key (init checks a key before saving it). */
-  static async openWithKey(settings: ClientSettings, credentials: ChannelCredentials, apiKey: string | undefined): Promise<Connection> {
+  static async openWithKey(
+    settings: ClientSettings,
+    credentials: ChannelCredentials,
+    apiKey: string | undefined,
+  ): Promise<Connection> {
     return new Connection(settings, credentials, apiKey)
   }
 
@@ -141,7 +153,11 @@ async function answersTls(host: string, port: number): Promise<boolean> {
 }
 
 /** Opens a connection, runs `use`, and always closes the channel so the process can exit. */
-export async function withConnection<T>(settings: ClientSettings, options: OpenOptions, use: (connection: Connection) => Promise<T>): Promise<T> {
+export async function withConnection<T>(
+  settings: ClientSettings,
+  options: OpenOptions,
+  use: (connection: Connection) => Promise<T>,
+): Promise<T> {
   const connection = await Connection.open(settings, options)
   try {
     return await use(connection)

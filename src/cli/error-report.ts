@@ -20,9 +20,11 @@ export function formatServiceError(error: MemsvcError): string {
 
 /** Adds what to do next to errors whose message alone does not say it. */
 function hintFor(error: MemsvcError): string {
-  if (error.grpcStatus === status.UNAUTHENTICATED) return '; check --api-key / SERVICE_API_KEY (keys that are deleted, deactivated or expired stop working)'
-  if (error.grpcStatus === status.PERMISSION_DENIED) return '; this needs an admin key or the owner\'s key'
-  if (error.grpcStatus === status.UNIMPLEMENTED) return '; the server may be older than this client ("memsvc system info" shows its version)'
+  if (error.grpcStatus === status.UNAUTHENTICATED)
+    return '; check --api-key / SERVICE_API_KEY (keys that are deleted, deactivated or expired stop working)'
+  if (error.grpcStatus === status.PERMISSION_DENIED) return "; this needs an admin key or the owner's key"
+  if (error.grpcStatus === status.UNIMPLEMENTED)
+    return '; the server may be older than this client ("memsvc system info" shows its version)'
   return ''
 }
 

@@ -44,7 +44,8 @@ export function parseTime(text: string, flag: string, now = Date.now()): number 
   const trimmed = text.trim()
   if (DURATION.test(trimmed)) {
     let total = 0
-    for (const [, amount, unit] of trimmed.matchAll(/(\d+)([smhdw])/g)) total += Number(amount) * DURATION_UNITS_MS[unit!]!
+    for (const [, amount, unit] of trimmed.matchAll(/(\d+)([smhdw])/g))
+      total += Number(amount) * DURATION_UNITS_MS[unit!]!
     return now + total
   }
   if (EPOCH_MILLIS.test(trimmed)) return Number(trimmed)
@@ -52,10 +53,16 @@ export function parseTime(text: string, flag: string, now = Date.now()): number 
     const parsed = Date.parse(trimmed)
     if (!Number.isNaN(parsed)) return parsed
   }
-  throw badInput(`--${flag} "${text}": give epoch milliseconds (1767225600000), an ISO date (2026-01-01 or 2026-01-01T12:00:00Z) or a duration from now (30d, 12h, 90m)`)
+  throw badInput(
+    `--${flag} "${text}": give epoch milliseconds (1767225600000), an ISO date (2026-01-01 or 2026-01-01T12:00:00Z) or a duration from now (30d, 12h, 90m)`,
+  )
 }
 
-export function parseInteger(text: unknown, flag: string, { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = {}): number {
+export function parseInteger(
+  text: unknown,
+  flag: string,
+  { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = {},
+): number {
   const value = String(text).trim()
   if (!/^-?\d+$/.test(value)) throw badInput(`--${flag} "${value}": must be a whole number`)
   const number = Number(value)

@@ -32,12 +32,38 @@ export const MODALITIES = [Modality.TEXT, Modality.IMAGE, Modality.AUDIO, Modali
 export const COMMON_SETTINGS: Setting[] = [
   { flag: 'display-name', field: 'displayName', kind: 'text', describe: 'Name shown to people (required on create)' },
   { flag: 'description', field: 'description', kind: 'text', describe: 'Free text ("" clears it on update)' },
-  { flag: 'endpoint-url', field: 'endpointUrl', kind: 'text', describe: 'Provider base URL, http(s) (required on create)' },
-  { flag: 'model-identifier', field: 'modelIdentifier', kind: 'text', describe: 'Model name at the provider (required on create)' },
+  {
+    flag: 'endpoint-url',
+    field: 'endpointUrl',
+    kind: 'text',
+    describe: 'Provider base URL, http(s) (required on create)',
+  },
+  {
+    flag: 'model-identifier',
+    field: 'modelIdentifier',
+    kind: 'text',
+    describe: 'Model name at the provider (required on create)',
+  },
   // Not --version: that prints memsvc's own version everywhere.
-  { flag: 'model-version', field: 'version', kind: 'text', describe: 'Free-form model version ("" clears it on update)' },
-  { flag: 'monitoring-endpoint', field: 'monitoringEndpoint', kind: 'text', describe: 'Monitoring URL ("" clears it on update)' },
-  { flag: 'modality', field: 'supportedModalities', kind: 'choices', choices: MODALITIES, describe: `Supported modality (repeatable): ${MODALITIES.join(', ')} (default TEXT)` },
+  {
+    flag: 'model-version',
+    field: 'version',
+    kind: 'text',
+    describe: 'Free-form model version ("" clears it on update)',
+  },
+  {
+    flag: 'monitoring-endpoint',
+    field: 'monitoringEndpoint',
+    kind: 'text',
+    describe: 'Monitoring URL ("" clears it on update)',
+  },
+  {
+    flag: 'modality',
+    field: 'supportedModalities',
+    kind: 'choices',
+    choices: MODALITIES,
+    describe: `Supported modality (repeatable): ${MODALITIES.join(', ')} (default TEXT)`,
+  },
 ]
 
 /** A capability flag: --<flag> sets it true, --no-<flag> false, neither leaves it to the default / stored value. */
@@ -52,16 +78,45 @@ const CREDENTIALS_GROUP = 'Credentials (one form; default none):'
 export const CREDENTIAL_OPTIONS = {
   'api-key-secret': {
     type: 'string',
-    describe: 'Provider API key, stored encrypted and never shown again (prefer --api-key-secret-file: command lines are visible to other users)',
+    describe:
+      'Provider API key, stored encrypted and never shown again (prefer --api-key-secret-file: command lines are visible to other users)',
     group: CREDENTIALS_GROUP,
     requiresArg: true,
   },
-  'api-key-secret-file': { type: 'string', describe: 'Read the provider API key from this file ("-": stdin); a trailing newline is dropped', group: CREDENTIALS_GROUP, requiresArg: true },
-  'credential-header': { type: 'string', describe: 'Header the provider key is sent in (default Authorization)', group: CREDENTIALS_GROUP, requiresArg: true },
-  'credential-prefix': { type: 'string', describe: 'Text before the key in that header (default Bearer; "" for none)', group: CREDENTIALS_GROUP },
-  adc: { type: 'boolean', describe: 'Cloud application default credentials (also implied by --adc-scope / --adc-quota-project)', group: CREDENTIALS_GROUP },
-  'adc-scope': { type: 'string', describe: 'Additional OAuth scope for cloud ADC (repeatable)', group: CREDENTIALS_GROUP, requiresArg: true },
-  'adc-quota-project': { type: 'string', describe: 'Quota project for cloud ADC', group: CREDENTIALS_GROUP, requiresArg: true },
+  'api-key-secret-file': {
+    type: 'string',
+    describe: 'Read the provider API key from this file ("-": stdin); a trailing newline is dropped',
+    group: CREDENTIALS_GROUP,
+    requiresArg: true,
+  },
+  'credential-header': {
+    type: 'string',
+    describe: 'Header the provider key is sent in (default Authorization)',
+    group: CREDENTIALS_GROUP,
+    requiresArg: true,
+  },
+  'credential-prefix': {
+    type: 'string',
+    describe: 'Text before the key in that header (default Bearer; "" for none)',
+    group: CREDENTIALS_GROUP,
+  },
+  adc: {
+    type: 'boolean',
+    describe: 'Cloud application default credentials (also implied by --adc-scope / --adc-quota-project)',
+    group: CREDENTIALS_GROUP,
+  },
+  'adc-scope': {
+    type: 'string',
+    describe: 'Additional OAuth scope for cloud ADC (repeatable)',
+    group: CREDENTIALS_GROUP,
+    requiresArg: true,
+  },
+  'adc-quota-project': {
+    type: 'string',
+    describe: 'Quota project for cloud ADC',
+    group: CREDENTIALS_GROUP,
+    requiresArg: true,
+  },
   'no-credentials': { type: 'boolean', describe: 'No credentials, e.g. a local deployment', group: CREDENTIALS_GROUP },
   // --no-credentials arrives as credentials=false (yargs boolean negation); declared so strict mode knows it.
   credentials: { type: 'boolean', hidden: true },
@@ -83,10 +138,12 @@ function readSecretFile(file: string): string {
  * replaces the message as a whole (the stored secret is kept when no new one is sent).
  */
 export function credentialsFrom(argv: Args, current?: Credentials): Credentials | undefined {
-  if (argv.credentials === true) throw badInput('use --no-credentials, --api-key-secret[-file] or --adc / --adc-scope to choose credentials')
+  if (argv.credentials === true)
+    throw badInput('use --no-credentials, --api-key-secret[-file] or --adc / --adc-scope to choose credentials')
   const secretText = lastValue(argv['api-key-secret'])
   const secretFile = lastValue(argv['api-key-secret-file'])
-  if (secretText !== undefined && secretFile !== undefined) throw badInput('give --api-key-secret or --api-key-secret-file, not both')
+  if (secretText !== undefined && secretFile !== undefined)
+    throw badInput('give --api-key-secret or --api-key-secret-file, not both')
   const secret = secretFile !== undefined ? readSecretFile(secretFile) : secretText
   const apiKeyForm = secret !== undefined || isGiven(argv, 'credential-header') || isGiven(argv, 'credential-prefix')
   const scopes = asList(argv['adc-scope'])
@@ -110,7 +167,10 @@ export function credentialsFrom(argv: Args, current?: Credentials): Credentials 
     const stored = current?.kind === Credentials_Kind.CLOUD_ADC ? current.cloudAdc : undefined
     return {
       kind: Credentials_Kind.CLOUD_ADC,
-      cloudAdc: { scopes: scopes.length > 0 ? scopes : (stored?.scopes ?? []), quotaProjectId: lastValue(argv['adc-quota-project']) ?? stored?.quotaProjectId },
+      cloudAdc: {
+        scopes: scopes.length > 0 ? scopes : (stored?.scopes ?? []),
+        quotaProjectId: lastValue(argv['adc-quota-project']) ?? stored?.quotaProjectId,
+      },
     }
   }
   return undefined
@@ -122,14 +182,22 @@ export function settingOptions(settings: Setting[], command: 'create' | 'update'
   for (const setting of settings) {
     if (setting.on === 'create' && command !== 'create') continue
     // Always strings: numbers and enums are parsed here with messages naming the flag.
-    options[setting.flag] = { type: 'string', describe: setting.describe, requiresArg: true, ...(setting.group ? { group: setting.group } : {}) }
+    options[setting.flag] = {
+      type: 'string',
+      describe: setting.describe,
+      requiresArg: true,
+      ...(setting.group ? { group: setting.group } : {}),
+    }
   }
   return options
 }
 
 export function capabilityOptions(capabilities: Capability[], group: string): Record<string, Options> {
   return Object.fromEntries(
-    capabilities.map((capability) => [capability.flag, { type: 'boolean', describe: `${capability.describe} (--no-${capability.flag}: does not)`, group }]),
+    capabilities.map((capability) => [
+      capability.flag,
+      { type: 'boolean', describe: `${capability.describe} (--no-${capability.flag}: does not)`, group },
+    ]),
   )
 }
 
@@ -156,7 +224,13 @@ function parseSetting(setting: Setting, value: unknown): unknown {
     case 'list':
       return asList(value)
     case 'choices':
-      return [...new Set(asList(value).flatMap((entry) => entry.split(',')).map((entry) => parseChoice(entry, setting.flag, setting.choices!)))]
+      return [
+        ...new Set(
+          asList(value)
+            .flatMap((entry) => entry.split(','))
+            .map((entry) => parseChoice(entry, setting.flag, setting.choices!)),
+        ),
+      ]
   }
 }
 

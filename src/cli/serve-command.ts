@@ -21,7 +21,9 @@ export function describeServeOptions<T>(yargs: Argv<T>): Argv<T> {
   let configured = yargs
   for (const spec of SERVER_OPTIONS) {
     const envNote = spec.env ? ` [env ${spec.env}]` : ''
-    const defaultNote = spec.defaultText ?? (spec.defaultValue === undefined || spec.kind === 'boolean' ? undefined : String(spec.defaultValue))
+    const defaultNote =
+      spec.defaultText ??
+      (spec.defaultValue === undefined || spec.kind === 'boolean' ? undefined : String(spec.defaultValue))
     configured = configured.option(spec.flag, {
       type: spec.kind === 'boolean' ? 'boolean' : 'string',
       describe: `${spec.describe}${envNote}${defaultNote ? ` (default: ${defaultNote})` : ''}`,
@@ -74,7 +76,11 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
   running.ready.catch(async (error: unknown) => {
     log.error('cannot start', { error: error as Error })
     await running.shutdown('start-up failed').catch(() => {})
-    process.exit(error instanceof DataDirInUseError || error instanceof EncryptionKeyError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)
+    process.exit(
+      error instanceof DataDirInUseError || error instanceof EncryptionKeyError
+        ? EXIT_CONFIG_ERROR
+        : EXIT_STARTUP_FAILED,
+    )
   })
   let signalled = false
   const onSignal = (signal: NodeJS.Signals) => {

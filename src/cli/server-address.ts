@@ -43,5 +43,11 @@ export function parseServerAddress(text: string): ServerAddress {
   if (!host) throw badInput(`--server ${text}: no host`)
   const hostForTarget = net.isIPv6(host) ? `[${host}]` : host
   const tls = scheme === 'https'
-  return { url: `${tls ? 'https' : 'http'}://${hostForTarget}:${port}`, tls, host, port, target: `${hostForTarget}:${port}` }
+  return {
+    url: `${tls ? 'https' : 'http'}://${hostForTarget}:${port}`,
+    tls,
+    host,
+    port,
+    target: `${hostForTarget}:${port}`,
+  }
 }

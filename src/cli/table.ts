@@ -60,7 +60,9 @@ function shrinkToFit(widths: number[], minimums: number[], available: number): n
 /** Drops droppable columns, highest dropOrder first, until the minimum widths fit. */
 function columnsThatFit<Row>(columns: Column<Row>[], width: number): Column<Row>[] {
   const kept = [...columns]
-  const minimumTotal = () => kept.reduce((sum, column) => sum + Math.max(column.minWidth ?? DEFAULT_MIN_WIDTH, column.header.length), 0) + GAP.length * (kept.length - 1)
+  const minimumTotal = () =>
+    kept.reduce((sum, column) => sum + Math.max(column.minWidth ?? DEFAULT_MIN_WIDTH, column.header.length), 0) +
+    GAP.length * (kept.length - 1)
   while (minimumTotal() > width) {
     const droppable = kept.filter((column) => column.dropOrder !== undefined)
     if (droppable.length === 0) break
@@ -71,17 +73,30 @@ function columnsThatFit<Row>(columns: Column<Row>[], width: number): Column<Row>
 }
 
 export function renderTable<Row>(rows: Row[], allColumns: Column<Row>[], width = terminalWidth()): string {
-  const naturalTotal = allColumns.reduce((sum, column) => sum + Math.max(displayLength(column.header), ...rows.map((row) => displayLength(column.value(row)))), 0)
+  const naturalTotal = allColumns.reduce(
+    (sum, column) =>
+      sum + Math.max(displayLength(column.header), ...rows.map((row) => displayLength(column.value(row)))),
+    0,
+  )
   // When space is short, a droppable column with nothing in it is the first to go.
-  const worthShowing = naturalTotal + GAP.length * (allColumns.length - 1) <= width ? allColumns : allColumns.filter((column) => column.dropOrder === undefined || rows.some((row) => column.value(row) !== ''))
+  const worthShowing =
+    naturalTotal + GAP.length * (allColumns.length - 1) <= width
+      ? allColumns
+      : allColumns.filter((column) => column.dropOrder === undefined || rows.some((row) => column.value(row) !== ''))
   const columns = columnsThatFit(worthShowing, width)
   const cells = rows.map((row) => columns.map((column) => clean(column.value(row))))
-  const natural = columns.map((column, index) => Math.max(displayLength(column.header), ...cells.map((line) => displayLength(line[index]!))))
-  const minimums = columns.map((column, index) => Math.min(natural[index]!, Math.max(column.minWidth ?? DEFAULT_MIN_WIDTH, 1)))
+  const natural = columns.map((column, index) =>
+    Math.max(displayLength(column.header), ...cells.map((line) => displayLength(line[index]!))),
+  )
+  const minimums = columns.map((column, index) =>
+    Math.min(natural[index]!, Math.max(column.minWidth ?? DEFAULT_MIN_WIDTH, 1)),
+  )
   const widths = shrinkToFit(natural, minimums, width)
   const line = (values: string[]) =>
     values
-      .map((value, index) => (index === values.length - 1 ? fit(value, widths[index]!).trimEnd() : fit(value, widths[index]!)))
+      .map((value, index) =>
+        index === values.length - 1 ? fit(value, widths[index]!).trimEnd() : fit(value, widths[index]!),
+      )
       .join(GAP)
   return [line(columns.map((column) => column.header)), ...cells.map(line)].join('\n') + '\n'
 }

@@ -33,8 +33,13 @@ export interface PresentedCertificate {
 
 /** Upper-case, colon-separated; accepts the same with or without colons, any case. */
 export function normaliseFingerprint(text: string, what = 'fingerprint'): string {
-  const hex = text.replace(/^sha256:/i, '').replaceAll(':', '').trim().toUpperCase()
-  if (!/^[0-9A-F]+$/.test(hex) || hex.length !== SHA256_BYTES * 2) throw badInput(`${what} "${text}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`)
+  const hex = text
+    .replace(/^sha256:/i, '')
+    .replaceAll(':', '')
+    .trim()
+    .toUpperCase()
+  if (!/^[0-9A-F]+$/.test(hex) || hex.length !== SHA256_BYTES * 2)
+    throw badInput(`${what} "${text}" is not a SHA-256 fingerprint (64 hex digits, colons optional)`)
   return hex.match(/../g)!.join(':')
 }
 
@@ -109,13 +114,22 @@ export function fetchCertificate(server: ServerAddress, timeoutMs = PROBE_TIMEOU
     })
     socket.once('timeout', () => {
       socket.destroy()
-      reject(unreachable(`cannot connect to ${server.target}: no TLS handshake within ${timeoutMs / 1000} s; check the address or choose another with --server`))
+      reject(
+        unreachable(
+          `cannot connect to ${server.target}: no TLS handshake within ${timeoutMs / 1000} s; check the address or choose another with --server`,
+        ),
+      )
     })
     socket.once('error', (error: NodeJS.ErrnoException) => {
       socket.destroy()
-      if (error.syscall === 'connect' || error.syscall === 'getaddrinfo') reject(unreachable(describeConnectFailure(server, error)))
+      if (error.syscall === 'connect' || error.syscall === 'getaddrinfo')
+        reject(unreachable(describeConnectFailure(server, error)))
       else if (looksLikePlaintextPeer(error)) {
-        reject(unreachable(`${server.target} does not answer with TLS; if the server runs with --tls-disabled, use --server http://${server.target}`))
+        reject(
+          unreachable(
+            `${server.target} does not answer with TLS; if the server runs with --tls-disabled, use --server http://${server.target}`,
+          ),
+        )
       } else reject(unreachable(`TLS handshake with ${server.target} failed: ${firstLine(error.message)}`))
     })
   })
@@ -143,7 +157,9 @@ export function pinnedCredentials(pem: string, pin: string): ChannelCredentials 
   const secureContext = tls.createSecureContext({ ca: pem, allowPartialTrustChain: true })
   return credentials.createFromSecureContext(secureContext, {
     checkServerIdentity: (_host, certificate) =>
-      sameFingerprint(certificate.fingerprint256, pin) ? undefined : new Error(`certificate SHA-256 ${certificate.fingerprint256} is not the pinned ${pin}`),
+      sameFingerprint(certificate.fingerprint256, pin)
+        ? undefined
+        : new Error(`certificate SHA-256 ${certificate.fingerprint256} is not the pinned ${pin}`),
   })
 }
 
@@ -162,7 +178,8 @@ export async function channelCredentials(settings: ClientSettings): Promise<Chan
   if (!settings.pin) return credentials.createSsl()
   const pin = normaliseFingerprint(settings.pin, `pinnedCertificateSha256 in ${settings.configPath}`)
   const presented = await fetchCertificate(settings.server)
-  if (!sameFingerprint(presented.fingerprint, pin)) throw unreachable(pinMismatchMessage({ ...settings, pin }, presented.fingerprint))
+  if (!sameFingerprint(presented.fingerprint, pin))
+    throw unreachable(pinMismatchMessage({ ...settings, pin }, presented.fingerprint))
   const now = Date.now()
   if (presented.validTo.getTime() < now || presented.validFrom.getTime() > now) {
     throw unreachable(

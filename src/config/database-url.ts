@@ -78,7 +78,8 @@ export function parseDatabaseUrl(raw: string): DatabaseTarget {
     const match = /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d+))?$/.exec(entry)
     if (!match) throw new DatabaseUrlError(`invalid host "${entry}"`)
     const port = match[2] === undefined ? DEFAULT_POSTGRES_PORT : Number(match[2])
-    if (!Number.isInteger(port) || port < 1 || port > MAX_TCP_PORT) throw new DatabaseUrlError(`invalid port in "${entry}"`)
+    if (!Number.isInteger(port) || port < 1 || port > MAX_TCP_PORT)
+      throw new DatabaseUrlError(`invalid port in "${entry}"`)
     hosts.push(match[1]!.replace(/^\[|\]$/g, ''))
     ports.push(port)
   }

@@ -44,40 +44,184 @@ const SECURITY = 'TLS and metrics:'
 
 /** Every server setting: flag, environment variable and default. The spec's table, plus design additions. */
 export const SERVER_OPTIONS: OptionSpec[] = [
-  { flag: 'rest-port', env: 'SERVICE_REST_PORT', kind: 'port', defaultValue: 8080, describe: 'REST listening port', group: SERVER },
-  { flag: 'grpc-port', env: 'SERVICE_GRPC_PORT', kind: 'port', defaultValue: 9090, describe: 'gRPC listening port', group: SERVER },
-  { flag: 'bind-address', env: 'SERVICE_BIND_ADDRESS', kind: 'string', defaultValue: '0.0.0.0', describe: 'Address both listeners bind to', group: SERVER },
   {
-    flag: 'grpc-max-message-size-mb', env: 'GRPC_MAX_MESSAGE_SIZE_MB', kind: 'positive', defaultValue: 1024,
-    describe: 'Largest gRPC message (RESOURCE_EXHAUSTED above it); also the REST body limit (413 above it)', group: SERVER,
+    flag: 'rest-port',
+    env: 'SERVICE_REST_PORT',
+    kind: 'port',
+    defaultValue: 8080,
+    describe: 'REST listening port',
+    group: SERVER,
   },
-  { flag: 'data-dir', env: 'SERVICE_DATA_DIR', kind: 'string', defaultText: '$STATE_DIRECTORY (systemd), else ~/.local/share/memsvc', describe: 'Embedded database, self-signed certificate and encryption key', group: SERVER },
-  { flag: 'license-dir', env: 'SERVICE_LICENSE_DIR', kind: 'string', defaultText: 'licenses/ next to the executable', describe: 'Directory holding the licence files', group: SERVER },
-  { flag: 'shutdown-timeout-sec', env: 'SERVICE_SHUTDOWN_TIMEOUT_SEC', kind: 'positive', defaultValue: DEFAULT_SHUTDOWN_TIMEOUT_SEC, describe: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish', group: SERVER },
-  { flag: 'log-level', env: 'SERVICE_LOG_LEVEL', kind: 'string', defaultValue: 'info', describe: 'debug, info, warn or error', group: SERVER },
-  { flag: 'db-url', env: 'DB_URL', kind: 'string', defaultText: 'embedded single-node database', describe: 'jdbc:postgresql://host:port/db (or postgres://…) of the primary database', group: DATABASE },
   {
-    flag: 'debug-db-listen', env: 'SERVICE_DEBUG_DB_LISTEN', kind: 'string', defaultText: 'off',
-    describe: 'Debug installs only: serve the embedded database over the PostgreSQL protocol on [ADDR:]PORT (ADDR default 127.0.0.1), for psql', group: DATABASE,
+    flag: 'grpc-port',
+    env: 'SERVICE_GRPC_PORT',
+    kind: 'port',
+    defaultValue: 9090,
+    describe: 'gRPC listening port',
+    group: SERVER,
   },
-  { flag: 'db-user', env: 'DB_USER', kind: 'string', describe: 'Database user (overrides one in the URL)', group: DATABASE },
-  { flag: 'db-password', env: 'DB_PASSWORD', kind: 'string', describe: 'Database password (overrides one in the URL)', group: DATABASE },
-  { flag: 'db-min-idle', env: 'DB_MIN_IDLE', kind: 'count', defaultValue: 2, describe: 'Minimum idle connections, primary pool', group: DATABASE },
-  { flag: 'db-max-pool', env: 'DB_MAX_POOL_SIZE', kind: 'positive', defaultValue: 50, describe: 'Maximum connections, primary pool', group: DATABASE },
-  { flag: 'background-db-min-idle', env: 'BACKGROUND_DB_MIN_IDLE', kind: 'count', defaultValue: 0, describe: 'Minimum idle connections, background job pool', group: DATABASE },
-  { flag: 'background-db-max-pool', env: 'BACKGROUND_DB_MAX_POOL_SIZE', kind: 'positive', defaultValue: 20, describe: 'Maximum connections, background job pool', group: DATABASE },
-  { flag: 'tls-disabled', kind: 'boolean', defaultValue: false, describe: 'Serve plaintext (TLS is on by default)', group: SECURITY },
-  { flag: 'tls-cert-file', env: 'SERVICE_TLS_CERT_FILE', kind: 'string', describe: 'PEM certificate or chain; needs --tls-key-file', group: SECURITY },
-  { flag: 'tls-key-file', env: 'SERVICE_TLS_KEY_FILE', kind: 'string', describe: 'PEM private key; needs --tls-cert-file', group: SECURITY },
-  { flag: 'tls-trust-cert-file', env: 'SERVICE_TLS_TRUST_CERT_FILE', kind: 'string', describe: 'Reserved for client-certificate auth; accepted but unused', group: SECURITY },
   {
-    flag: 'metrics-scrape-secret', env: 'SERVICE_METRICS_SECRET', kind: 'string', defaultText: 'built-in default (logs a warning)',
-    describe: 'Secret GET /metrics requires in X-Service-Metrics-Key; also -Dservice.metrics.secret=VALUE', group: SECURITY,
+    flag: 'bind-address',
+    env: 'SERVICE_BIND_ADDRESS',
+    kind: 'string',
+    defaultValue: '0.0.0.0',
+    describe: 'Address both listeners bind to',
+    group: SERVER,
   },
-  { flag: 'metrics-auth-disabled', kind: 'boolean', defaultValue: false, describe: 'Serve /metrics without the secret', group: SECURITY },
   {
-    flag: 'encryption-key-file', env: 'SERVICE_ENCRYPTION_KEY_FILE', kind: 'string', defaultText: '<data-dir>/encryption.key, created if absent',
-    describe: 'Key (32 bytes: raw, 64 hex digits or base64) encrypting stored provider secrets; every server sharing the database must use the same one', group: SECURITY,
+    flag: 'grpc-max-message-size-mb',
+    env: 'GRPC_MAX_MESSAGE_SIZE_MB',
+    kind: 'positive',
+    defaultValue: 1024,
+    describe: 'Largest gRPC message (RESOURCE_EXHAUSTED above it); also the REST body limit (413 above it)',
+    group: SERVER,
+  },
+  {
+    flag: 'data-dir',
+    env: 'SERVICE_DATA_DIR',
+    kind: 'string',
+    defaultText: '$STATE_DIRECTORY (systemd), else ~/.local/share/memsvc',
+    describe: 'Embedded database, self-signed certificate and encryption key',
+    group: SERVER,
+  },
+  {
+    flag: 'license-dir',
+    env: 'SERVICE_LICENSE_DIR',
+    kind: 'string',
+    defaultText: 'licenses/ next to the executable',
+    describe: 'Directory holding the licence files',
+    group: SERVER,
+  },
+  {
+    flag: 'shutdown-timeout-sec',
+    env: 'SERVICE_SHUTDOWN_TIMEOUT_SEC',
+    kind: 'positive',
+    defaultValue: DEFAULT_SHUTDOWN_TIMEOUT_SEC,
+    describe: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish',
+    group: SERVER,
+  },
+  {
+    flag: 'log-level',
+    env: 'SERVICE_LOG_LEVEL',
+    kind: 'string',
+    defaultValue: 'info',
+    describe: 'debug, info, warn or error',
+    group: SERVER,
+  },
+  {
+    flag: 'db-url',
+    env: 'DB_URL',
+    kind: 'string',
+    defaultText: 'embedded single-node database',
+    describe: 'jdbc:postgresql://host:port/db (or postgres://…) of the primary database',
+    group: DATABASE,
+  },
+  {
+    flag: 'debug-db-listen',
+    env: 'SERVICE_DEBUG_DB_LISTEN',
+    kind: 'string',
+    defaultText: 'off',
+    describe:
+      'Debug installs only: serve the embedded database over the PostgreSQL protocol on [ADDR:]PORT (ADDR default 127.0.0.1), for psql',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-user',
+    env: 'DB_USER',
+    kind: 'string',
+    describe: 'Database user (overrides one in the URL)',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-password',
+    env: 'DB_PASSWORD',
+    kind: 'string',
+    describe: 'Database password (overrides one in the URL)',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-min-idle',
+    env: 'DB_MIN_IDLE',
+    kind: 'count',
+    defaultValue: 2,
+    describe: 'Minimum idle connections, primary pool',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-max-pool',
+    env: 'DB_MAX_POOL_SIZE',
+    kind: 'positive',
+    defaultValue: 50,
+    describe: 'Maximum connections, primary pool',
+    group: DATABASE,
+  },
+  {
+    flag: 'background-db-min-idle',
+    env: 'BACKGROUND_DB_MIN_IDLE',
+    kind: 'count',
+    defaultValue: 0,
+    describe: 'Minimum idle connections, background job pool',
+    group: DATABASE,
+  },
+  {
+    flag: 'background-db-max-pool',
+    env: 'BACKGROUND_DB_MAX_POOL_SIZE',
+    kind: 'positive',
+    defaultValue: 20,
+    describe: 'Maximum connections, background job pool',
+    group: DATABASE,
+  },
+  {
+    flag: 'tls-disabled',
+    kind: 'boolean',
+    defaultValue: false,
+    describe: 'Serve plaintext (TLS is on by default)',
+    group: SECURITY,
+  },
+  {
+    flag: 'tls-cert-file',
+    env: 'SERVICE_TLS_CERT_FILE',
+    kind: 'string',
+    describe: 'PEM certificate or chain; needs --tls-key-file',
+    group: SECURITY,
+  },
+  {
+    flag: 'tls-key-file',
+    env: 'SERVICE_TLS_KEY_FILE',
+    kind: 'string',
+    describe: 'PEM private key; needs --tls-cert-file',
+    group: SECURITY,
+  },
+  {
+    flag: 'tls-trust-cert-file',
+    env: 'SERVICE_TLS_TRUST_CERT_FILE',
+    kind: 'string',
+    describe: 'Reserved for client-certificate auth; accepted but unused',
+    group: SECURITY,
+  },
+  {
+    flag: 'metrics-scrape-secret',
+    env: 'SERVICE_METRICS_SECRET',
+    kind: 'string',
+    defaultText: 'built-in default (logs a warning)',
+    describe: 'Secret GET /metrics requires in X-Service-Metrics-Key; also -Dservice.metrics.secret=VALUE',
+    group: SECURITY,
+  },
+  {
+    flag: 'metrics-auth-disabled',
+    kind: 'boolean',
+    defaultValue: false,
+    describe: 'Serve /metrics without the secret',
+    group: SECURITY,
+  },
+  {
+    flag: 'encryption-key-file',
+    env: 'SERVICE_ENCRYPTION_KEY_FILE',
+    kind: 'string',
+    defaultText: '<data-dir>/encryption.key, created if absent',
+    describe:
+      'Key (32 bytes: raw, 64 hex digits or base64) encrypting stored provider secrets; every server sharing the database must use the same one',
+    group: SECURITY,
   },
 ]
 
@@ -129,7 +273,8 @@ const DEBUG_DB_DEFAULT_HOST = '127.0.0.1'
 export function parseListenAddress(flag: string, text: string): ListenAddress {
   const match = /^(?:(\[[0-9a-f:.]+\]|[^:\s]+):)?(\d+)$/i.exec(text.trim())
   const port = match ? Number(match[2]) : Number.NaN
-  if (!match || port > MAX_TCP_PORT) throw new ConfigError(flag, `expected [ADDR:]PORT with PORT 0-${MAX_TCP_PORT}, got "${text}"`)
+  if (!match || port > MAX_TCP_PORT)
+    throw new ConfigError(flag, `expected [ADDR:]PORT with PORT 0-${MAX_TCP_PORT}, got "${text}"`)
   return { host: match[1]?.replace(/^\[|\]$/g, '') ?? DEBUG_DB_DEFAULT_HOST, port }
 }
 
@@ -147,7 +292,11 @@ export function extractSystemProperties(args: string[]): { args: string[]; prope
   return { args: rest, properties }
 }
 
-function pick(spec: OptionSpec, flags: RawOptions, env: NodeJS.ProcessEnv): { value: unknown; source: string } | undefined {
+function pick(
+  spec: OptionSpec,
+  flags: RawOptions,
+  env: NodeJS.ProcessEnv,
+): { value: unknown; source: string } | undefined {
   const fromFlag = flags[spec.flag]
   if (fromFlag !== undefined) return { value: fromFlag, source: `--${spec.flag}` }
   if (spec.env) {
@@ -181,7 +330,10 @@ function readableFile(flag: string, file: string): string {
     fs.accessSync(resolved, fs.constants.R_OK)
     if (!fs.statSync(resolved).isFile()) throw new Error('not a regular file')
   } catch (error) {
-    throw new ConfigError(flag, `cannot read ${resolved}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new ConfigError(
+      flag,
+      `cannot read ${resolved}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    )
   }
   return resolved
 }
@@ -223,11 +375,15 @@ export function resolveServerConfig(
 
   const maxMessageMb = get<number>('grpc-max-message-size-mb')
   if (maxMessageMb > MAX_MESSAGE_SIZE_MB) {
-    throw new ConfigError('grpc-max-message-size-mb', `expected a whole number from 1 to ${MAX_MESSAGE_SIZE_MB}, got "${maxMessageMb}"`)
+    throw new ConfigError(
+      'grpc-max-message-size-mb',
+      `expected a whole number from 1 to ${MAX_MESSAGE_SIZE_MB}, got "${maxMessageMb}"`,
+    )
   }
 
   const logLevel = get<string>('log-level') as LogLevel
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('log-level', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError('log-level', `expected one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`)
 
   const primaryPool = { minIdle: get<number>('db-min-idle'), max: get<number>('db-max-pool') }
   if (primaryPool.minIdle > primaryPool.max) {
@@ -235,7 +391,10 @@ export function resolveServerConfig(
   }
   const backgroundPool = { minIdle: get<number>('background-db-min-idle'), max: get<number>('background-db-max-pool') }
   if (backgroundPool.minIdle > backgroundPool.max) {
-    throw new ConfigError('background-db-min-idle', `${backgroundPool.minIdle} is more than --background-db-max-pool ${backgroundPool.max}`)
+    throw new ConfigError(
+      'background-db-min-idle',
+      `${backgroundPool.minIdle} is more than --background-db-max-pool ${backgroundPool.max}`,
+    )
   }
 
   let database: DatabaseTarget | undefined
@@ -255,21 +414,33 @@ export function resolveServerConfig(
   }
 
   const debugDbListenText = get<string | undefined>('debug-db-listen')
-  const debugDbListen = debugDbListenText === undefined ? undefined : parseListenAddress('debug-db-listen', debugDbListenText)
-  if (debugDbListen && database) throw new ConfigError('debug-db-listen', 'only for the embedded database; with --db-url connect to that PostgreSQL directly')
+  const debugDbListen =
+    debugDbListenText === undefined ? undefined : parseListenAddress('debug-db-listen', debugDbListenText)
+  if (debugDbListen && database)
+    throw new ConfigError(
+      'debug-db-listen',
+      'only for the embedded database; with --db-url connect to that PostgreSQL directly',
+    )
 
   const tlsDisabled = get<boolean>('tls-disabled')
   const certFile = get<string | undefined>('tls-cert-file')
   const keyFile = get<string | undefined>('tls-key-file')
   const trustFile = get<string | undefined>('tls-trust-cert-file')
   let tls: TlsSettings
-  if (certFile !== undefined && keyFile === undefined) throw new ConfigError('tls-cert-file', 'needs --tls-key-file as well')
-  if (keyFile !== undefined && certFile === undefined) throw new ConfigError('tls-key-file', 'needs --tls-cert-file as well')
+  if (certFile !== undefined && keyFile === undefined)
+    throw new ConfigError('tls-cert-file', 'needs --tls-key-file as well')
+  if (keyFile !== undefined && certFile === undefined)
+    throw new ConfigError('tls-key-file', 'needs --tls-cert-file as well')
   const trustCertFile = trustFile === undefined ? undefined : readableFile('tls-trust-cert-file', trustFile)
   if (tlsDisabled) {
     tls = { mode: 'disabled' }
   } else if (certFile !== undefined && keyFile !== undefined) {
-    tls = { mode: 'files', certFile: readableFile('tls-cert-file', certFile), keyFile: readableFile('tls-key-file', keyFile), trustCertFile }
+    tls = {
+      mode: 'files',
+      certFile: readableFile('tls-cert-file', certFile),
+      keyFile: readableFile('tls-key-file', keyFile),
+      trustCertFile,
+    }
   } else {
     const hostnames = (env[SELF_SIGNED_HOSTNAMES_ENV] || DEFAULT_SELF_SIGNED_HOSTNAMES)
       .split(',')
@@ -281,11 +452,13 @@ export function resolveServerConfig(
 
   const secretFromFlagOrEnv = pick(SERVER_OPTIONS.find((spec) => spec.flag === 'metrics-scrape-secret')!, flags, env)
   const secret = secretFromFlagOrEnv?.value ?? systemProperties[METRICS_SECRET_PROPERTY]
-  if (secret !== undefined && String(secret).length === 0) throw new ConfigError('metrics-scrape-secret', 'must not be empty')
+  if (secret !== undefined && String(secret).length === 0)
+    throw new ConfigError('metrics-scrape-secret', 'must not be empty')
 
   const dataDir = path.resolve(get<string | undefined>('data-dir') ?? defaultDataDir(env))
   const encryptionKeyPath = get<string | undefined>('encryption-key-file')
-  const encryptionKeyFile = encryptionKeyPath === undefined ? undefined : readableFile('encryption-key-file', encryptionKeyPath)
+  const encryptionKeyFile =
+    encryptionKeyPath === undefined ? undefined : readableFile('encryption-key-file', encryptionKeyPath)
   const licenseDir = path.resolve(get<string | undefined>('license-dir') ?? path.join(installDir, 'licenses'))
 
   return {

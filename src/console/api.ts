@@ -83,14 +83,20 @@ function mapJson(value: unknown, replace: (key: string, value: unknown) => unkno
 }
 
 function redactRequest(body: unknown): string {
-  return JSON.stringify(mapJson(body, (key, value) => (key === 'inlineSecret' && typeof value === 'string' ? SECRET_PLACEHOLDER : value)))
+  return JSON.stringify(
+    mapJson(body, (key, value) => (key === 'inlineSecret' && typeof value === 'string' ? SECRET_PLACEHOLDER : value)),
+  )
 }
 
 function redactResponse(text: string): string {
   if (text === '') return ''
   try {
     const parsed: unknown = JSON.parse(text)
-    const redacted = mapJson(parsed, (key, value) => ((key === 'rawApiKey' || key === 'rootApiKey') && typeof value === 'string' ? `${value.slice(0, 12)}… ${SHOWN_ONCE}` : value))
+    const redacted = mapJson(parsed, (key, value) =>
+      (key === 'rawApiKey' || key === 'rootApiKey') && typeof value === 'string'
+        ? `${value.slice(0, 12)}… ${SHOWN_ONCE}`
+        : value,
+    )
     return JSON.stringify(redacted, null, 2)
   } catch {
     return text
@@ -125,7 +131,12 @@ export interface CallOptions {
   apiKey?: string
 }
 
-export async function call<T>(action: string, method: string, path: string, options: CallOptions = {}): Promise<ApiResult<T>> {
+export async function call<T>(
+  action: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<ApiResult<T>> {
   const auth = options.auth ?? true
   const apiKey = options.apiKey ?? session.apiKey
   const headers = requestHeaders(auth, apiKey, options.body !== undefined)
@@ -134,7 +145,14 @@ export async function call<T>(action: string, method: string, path: string, opti
   let status = 0
   let text = ''
   try {
-    const response = await fetch(path, { method, headers, body: bodyText, credentials: 'omit', cache: 'no-store', redirect: 'error' })
+    const response = await fetch(path, {
+      method,
+      headers,
+      body: bodyText,
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'error',
+    })
     status = response.status
     text = await response.text()
   } catch (error) {
@@ -159,13 +177,21 @@ export async function call<T>(action: string, method: string, path: string, opti
   }
   const ok = status >= 200 && status < 300
   if (ok) return { status, ok, data: parsed as T }
-  const error = status === 0 ? { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] } : toApiError(status, parsed, text || `HTTP ${status}`)
+  const error =
+    status === 0
+      ? { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] }
+      : toApiError(status, parsed, text || `HTTP ${status}`)
   if (status === 401 && auth && options.apiKey === undefined && session.apiKey) onUnauthenticated(error)
   return { status, ok, error, raw: parsed }
 }
 
 /** The headers of a call: JSON, and the session's key unless the endpoint is public. */
-function requestHeaders(auth: boolean, apiKey: string | null | undefined, hasBody: boolean, accept = 'application/json'): Record<string, string> {
+function requestHeaders(
+  auth: boolean,
+  apiKey: string | null | undefined,
+  hasBody: boolean,
+  accept = 'application/json',
+): Record<string, string> {
   const headers: Record<string, string> = { accept }
   if (auth && apiKey) headers.authorization = `Bearer ${apiKey}`
   if (hasBody) headers['content-type'] = 'application/json'
@@ -190,11 +216,28 @@ export interface StreamResult {
  * is handed to onLine as soon as it arrives, and debug mode shows the lines as they come.
  * An error answer before the stream begins is the usual JSON error, returned like call()'s.
  */
-export async function streamCall(action: string, method: string, path: string, body: unknown, onLine: (value: unknown) => void, signal?: AbortSignal): Promise<StreamResult> {
+export async function streamCall(
+  action: string,
+  method: string,
+  path: string,
+  body: unknown,
+  onLine: (value: unknown) => void,
+  signal?: AbortSignal,
+): Promise<StreamResult> {
   const apiKey = session.apiKey
   const headers = requestHeaders(true, apiKey, true, 'application/x-ndjson')
   const started = performance.now()
-  const entry = record({ action, method, path, requestBody: redactRequest(body), authorized: Boolean(apiKey), status: 0, responseText: '', durationMs: 0, streamed: true })
+  const entry = record({
+    action,
+    method,
+    path,
+    requestBody: redactRequest(body),
+    authorized: Boolean(apiKey),
+    status: 0,
+    responseText: '',
+    durationMs: 0,
+    streamed: true,
+  })
   const finish = (status: number, text: string): void => {
     entry.status = status
     entry.responseText = text
@@ -203,14 +246,26 @@ export async function streamCall(action: string, method: string, path: string, b
   }
   let response: Response
   try {
-    response = await fetch(path, { method, headers, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store', redirect: 'error', signal })
+    response = await fetch(path, {
+      method,
+      headers,
+      body: JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+      redirect: 'error',
+      signal,
+    })
   } catch (error) {
     if (signal?.aborted) {
       finish(0, STOPPED)
       return { status: 0, ok: false, brokenOff: STOPPED }
     }
     finish(0, `network error: ${(error as Error).message}`)
-    return { status: 0, ok: false, error: { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] } }
+    return {
+      status: 0,
+      ok: false,
+      error: { code: 0, status: 'NETWORK', message: 'the server could not be reached', details: [] },
+    }
   }
   const ok = response.ok && (response.headers.get('content-type') ?? '').includes('ndjson')
   if (!ok || !response.body) {
@@ -261,7 +316,8 @@ export async function streamCall(action: string, method: string, path: string, b
 /** Query string from defined, non-empty values. */
 export function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams()
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(name, String(value))
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== '') search.set(name, String(value))
   const text = search.toString()
   return text ? `?${text}` : ''
 }

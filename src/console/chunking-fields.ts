@@ -2,7 +2,7 @@
 // a strategy and the sizes that strategy takes. Unset sizes are left out, so the
 // server's defaults apply (design.md §5: recursive, 512 characters, overlap 64, KEEP_END).
 import { type Child, h } from './dom.js'
-import { field, type FormErrors, input, select } from './forms.js'
+import { type FormErrors, field, input, select } from './forms.js'
 import type { ChunkingConfig } from './types.js'
 
 /** The server's limit on a chunk size (src/validation/memory.ts MAX_CHUNK_SIZE). */
@@ -22,13 +22,18 @@ export interface ChunkingFields {
 }
 
 const sizeInput = (min: number) => input({ type: 'number', min, max: MAX_CHUNK_SIZE, step: '1', inputmode: 'numeric' })
-const given = (control: HTMLInputElement): number | undefined => (control.value.trim() === '' ? undefined : Number(control.value))
+const given = (control: HTMLInputElement): number | undefined =>
+  control.value.trim() === '' ? undefined : Number(control.value)
 
 /**
  * `name` is the API's field ("defaultChunkingConfig" or "chunkingConfig"), so the
  * server's errors (e.g. defaultChunkingConfig.recursive.chunkOverlap) land next to the size they name.
  */
-export function chunkingFields(errors: FormErrors, name: string, options: { inherit: boolean; legend: string; hint?: Child }): ChunkingFields {
+export function chunkingFields(
+  errors: FormErrors,
+  name: string,
+  options: { inherit: boolean; legend: string; hint?: Child },
+): ChunkingFields {
   const strategies: Array<[string, string]> = [
     ...(options.inherit ? [[INHERIT, "The space's default"] as [string, string]] : []),
     ['recursive', 'Recursive (split on separators)'],
@@ -36,13 +41,52 @@ export function chunkingFields(errors: FormErrors, name: string, options: { inhe
     ['none', 'None (one chunk per memory)'],
   ]
   const strategy = field(errors, { name, label: 'Chunking strategy' }, select(strategies))
-  const chunkSize = field(errors, { name: `${name}.recursive.chunkSize`, label: 'Chunk size', hint: 'Characters; default 512.' }, sizeInput(1))
-  const chunkOverlap = field(errors, { name: `${name}.recursive.chunkOverlap`, label: 'Chunk overlap', hint: 'Characters; default an eighth of the size.' }, sizeInput(0))
-  const keepStrategy = field(errors, { name: `${name}.recursive.keepStrategy`, label: 'A separator goes' }, select(KEEP_STRATEGIES))
-  const maxChunkSize = field(errors, { name: `${name}.sentence.maxChunkSize`, label: 'Max chunk size', hint: 'Characters; default 512.' }, sizeInput(1))
-  const minChunkSize = field(errors, { name: `${name}.sentence.minChunkSize`, label: 'Min chunk size', hint: 'A shorter last chunk joins the one before; default 0.' }, sizeInput(0))
-  const recursivePanel = h('div', { class: 'sub-panel grid3', 'data-strategy': 'recursive' }, chunkSize.wrapper, chunkOverlap.wrapper, keepStrategy.wrapper)
-  const sentencePanel = h('div', { class: 'sub-panel grid3', 'data-strategy': 'sentence' }, maxChunkSize.wrapper, minChunkSize.wrapper)
+  const chunkSize = field(
+    errors,
+    { name: `${name}.recursive.chunkSize`, label: 'Chunk size', hint: 'Characters; default 512.' },
+    sizeInput(1),
+  )
+  const chunkOverlap = field(
+    errors,
+    {
+      name: `${name}.recursive.chunkOverlap`,
+      label: 'Chunk overlap',
+      hint: 'Characters; default an eighth of the size.',
+    },
+    sizeInput(0),
+  )
+  const keepStrategy = field(
+    errors,
+    { name: `${name}.recursive.keepStrategy`, label: 'A separator goes' },
+    select(KEEP_STRATEGIES),
+  )
+  const maxChunkSize = field(
+    errors,
+    { name: `${name}.sentence.maxChunkSize`, label: 'Max chunk size', hint: 'Characters; default 512.' },
+    sizeInput(1),
+  )
+  const minChunkSize = field(
+    errors,
+    {
+      name: `${name}.sentence.minChunkSize`,
+      label: 'Min chunk size',
+      hint: 'A shorter last chunk joins the one before; default 0.',
+    },
+    sizeInput(0),
+  )
+  const recursivePanel = h(
+    'div',
+    { class: 'sub-panel grid3', 'data-strategy': 'recursive' },
+    chunkSize.wrapper,
+    chunkOverlap.wrapper,
+    keepStrategy.wrapper,
+  )
+  const sentencePanel = h(
+    'div',
+    { class: 'sub-panel grid3', 'data-strategy': 'sentence' },
+    maxChunkSize.wrapper,
+    minChunkSize.wrapper,
+  )
   const show = () => {
     recursivePanel.hidden = strategy.control.value !== 'recursive'
     sentencePanel.hidden = strategy.control.value !== 'sentence'
@@ -50,7 +94,15 @@ export function chunkingFields(errors: FormErrors, name: string, options: { inhe
   strategy.control.addEventListener('change', show)
   show()
   return {
-    element: h('fieldset', { class: 'form-section' }, h('legend', null, options.legend), options.hint ? h('p', { class: 'hint' }, options.hint) : null, strategy.wrapper, recursivePanel, sentencePanel),
+    element: h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, options.legend),
+      options.hint ? h('p', { class: 'hint' }, options.hint) : null,
+      strategy.wrapper,
+      recursivePanel,
+      sentencePanel,
+    ),
     collect() {
       switch (strategy.control.value) {
         case 'recursive': {
@@ -77,7 +129,9 @@ export function chunkingFields(errors: FormErrors, name: string, options: { inhe
 /** One line for a stored setting, e.g. "recursive, 512 characters, overlap 64, KEEP_END". */
 export function describeChunking(config: ChunkingConfig | undefined): string {
   if (!config) return 'not set'
-  if ('recursive' in config) return `recursive, ${config.recursive.chunkSize} characters, overlap ${config.recursive.chunkOverlap}, ${config.recursive.keepStrategy}`
-  if ('sentence' in config) return `sentences, at most ${config.sentence.maxChunkSize} characters, at least ${config.sentence.minChunkSize}`
+  if ('recursive' in config)
+    return `recursive, ${config.recursive.chunkSize} characters, overlap ${config.recursive.chunkOverlap}, ${config.recursive.keepStrategy}`
+  if ('sentence' in config)
+    return `sentences, at most ${config.sentence.maxChunkSize} characters, at least ${config.sentence.minChunkSize}`
   return 'none (one chunk per memory)'
 }

@@ -17,7 +17,11 @@ export async function countAll(action: string, path: string, listField: string):
   let count = 0
   let nextToken: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {
-    const result = await call<Record<string, unknown>>(action, 'GET', `${path}${query({ maxResults: PAGE_SIZE, nextToken })}`)
+    const result = await call<Record<string, unknown>>(
+      action,
+      'GET',
+      `${path}${query({ maxResults: PAGE_SIZE, nextToken })}`,
+    )
     if (!result.ok) return result.status === 404 ? { unavailable: true } : { error: result.error }
     count += ((result.data?.[listField] as unknown[] | undefined) ?? []).length
     nextToken = result.data?.nextToken as string | undefined

@@ -10,8 +10,15 @@ const CONTINUATION = ' \\\n  '
 
 export function curlCommand(entry: DebugEntry, origin: string, revealedKey?: string): string {
   // -N: print each line of a streamed answer as it arrives instead of buffering it.
-  const parts = [`curl -sS${entry.streamed ? ' -N' : ''}${entry.method === 'GET' ? '' : ` -X ${entry.method}`} ${shellQuote(origin + entry.path)}`]
-  if (entry.authorized) parts.push(revealedKey ? `-H ${shellQuote(`Authorization: Bearer ${revealedKey}`)}` : '-H "Authorization: Bearer $MEMSVC_API_KEY"')
+  const parts = [
+    `curl -sS${entry.streamed ? ' -N' : ''}${entry.method === 'GET' ? '' : ` -X ${entry.method}`} ${shellQuote(origin + entry.path)}`,
+  ]
+  if (entry.authorized)
+    parts.push(
+      revealedKey
+        ? `-H ${shellQuote(`Authorization: Bearer ${revealedKey}`)}`
+        : '-H "Authorization: Bearer $MEMSVC_API_KEY"',
+    )
   if (entry.requestBody !== undefined) {
     parts.push(`-H 'Content-Type: application/json'`)
     // Close the single quotes around the secret so that the shell expands the variable.

@@ -20,28 +20,56 @@ function tone(status: number): string {
 const isStream = (entry: DebugEntry): boolean => entry.streamed === true && entry.status >= 200 && entry.status < 300
 const streamLines = (entry: DebugEntry): string[] => entry.responseText.split('\n').filter(Boolean)
 /** One block per NDJSON line, so that a long line that wraps still reads as one event; the text keeps its newlines for copying. */
-const streamLineViews = (entry: DebugEntry): HTMLElement[] => streamLines(entry).map((line) => h('span', { class: 'stream-line' }, `${line}\n`))
+const streamLineViews = (entry: DebugEntry): HTMLElement[] =>
+  streamLines(entry).map((line) => h('span', { class: 'stream-line' }, `${line}\n`))
 
 function entryView(entry: DebugEntry): HTMLElement {
   const curl = () => curlCommand(entry, location.origin, reveal ? (session.apiKey ?? undefined) : undefined)
   const response = entry.responseText === '' ? '(empty body)' : entry.responseText
-  const details = h('details', { class: 'debug-entry', 'data-entry': entry.id },
-    h('summary', null,
+  const details = h(
+    'details',
+    { class: 'debug-entry', 'data-entry': entry.id },
+    h(
+      'summary',
+      null,
       h('span', { class: 'debug-action' }, entry.action),
       h('code', { class: 'debug-request' }, `${entry.method} ${entry.path}`),
       h('span', { class: `badge ${tone(entry.status)}`, 'data-testid': 'debug-status' }, statusLine(entry.status)),
       h('span', { class: 'muted' }, `${entry.durationMs} ms`),
     ),
-    h('div', { class: 'debug-block' },
-      h('div', { class: 'block-head' }, h('span', null, 'curl'), copyButton('Copy curl', curl, { 'aria-label': `Copy curl command for ${entry.action}` })),
+    h(
+      'div',
+      { class: 'debug-block' },
+      h(
+        'div',
+        { class: 'block-head' },
+        h('span', null, 'curl'),
+        copyButton('Copy curl', curl, { 'aria-label': `Copy curl command for ${entry.action}` }),
+      ),
       h('pre', { class: 'code', 'data-testid': 'debug-curl', tabindex: '0', 'aria-label': 'curl command' }, curl()),
     ),
-    h('div', { class: 'debug-block' },
-      h('div', { class: 'block-head' },
-        h('span', null, isStream(entry) ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry).length} lines` : `Response: HTTP ${statusLine(entry.status)}`),
-        copyButton(isStream(entry) ? 'Copy lines' : 'Copy JSON', () => entry.responseText, { 'aria-label': `Copy response of ${entry.action}` }),
+    h(
+      'div',
+      { class: 'debug-block' },
+      h(
+        'div',
+        { class: 'block-head' },
+        h(
+          'span',
+          null,
+          isStream(entry)
+            ? `Stream: HTTP ${statusLine(entry.status)}, ${streamLines(entry).length} lines`
+            : `Response: HTTP ${statusLine(entry.status)}`,
+        ),
+        copyButton(isStream(entry) ? 'Copy lines' : 'Copy JSON', () => entry.responseText, {
+          'aria-label': `Copy response of ${entry.action}`,
+        }),
       ),
-      h('pre', { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' }, isStream(entry) ? streamLineViews(entry) : response),
+      h(
+        'pre',
+        { class: 'code', 'data-testid': 'debug-response', tabindex: '0', 'aria-label': 'raw response' },
+        isStream(entry) ? streamLineViews(entry) : response,
+      ),
     ),
   )
   details.open = open.has(entry.id)
@@ -51,18 +79,22 @@ function entryView(entry: DebugEntry): HTMLElement {
 
 export function debugPanel(): { element: HTMLElement; dispose: () => void } {
   const list = h('div', { class: 'debug-list', 'aria-live': 'off' })
-  const revealButton = h('button', {
-    type: 'button',
-    class: 'button small',
-    'aria-pressed': String(reveal),
-    title: 'Show the session API key in the curl commands instead of $MEMSVC_API_KEY',
-    onClick: () => {
-      reveal = !reveal
-      revealButton.setAttribute('aria-pressed', String(reveal))
-      revealButton.textContent = reveal ? 'Hide API key' : 'Reveal API key'
-      render()
+  const revealButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small',
+      'aria-pressed': String(reveal),
+      title: 'Show the session API key in the curl commands instead of $MEMSVC_API_KEY',
+      onClick: () => {
+        reveal = !reveal
+        revealButton.setAttribute('aria-pressed', String(reveal))
+        revealButton.textContent = reveal ? 'Hide API key' : 'Reveal API key'
+        render()
+      },
     },
-  }, reveal ? 'Hide API key' : 'Reveal API key')
+    reveal ? 'Hide API key' : 'Reveal API key',
+  )
   const render = () => {
     for (const entry of debugLog) {
       if (entry.id > newestSeen) {
@@ -71,14 +103,36 @@ export function debugPanel(): { element: HTMLElement; dispose: () => void } {
         open.add(entry.id)
       }
     }
-    replace(list, debugLog.length === 0 ? h('p', { class: 'muted' }, 'No requests yet. Every action you take here appears as a curl command with its raw response.') : debugLog.map(entryView))
+    replace(
+      list,
+      debugLog.length === 0
+        ? h(
+            'p',
+            { class: 'muted' },
+            'No requests yet. Every action you take here appears as a curl command with its raw response.',
+          )
+        : debugLog.map(entryView),
+    )
   }
-  const element = h('aside', { class: 'debug-panel', id: 'debug-panel', 'aria-labelledby': 'debug-title' },
-    h('div', { class: 'debug-head' },
+  const element = h(
+    'aside',
+    { class: 'debug-panel', id: 'debug-panel', 'aria-labelledby': 'debug-title' },
+    h(
+      'div',
+      { class: 'debug-head' },
       h('h2', { id: 'debug-title' }, 'Debug'),
-      h('div', { class: 'actions' }, revealButton, h('button', { type: 'button', class: 'button small', onClick: clearDebugLog }, 'Clear')),
+      h(
+        'div',
+        { class: 'actions' },
+        revealButton,
+        h('button', { type: 'button', class: 'button small', onClick: clearDebugLog }, 'Clear'),
+      ),
     ),
-    h('p', { class: 'hint' }, 'Set MEMSVC_API_KEY in your shell to run these commands. Provider secrets are never kept: they appear as $PROVIDER_API_KEY.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Set MEMSVC_API_KEY in your shell to run these commands. Provider secrets are never kept: they appear as $PROVIDER_API_KEY.',
+    ),
     list,
   )
   render()

@@ -6,7 +6,11 @@ export type Attrs = Record<string, unknown>
 
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'indeterminate', 'selected'])
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag)
   if (attrs) {
     for (const [name, value] of Object.entries(attrs)) {
@@ -44,4 +48,3 @@ export function replace(parent: Element, ...children: Child[]): void {
 let nextId = 0
 /** A unique element id, for label/for and aria-describedby. */
 export const uid = (prefix: string): string => `${prefix}-${++nextId}`
-

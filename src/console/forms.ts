@@ -46,7 +46,8 @@ export class FormErrors {
   #fieldFor(path: string): RegisteredField | undefined {
     let best: RegisteredField | undefined
     for (const field of this.#fields) {
-      if ((path === field.name || path.startsWith(`${field.name}.`)) && (!best || field.name.length > best.name.length)) best = field
+      if ((path === field.name || path.startsWith(`${field.name}.`)) && (!best || field.name.length > best.name.length))
+        best = field
     }
     return best
   }
@@ -67,7 +68,9 @@ export class FormErrors {
       placed++
       first ??= field
       const sub = path.length > field.name.length ? `${path.slice(field.name.length + 1)}: ` : ''
-      field.error.textContent = field.error.textContent ? `${field.error.textContent}; ${sub}${detail.description}` : `${sub}${detail.description}`
+      field.error.textContent = field.error.textContent
+        ? `${field.error.textContent}; ${sub}${detail.description}`
+        : `${sub}${detail.description}`
       field.error.hidden = false
       field.wrapper.classList.add('invalid')
       for (const control of field.controls) control.setAttribute('aria-invalid', 'true')
@@ -75,8 +78,20 @@ export class FormErrors {
     replace(
       this.summary,
       h('p', null, h('strong', null, `${prefix}: `), describeError(error)),
-      placed > 0 ? h('p', null, placed === 1 ? 'The field concerned is marked below.' : `The ${placed} fields concerned are marked below.`) : null,
-      unplaced.length > 0 ? h('ul', null, unplaced.map((detail) => h('li', null, `${detail.field}: ${detail.description}`))) : null,
+      placed > 0
+        ? h(
+            'p',
+            null,
+            placed === 1 ? 'The field concerned is marked below.' : `The ${placed} fields concerned are marked below.`,
+          )
+        : null,
+      unplaced.length > 0
+        ? h(
+            'ul',
+            null,
+            unplaced.map((detail) => h('li', null, `${detail.field}: ${detail.description}`)),
+          )
+        : null,
     )
     this.summary.setAttribute('role', 'alert')
     this.summary.hidden = false
@@ -87,7 +102,10 @@ export class FormErrors {
   /** Errors found before sending (e.g. a label line without "="), shown the same way. */
   showClient(violations: FieldViolation[]): void {
     // describeError prints only the message for code 0.
-    this.show({ code: 0, status: 'CHECK', message: 'please correct the fields marked below', details: violations }, 'Not sent')
+    this.show(
+      { code: 0, status: 'CHECK', message: 'please correct the fields marked below', details: violations },
+      'Not sent',
+    )
   }
 }
 
@@ -104,7 +122,11 @@ function describedBy(hintId: string | undefined, errorId: string): string {
 }
 
 /** A labelled control with its hint and error line. */
-export function field<C extends Control>(form: FormErrors, spec: FieldSpec, control: C): { wrapper: HTMLElement; control: C } {
+export function field<C extends Control>(
+  form: FormErrors,
+  spec: FieldSpec,
+  control: C,
+): { wrapper: HTMLElement; control: C } {
   const id = control.id || uid('field')
   control.id = id
   if (!control.getAttribute('name')) control.setAttribute('name', spec.name)
@@ -113,8 +135,15 @@ export function field<C extends Control>(form: FormErrors, spec: FieldSpec, cont
   const errorId = uid('error')
   control.setAttribute('aria-describedby', describedBy(hintId, errorId))
   const error = h('p', { class: 'field-error', id: errorId, hidden: true })
-  const wrapper = h('div', { class: 'field', 'data-field': spec.name },
-    h('label', { for: id }, spec.label, spec.required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null),
+  const wrapper = h(
+    'div',
+    { class: 'field', 'data-field': spec.name },
+    h(
+      'label',
+      { for: id },
+      spec.label,
+      spec.required ? h('span', { class: 'required', 'aria-hidden': 'true' }, ' *') : null,
+    ),
     control,
     spec.hint ? h('p', { class: 'hint', id: hintId }, spec.hint) : null,
     error,
@@ -124,7 +153,12 @@ export function field<C extends Control>(form: FormErrors, spec: FieldSpec, cont
 }
 
 /** A fieldset of checkboxes or radios with one error line. */
-export function groupField(form: FormErrors, spec: FieldSpec, controls: HTMLInputElement[], labels: string[]): HTMLElement {
+export function groupField(
+  form: FormErrors,
+  spec: FieldSpec,
+  controls: HTMLInputElement[],
+  labels: string[],
+): HTMLElement {
   const errorId = uid('error')
   const hintId = spec.hint ? uid('hint') : undefined
   const error = h('p', { class: 'field-error', id: errorId, hidden: true })
@@ -133,7 +167,9 @@ export function groupField(form: FormErrors, spec: FieldSpec, controls: HTMLInpu
     control.setAttribute('aria-describedby', describedBy(hintId, errorId))
     return h('div', { class: 'choice' }, control, h('label', { for: control.id }, labels[index]))
   })
-  const wrapper = h('fieldset', { class: 'field group', 'data-field': spec.name },
+  const wrapper = h(
+    'fieldset',
+    { class: 'field group', 'data-field': spec.name },
     h('legend', null, spec.label),
     spec.hint ? h('p', { class: 'hint', id: hintId }, spec.hint) : null,
     h('div', { class: 'choices' }, items),
@@ -152,14 +188,21 @@ export function textarea(attrs: Attrs = {}): HTMLTextAreaElement {
 }
 
 export function select(options: Array<string | [string, string]>, attrs: Attrs = {}): HTMLSelectElement {
-  return h('select', attrs, options.map((option) => {
-    const [value, label] = Array.isArray(option) ? option : [option, option]
-    return h('option', { value }, label)
-  }))
+  return h(
+    'select',
+    attrs,
+    options.map((option) => {
+      const [value, label] = Array.isArray(option) ? option : [option, option]
+      return h('option', { value }, label)
+    }),
+  )
 }
 
 /** "key=value" per line → labels; lines without "=" are reported for `fieldName`. */
-export function parseLabels(text: string, fieldName: string): { labels: Record<string, string>; violations: FieldViolation[] } {
+export function parseLabels(
+  text: string,
+  fieldName: string,
+): { labels: Record<string, string>; violations: FieldViolation[] } {
   const labels: Record<string, string> = {}
   const violations: FieldViolation[] = []
   text.split('\n').forEach((raw, index) => {
@@ -195,7 +238,14 @@ export function nativeViolations(form: HTMLFormElement): FieldViolation[] {
   const violations: FieldViolation[] = []
   const seen = new Set<string>()
   for (const element of Array.from(form.elements)) {
-    if (!(element instanceof HTMLInputElement || element instanceof HTMLSelectElement || element instanceof HTMLTextAreaElement)) continue
+    if (
+      !(
+        element instanceof HTMLInputElement ||
+        element instanceof HTMLSelectElement ||
+        element instanceof HTMLTextAreaElement
+      )
+    )
+      continue
     if (element.disabled || element.closest('[hidden]') || element.checkValidity()) continue
     if (seen.has(element.name)) continue
     seen.add(element.name)

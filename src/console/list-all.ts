@@ -12,11 +12,20 @@ export interface AllItems<T> {
   error?: ApiError
 }
 
-export async function listAll<T>(action: string, path: string, listField: string, pageSize = PAGE_SIZE): Promise<AllItems<T>> {
+export async function listAll<T>(
+  action: string,
+  path: string,
+  listField: string,
+  pageSize = PAGE_SIZE,
+): Promise<AllItems<T>> {
   const items: T[] = []
   let nextToken: string | undefined
   do {
-    const result = await call<Record<string, unknown>>(action, 'GET', `${path}${query({ maxResults: pageSize, nextToken })}`)
+    const result = await call<Record<string, unknown>>(
+      action,
+      'GET',
+      `${path}${query({ maxResults: pageSize, nextToken })}`,
+    )
     if (!result.ok) return result.status === 404 ? { items, unavailable: true } : { items, error: result.error }
     items.push(...((result.data?.[listField] as T[] | undefined) ?? []))
     nextToken = result.data?.nextToken as string | undefined

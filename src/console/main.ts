@@ -49,16 +49,21 @@ function parseHash(): { page: string; params: string[]; query: URLSearchParams }
 }
 
 function debugToggle(): HTMLButtonElement {
-  const button = h('button', {
-    type: 'button',
-    class: 'button small toggle',
-    'aria-pressed': String(session.debug),
-    'aria-controls': 'debug-panel',
-    onClick: () => {
-      setDebug(!session.debug)
-      button.setAttribute('aria-pressed', String(session.debug))
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small toggle',
+      'aria-pressed': String(session.debug),
+      'aria-controls': 'debug-panel',
+      onClick: () => {
+        setDebug(!session.debug)
+        button.setAttribute('aria-pressed', String(session.debug))
+      },
     },
-  }, h('span', { class: 'indicator', 'aria-hidden': 'true' }), 'Debug mode')
+    h('span', { class: 'indicator', 'aria-hidden': 'true' }),
+    'Debug mode',
+  )
   return button
 }
 
@@ -77,22 +82,43 @@ function setDebug(on: boolean): void {
 }
 
 function skipLink(): HTMLElement {
-  return h('a', {
-    class: 'skip-link',
-    href: '#main',
-    onClick: (event: Event) => {
-      event.preventDefault()
-      document.getElementById('main')?.focus()
+  return h(
+    'a',
+    {
+      class: 'skip-link',
+      href: '#main',
+      onClick: (event: Event) => {
+        event.preventDefault()
+        document.getElementById('main')?.focus()
+      },
     },
-  }, 'Skip to content')
+    'Skip to content',
+  )
 }
 
 function header(user: User | undefined): HTMLElement {
-  return h('header', { class: 'topbar' },
-    h('div', { class: 'brand' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, 'm'), h('h1', null, 'memsvc console')),
-    h('div', { class: 'topbar-actions' },
+  return h(
+    'header',
+    { class: 'topbar' },
+    h(
+      'div',
+      { class: 'brand' },
+      h('span', { class: 'logo', 'aria-hidden': 'true' }, 'm'),
+      h('h1', null, 'memsvc console'),
+    ),
+    h(
+      'div',
+      { class: 'topbar-actions' },
       debugToggle(),
-      user ? h('span', { class: 'whoami' }, 'Signed in as ', h('strong', null, user.username), ` (${user.role.toLowerCase()})`) : null,
+      user
+        ? h(
+            'span',
+            { class: 'whoami' },
+            'Signed in as ',
+            h('strong', null, user.username),
+            ` (${user.role.toLowerCase()})`,
+          )
+        : null,
       user ? h('button', { type: 'button', class: 'button small', onClick: () => signOut() }, 'Sign out') : null,
     ),
   )
@@ -100,13 +126,29 @@ function header(user: User | undefined): HTMLElement {
 
 function layout(user: User | undefined, current: string, main: HTMLElement): HTMLElement {
   const nav = user
-    ? h('nav', { class: 'sidenav', 'aria-label': 'Sections' },
-        h('ul', null, ROUTES.filter((route) => !route.adminOnly || user.role === 'ADMIN').map((route) =>
-          h('li', null, h('a', { href: `#/${route.path}`, 'aria-current': route.path === current ? 'page' : undefined }, route.title)),
-        )),
+    ? h(
+        'nav',
+        { class: 'sidenav', 'aria-label': 'Sections' },
+        h(
+          'ul',
+          null,
+          ROUTES.filter((route) => !route.adminOnly || user.role === 'ADMIN').map((route) =>
+            h(
+              'li',
+              null,
+              h(
+                'a',
+                { href: `#/${route.path}`, 'aria-current': route.path === current ? 'page' : undefined },
+                route.title,
+              ),
+            ),
+          ),
+        ),
       )
     : null
-  return h('div', { class: `shell${user ? '' : ' signed-out'}` },
+  return h(
+    'div',
+    { class: `shell${user ? '' : ' signed-out'}` },
     skipLink(),
     header(user),
     h('div', { class: 'body' }, nav, main),
@@ -163,7 +205,9 @@ async function render(options: { focusHeading?: boolean } = {}): Promise<void> {
   const route = ROUTES.find((candidate) => candidate.path === page && (!candidate.adminOnly || me!.role === 'ADMIN'))
   mount(layout(me, route?.path ?? '', main))
   if (!route) {
-    main.appendChild(notice('warning', `There is no page "${page}". `, h('a', { href: '#/overview' }, 'Go to the overview')))
+    main.appendChild(
+      notice('warning', `There is no page "${page}". `, h('a', { href: '#/overview' }, 'Go to the overview')),
+    )
     return
   }
   document.title = `${route.title} · memsvc console`
@@ -182,6 +226,8 @@ async function render(options: { focusHeading?: boolean } = {}): Promise<void> {
   if (options.focusHeading && token === renderToken) main.querySelector<HTMLElement>('.page-title')?.focus()
 }
 
-setUnauthenticatedHandler(() => signOut('Your API key is no longer accepted (it was deactivated, deleted or has expired). Sign in with another key.'))
+setUnauthenticatedHandler(() =>
+  signOut('Your API key is no longer accepted (it was deactivated, deleted or has expired). Sign in with another key.'),
+)
 window.addEventListener('hashchange', () => render({ focusHeading: true }))
 render()

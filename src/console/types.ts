@@ -4,12 +4,12 @@
 import type { User } from '../domain/users.js'
 
 export type { ApiKey } from '../domain/api-keys.js'
-export type { InitializeSystemResult as InitResult, SystemInfo } from '../domain/system.js'
-export type { User } from '../domain/users.js'
 export type { ChunkingConfig } from '../domain/chunking/chunking-config.js'
 export type { Memory, MemoryContent } from '../domain/memories.js'
 export type { RetrievalEvent, RetrievedChunk } from '../domain/retrieval.js'
 export type { Space, SpaceEmbedder } from '../domain/spaces.js'
+export type { InitializeSystemResult as InitResult, SystemInfo } from '../domain/system.js'
+export type { User } from '../domain/users.js'
 
 export interface Credentials {
   kind: 'API_KEY' | 'CLOUD_ADC' | 'NONE'

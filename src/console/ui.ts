@@ -35,17 +35,21 @@ export async function copyText(text: string): Promise<boolean> {
 }
 
 export function copyButton(label: string, text: () => string, extra: Record<string, unknown> = {}): HTMLButtonElement {
-  const button = h('button', {
-    type: 'button',
-    class: 'button small',
-    ...extra,
-    onClick: async () => {
-      const copied = await copyText(text())
-      button.textContent = copied ? 'Copied' : 'Copy failed'
-      announce(copied ? 'Copied to the clipboard' : 'Could not copy; select the text and copy it yourself')
-      window.setTimeout(() => (button.textContent = label), 2000)
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small',
+      ...extra,
+      onClick: async () => {
+        const copied = await copyText(text())
+        button.textContent = copied ? 'Copied' : 'Copy failed'
+        announce(copied ? 'Copied to the clipboard' : 'Could not copy; select the text and copy it yourself')
+        window.setTimeout(() => (button.textContent = label), 2000)
+      },
     },
-  }, label)
+    label,
+  )
   return button
 }
 
@@ -75,8 +79,14 @@ export function confirmDialog(options: ConfirmOptions): Promise<boolean> {
       resolve(answer)
     }
     const cancel = h('button', { type: 'button', class: 'button', onClick: () => close(false) }, 'Cancel')
-    const confirm = h('button', { type: 'button', class: options.danger ? 'button danger' : 'button primary', onClick: () => close(true) }, options.confirmLabel)
-    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId },
+    const confirm = h(
+      'button',
+      { type: 'button', class: options.danger ? 'button danger' : 'button primary', onClick: () => close(true) },
+      options.confirmLabel,
+    )
+    const dialog = h(
+      'dialog',
+      { class: 'dialog', 'aria-labelledby': titleId },
       h('h2', { id: titleId }, options.title),
       h('div', { class: 'dialog-message' }, options.message),
       options.body,
@@ -111,7 +121,11 @@ export function badge(text: string, tone: 'ok' | 'off' | 'warn' | 'bad' | 'neutr
 export function labelChips(labels: Record<string, string> | undefined): HTMLElement {
   const entries = Object.entries(labels ?? {})
   if (entries.length === 0) return h('span', { class: 'muted' }, 'none')
-  return h('ul', { class: 'chips', 'aria-label': 'labels' }, entries.map(([key, value]) => h('li', { class: 'chip' }, `${key}=${value}`)))
+  return h(
+    'ul',
+    { class: 'chips', 'aria-label': 'labels' },
+    entries.map(([key, value]) => h('li', { class: 'chip' }, `${key}=${value}`)),
+  )
 }
 
 const pad = (value: number) => String(value).padStart(2, '0')
@@ -126,7 +140,12 @@ export function time(ms: number | string | undefined, empty = 'never'): HTMLElem
 
 /** A page's heading; focused after navigation so keyboard and screen reader users land on it. */
 export function pageHeading(text: string, ...actions: Child[]): HTMLElement {
-  return h('div', { class: 'page-head' }, h('h2', { tabindex: '-1', class: 'page-title' }, text), actions.length ? h('div', { class: 'actions' }, ...actions) : null)
+  return h(
+    'div',
+    { class: 'page-head' },
+    h('h2', { tabindex: '-1', class: 'page-title' }, text),
+    actions.length ? h('div', { class: 'actions' }, ...actions) : null,
+  )
 }
 
 export function setBusy(button: HTMLButtonElement, busy: boolean, busyLabel?: string): void {
@@ -139,7 +158,11 @@ export function setBusy(button: HTMLButtonElement, busy: boolean, busyLabel?: st
 }
 
 export function keyValueTable(rows: Array<[string, Child]>): HTMLElement {
-  return h('dl', { class: 'kv' }, rows.map(([term, value]) => [h('dt', null, term), h('dd', null, value)]))
+  return h(
+    'dl',
+    { class: 'kv' },
+    rows.map(([term, value]) => [h('dt', null, term), h('dd', null, value)]),
+  )
 }
 
 export function section(title: string, ...children: Child[]): HTMLElement {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import postgres from 'postgres'
+import { type DatabaseTarget, describeDatabaseTarget } from '../config/database-url.js'
 import type { PoolSettings, ServerConfig } from '../config/server-config.js'
-import { describeDatabaseTarget, type DatabaseTarget } from '../config/database-url.js'
 import type { Logger } from '../observability/logger.js'
 import type { PoolStats } from '../observability/metrics.js'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
@@ -150,7 +150,12 @@ function keepMinIdle(sql: Sql, minIdle: number): () => void {
 const LISTEN_RETRY_MS = 1_000
 
 /** A dedicated connection running LISTEN, re-established after every disconnect. */
-function subscribeOnPostgres(target: ClientTarget, listenerName: string, channels: string[], handlers: ChangeFeedHandlers): ChangeFeed {
+function subscribeOnPostgres(
+  target: ClientTarget,
+  listenerName: string,
+  channels: string[],
+  handlers: ChangeFeedHandlers,
+): ChangeFeed {
   let live = false
   let closed = false
   const setLive = (next: boolean) => {
@@ -196,7 +201,10 @@ function subscribeOnPostgres(target: ClientTarget, listenerName: string, channel
 
 const ALWAYS_LIVE_FEED: ChangeFeed = { live: true, close: async () => {} }
 
-async function postgresPoolStats(sql: Sql, pools: Array<{ name: string; applicationName: string; max: number }>): Promise<PoolStats[]> {
+async function postgresPoolStats(
+  sql: Sql,
+  pools: Array<{ name: string; applicationName: string; max: number }>,
+): Promise<PoolStats[]> {
   const rows = await sql<Array<{ application_name: string; open: number; active: number }>>`
     select application_name, count(*)::int as open, count(*) filter (where state = 'active')::int as active
     from pg_stat_activity
@@ -221,7 +229,10 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
     ]
     const primary = createPool(clientTarget, config.primaryPool, pools[0]!.applicationName)
     const background = createPool(clientTarget, config.backgroundPool, pools[1]!.applicationName)
-    stopKeepers.push(keepMinIdle(primary, config.primaryPool.minIdle), keepMinIdle(background, config.backgroundPool.minIdle))
+    stopKeepers.push(
+      keepMinIdle(primary, config.primaryPool.minIdle),
+      keepMinIdle(background, config.backgroundPool.minIdle),
+    )
     const healthCheck = createPool(clientTarget, { minIdle: 0, max: 1 }, `memsvc-health-${suffix}`)
     return {
       primary,
@@ -232,22 +243,40 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
       description: describeDatabaseTarget(target),
       listenerName,
       subscribe: (channels, handlers) => subscribeOnPostgres(clientTarget, listenerName, channels, handlers),
-      poolStats: () => postgresPoolStats(primary, pools.map((pool) => ({ name: pool.name, applicationName: pool.applicationName, max: pool.settings.max }))),
+      poolStats: () =>
+        postgresPoolStats(
+          primary,
+          pools.map((pool) => ({ name: pool.name, applicationName: pool.applicationName, max: pool.settings.max })),
+        ),
       async close() {
         for (const stop of stopKeepers) stop()
-        await Promise.all([primary.end({ timeout: 5 }), background.end({ timeout: 5 }), healthCheck.end({ timeout: 1 })])
+        await Promise.all([
+          primary.end({ timeout: 5 }),
+          background.end({ timeout: 5 }),
+          healthCheck.end({ timeout: 1 }),
+        ])
       },
     }
   }
 
   const pool = { minIdle: 0, max: EMBEDDED_CONNECTIONS }
   const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, pool.max, log, config.debugDbListen)
-  const clientTarget: ClientTarget = { hosts: [], ports: [], database: 'postgres', user: 'postgres', ssl: false, path: embedded.socketPath }
+  const clientTarget: ClientTarget = {
+    hosts: [],
+    ports: [],
+    database: 'postgres',
+    user: 'postgres',
+    ssl: false,
+    path: embedded.socketPath,
+  }
   const shared = createPool(clientTarget, pool, 'memsvc-embedded')
-  log.info('embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas', {
-    dataDir: config.dataDir,
-    connections: pool.max,
-  })
+  log.info(
+    'embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas',
+    {
+      dataDir: config.dataDir,
+      connections: pool.max,
+    },
+  )
   return {
     primary: shared,
     background: shared,

@@ -71,7 +71,10 @@ export class DiskFullError extends Error {
 function requireFreeSpace(dir: string): void {
   const stats = fs.statfsSync(dir)
   const free = stats.bavail * stats.bsize
-  if (free < MIN_FREE_BYTES) throw new DiskFullError(`${free} bytes free on the file system of ${dir}; the embedded database needs at least ${MIN_FREE_BYTES}`)
+  if (free < MIN_FREE_BYTES)
+    throw new DiskFullError(
+      `${free} bytes free on the file system of ${dir}; the embedded database needs at least ${MIN_FREE_BYTES}`,
+    )
 }
 
 function processAlive(pid: number): boolean {
@@ -95,7 +98,9 @@ function acquireDataDirLock(dataDir: string): () => void {
   const lockFile = path.join(dataDir, 'memsvc.pid')
   const key = path.resolve(dataDir)
   if (heldByThisProcess.has(key)) {
-    throw new DataDirInUseError(`data directory ${dataDir} is in use by another memsvc server in this process (pid ${process.pid})`)
+    throw new DataDirInUseError(
+      `data directory ${dataDir} is in use by another memsvc server in this process (pid ${process.pid})`,
+    )
   }
   for (;;) {
     try {
@@ -142,7 +147,12 @@ function vectorExtensionFile(dataDir: string): URL {
  * Runs PostgreSQL (PGlite, in WASM) in-process and serves it on a private Unix socket,
  * so the same postgres.js code and SQL run in embedded mode and against PostgreSQL.
  */
-export async function startEmbeddedPostgres(dataDir: string, poolConnections: number, log: Logger, debugListen?: ListenAddress): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  poolConnections: number,
+  log: Logger,
+  debugListen?: ListenAddress,
+): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const releaseLock = acquireDataDirLock(dataDir)
   const pgDataDir = path.join(dataDir, 'pgdata')
@@ -173,7 +183,8 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
     // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
     // others out of them meanwhile.
     const opened = makeOwnerOnly(pgDataDir)
-    if (opened > 0 && !firstStart) log.info('made database files private to their owner', { dir: pgDataDir, filesChanged: opened })
+    if (opened > 0 && !firstStart)
+      log.info('made database files private to their owner', { dir: pgDataDir, filesChanged: opened })
     const maxConnections = poolConnections + SPARE_CONNECTIONS + (debugListen ? DEBUG_CONNECTIONS : 0)
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections })
     await server.start()
@@ -182,15 +193,20 @@ export async function startEmbeddedPostgres(dataDir: string, poolConnections: nu
       ? await listenForDebugging(server, debugListen).catch(async (error: unknown) => {
           await server.stop()
           await db.close()
-          throw new Error(`--debug-db-listen ${debugListen.host}:${debugListen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+          throw new Error(
+            `--debug-db-listen ${debugListen.host}:${debugListen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+          )
         })
       : undefined
     if (debugListener) {
-      log.warn('DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD; never enable this on a shared or production host', {
-        listen: describeAddress(debugListener),
-        user: 'postgres',
-        database: 'postgres',
-      })
+      log.warn(
+        'DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD; never enable this on a shared or production host',
+        {
+          listen: describeAddress(debugListener),
+          user: 'postgres',
+          database: 'postgres',
+        },
+      )
     }
     return {
       dataDir: pgDataDir,

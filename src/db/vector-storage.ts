@@ -43,17 +43,28 @@ const VECTOR_STORAGE_SQL = `
  * unavailable, and the rest of the server runs on.
  */
 export async function prepareVectorStorage(sql: Sql): Promise<VectorSupport> {
-  const available = await sql<Array<{ default_version: string }>>`select default_version from pg_available_extensions where name = 'vector'`
-  if (available.length === 0) return { available: false, reason: `the extension "vector" is not installed on this PostgreSQL server; ${VECTOR_EXTENSION_HELP}` }
+  const available = await sql<
+    Array<{ default_version: string }>
+  >`select default_version from pg_available_extensions where name = 'vector'`
+  if (available.length === 0)
+    return {
+      available: false,
+      reason: `the extension "vector" is not installed on this PostgreSQL server; ${VECTOR_EXTENSION_HELP}`,
+    }
   try {
     await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
       await tx.unsafe(VECTOR_STORAGE_SQL)
     })
   } catch (error) {
-    return { available: false, reason: `CREATE EXTENSION vector failed (${(error as Error).message}); ${VECTOR_EXTENSION_HELP}` }
+    return {
+      available: false,
+      reason: `CREATE EXTENSION vector failed (${(error as Error).message}); ${VECTOR_EXTENSION_HELP}`,
+    }
   }
-  const installed = await sql<Array<{ extversion: string }>>`select extversion from pg_extension where extname = 'vector'`
+  const installed = await sql<
+    Array<{ extversion: string }>
+  >`select extversion from pg_extension where extname = 'vector'`
   return { available: true, version: installed[0]?.extversion ?? available[0]!.default_version }
 }
 
@@ -65,9 +76,15 @@ export const embedderIndexName = (embedderId: string) => `chunk_vectors_hnsw_${e
  * to its dimension: `halfvec` above 2,000 dimensions, none above 4,000 (exact search).
  * Created when an embedder first joins a space, inside that transaction.
  */
-export async function ensureEmbedderIndex(sql: Queryable, embedderId: string, dimensionality: number): Promise<boolean> {
-  if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS) return false
-  const [type, opclass] = dimensionality > MAX_VECTOR_INDEX_DIMENSIONS ? ['halfvec', 'halfvec_cosine_ops'] : ['vector', 'vector_cosine_ops']
+export async function ensureEmbedderIndex(
+  sql: Queryable,
+  embedderId: string,
+  dimensionality: number,
+): Promise<boolean> {
+  if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS)
+    return false
+  const [type, opclass] =
+    dimensionality > MAX_VECTOR_INDEX_DIMENSIONS ? ['halfvec', 'halfvec_cosine_ops'] : ['vector', 'vector_cosine_ops']
   // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
   if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
   await sql.unsafe(

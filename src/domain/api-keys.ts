@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
-import * as apiKeysSql from '../db/sql/api-keys.js'
-import type { ApiKeyRow } from '../db/sql/api-keys.js'
 import type { Queryable } from '../db/database.js'
+import type { ApiKeyRow } from '../db/sql/api-keys.js'
+import * as apiKeysSql from '../db/sql/api-keys.js'
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../errors/app-error.js'
 import { createApiKeySchema, idSchema, listApiKeysSchema, updateApiKeySchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
@@ -67,7 +67,8 @@ export async function issueApiKey(
   try {
     await apiKeysSql.insertApiKey(sql, row, hashApiKey(rawApiKey))
   } catch (error) {
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw alreadyExists(`an API key with id ${row.id} already exists`)
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION)
+      throw alreadyExists(`an API key with id ${row.id} already exists`)
     throw error
   }
   return { row, rawApiKey }
@@ -120,9 +121,16 @@ export async function listApiKeys(context: DomainContext, call: CallContext, inp
  * message) unless the caller may act on anyone's keys: the answer reveals nothing
  * about ids the caller does not own.
  */
-async function findAuthorisedKey(sql: Queryable, principal: Principal, action: 'UPDATE' | 'DELETE', id: string, forUpdate = false): Promise<ApiKeyRow> {
+async function findAuthorisedKey(
+  sql: Queryable,
+  principal: Principal,
+  action: 'UPDATE' | 'DELETE',
+  id: string,
+  forUpdate = false,
+): Promise<ApiKeyRow> {
   const row = await apiKeysSql.findApiKey(sql, id, { forUpdate })
-  if (!row || (row.user_id !== principal.userId && !hasPermission(principal, `${action}_APIKEY_ANY`))) throw notFound(`API key ${id}`)
+  if (!row || (row.user_id !== principal.userId && !hasPermission(principal, `${action}_APIKEY_ANY`)))
+    throw notFound(`API key ${id}`)
   requireOwnership(principal, 'APIKEY', action, row.user_id)
   return row
 }
@@ -142,7 +150,12 @@ function sameLabels(a: Record<string, string>, b: Record<string, string>): boole
   return aKeys.length === Object.keys(b).length && aKeys.every((key) => b[key] === a[key])
 }
 
-export async function updateApiKey(context: DomainContext, call: CallContext, apiKeyId: unknown, input: unknown): Promise<ApiKey> {
+export async function updateApiKey(
+  context: DomainContext,
+  call: CallContext,
+  apiKeyId: unknown,
+  input: unknown,
+): Promise<ApiKey> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, apiKeyId, 'apiKeyId')
   const request = parseInput(updateApiKeySchema, input)
@@ -150,12 +163,21 @@ export async function updateApiKey(context: DomainContext, call: CallContext, ap
     const current = await findAuthorisedKey(tx, principal, 'UPDATE', id, true)
     const status = request.status ?? current.status
     if (status === 'ACTIVE' && current.status === 'INACTIVE') requireMayReactivate(principal, current)
-    const labels = request.replaceLabels ?? (request.mergeLabels ? { ...current.labels, ...request.mergeLabels } : current.labels)
-    if (Object.keys(labels).length > 20) throw invalidArgument('mergeLabels', 'the merged label set would have more than 20 labels')
+    const labels =
+      request.replaceLabels ?? (request.mergeLabels ? { ...current.labels, ...request.mergeLabels } : current.labels)
+    if (Object.keys(labels).length > 20)
+      throw invalidArgument('mergeLabels', 'the merged label set would have more than 20 labels')
     // An update that changes nothing leaves the audit fields as they were.
     if (status === current.status && sameLabels(labels, current.labels)) return { row: current, revoked: false }
-    const deactivatedBy = status === 'ACTIVE' ? null : current.status === 'INACTIVE' ? (current.deactivated_by ?? null) : principal.userId
-    const row = await apiKeysSql.updateApiKey(tx, id, { status, labels, updatedAt: nowMillis(), updatedBy: principal.userId, deactivatedBy })
+    const deactivatedBy =
+      status === 'ACTIVE' ? null : current.status === 'INACTIVE' ? (current.deactivated_by ?? null) : principal.userId
+    const row = await apiKeysSql.updateApiKey(tx, id, {
+      status,
+      labels,
+      updatedAt: nowMillis(),
+      updatedBy: principal.userId,
+      deactivatedBy,
+    })
     return { row, revoked: current.status === 'ACTIVE' && status === 'INACTIVE' }
   })
   context.authenticator.forgetKey(id)

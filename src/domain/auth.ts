@@ -68,7 +68,10 @@ export class Authenticator {
       onLiveChange: (live) => {
         // Whatever changed while we were not listening is unknown: forget everything.
         this.#cache.clear()
-        this.log.info(live ? 'listening for API key changes' : 'API key change feed down; authenticating without cache', { live })
+        this.log.info(
+          live ? 'listening for API key changes' : 'API key change feed down; authenticating without cache',
+          { live },
+        )
       },
     })
     this.#flushTimer = setInterval(() => void this.flushUsage(), USAGE_FLUSH_INTERVAL_MS)
@@ -105,7 +108,12 @@ export class Authenticator {
           userId: row.user_id,
           role: row.role,
           apiKeyId: row.key_id,
-          user: { username: row.username, displayName: row.display_name, createdAt: row.user_created_at.getTime(), updatedAt: row.user_updated_at.getTime() },
+          user: {
+            username: row.username,
+            displayName: row.display_name,
+            createdAt: row.user_created_at.getTime(),
+            updatedAt: row.user_updated_at.getTime(),
+          },
         },
         expiresAt: row.expires_at ? row.expires_at.getTime() : null,
         cachedAt: now,
@@ -135,7 +143,9 @@ export class Authenticator {
     else if (kind === 'user' && id) this.forgetUser(id)
     else if (kind === 'sync' && id) {
       // Notifications arrive in commit order, so every eviction before this sync is done: confirm it.
-      void this.database.primary`select pg_notify(${AUTH_ACK_CHANNEL}, ${`${id}:${this.database.listenerName}`})`.catch(() => {})
+      void this.database.primary`select pg_notify(${AUTH_ACK_CHANNEL}, ${`${id}:${this.database.listenerName}`})`.catch(
+        () => {},
+      )
     } else this.#cache.clear()
   }
 
@@ -167,10 +177,13 @@ export class Authenticator {
     try {
       await this.database.primary`select pg_notify(${AUTH_CHANGE_CHANNEL}, ${`sync:${nonce}`})`
       if (!(await confirmed)) {
-        this.log.warn('some servers did not confirm a key revocation in time; they will refuse the key within the cache bound', {
-          unconfirmed: [...pending].join(','),
-          boundMs: AUTH_CACHE_TTL_MS,
-        })
+        this.log.warn(
+          'some servers did not confirm a key revocation in time; they will refuse the key within the cache bound',
+          {
+            unconfirmed: [...pending].join(','),
+            boundMs: AUTH_CACHE_TTL_MS,
+          },
+        )
       }
     } finally {
       this.#syncWaiters.delete(nonce)
@@ -198,7 +211,8 @@ export class Authenticator {
       await this.#usageSink(batch)
     } catch (error) {
       this.log.warn('could not queue API key usage; will retry', { error: error as Error, keys: batch.length })
-      for (const entry of batch) if (!this.#pendingUsage.has(entry.id)) this.#pendingUsage.set(entry.id, new Date(entry.usedAt))
+      for (const entry of batch)
+        if (!this.#pendingUsage.has(entry.id)) this.#pendingUsage.set(entry.id, new Date(entry.usedAt))
     }
   }
 }

@@ -94,7 +94,8 @@ export class ServerContext {
 
   /** The use cases' context; UNAVAILABLE while the server is starting. */
   get domain(): DomainContext {
-    if (!this.#domain) throw new AppError('UNAVAILABLE', 'the server is starting and its database is not ready yet; try again shortly')
+    if (!this.#domain)
+      throw new AppError('UNAVAILABLE', 'the server is starting and its database is not ready yet; try again shortly')
     return this.#domain
   }
 

@@ -16,7 +16,18 @@ export async function drainServer(context: DomainContext, call: CallContext, inp
   requirePermission(principal, 'DRAIN_SERVER')
   const request = parseInput(drainSchema, input)
   const waitMs = request.waitForQuiesce ? request.timeoutSec * 1000 : 0
-  context.log.info('drain requested', { userId: principal.userId, reason: request.reason, waitForQuiesce: request.waitForQuiesce })
+  context.log.info('drain requested', {
+    userId: principal.userId,
+    reason: request.reason,
+    waitForQuiesce: request.waitForQuiesce,
+  })
   const outcome = await context.drainController.drain(request.reason, waitMs)
-  return { state: context.lifecycle.state, quiesced: outcome.quiesced, message: request.waitForQuiesce || outcome.quiesced ? outcome.message : 'draining; call again with waitForQuiesce to wait for it' }
+  return {
+    state: context.lifecycle.state,
+    quiesced: outcome.quiesced,
+    message:
+      request.waitForQuiesce || outcome.quiesced
+        ? outcome.message
+        : 'draining; call again with waitForQuiesce to wait for it',
+  }
 }

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto'
-import { embeddersTable, type EmbedderRow } from '../db/sql/embedders.js'
+import { type EmbedderRow, embeddersTable } from '../db/sql/embedders.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import {
   createEmbedderSchema,
-  defaultEmbedderApiPath,
   type DistributionType,
+  defaultEmbedderApiPath,
   type EmbedderProviderType,
   listEmbeddersSchema,
   updateEmbedderSchema,
@@ -13,18 +13,22 @@ import {
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner } from './permissions.js'
-import { type RegistrationView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
+import { type RegistrationView, registrationView } from './registry.js'
 
 /** An embedder as every response carries it: credentials without the secret. */
 export type Embedder = { embedderId: string } & RegistrationView<EmbedderProviderType> & {
-  dimensionality: number
-  distributionType: DistributionType
-  maxSequenceLength?: number
-}
+    dimensionality: number
+    distributionType: DistributionType
+    maxSequenceLength?: number
+  }
 
 /** How the shared registration steps name and store embedders. */
-const EMBEDDER: registrations.RegistrationKind<EmbedderRow, (typeof embeddersTable.mutableColumns)[number]> = { resource: 'EMBEDDER', noun: 'embedder', table: embeddersTable }
+const EMBEDDER: registrations.RegistrationKind<EmbedderRow, (typeof embeddersTable.mutableColumns)[number]> = {
+  resource: 'EMBEDDER',
+  noun: 'embedder',
+  table: embeddersTable,
+}
 
 export function toEmbedder(row: EmbedderRow): Embedder {
   return {
@@ -42,7 +46,15 @@ export async function createEmbedder(context: DomainContext, call: CallContext, 
   const ownerId = await authoriseOwner(context.sql, principal, 'EMBEDDER', request.ownerId)
   const id = request.embedderId ?? crypto.randomUUID()
   const row: EmbedderRow = {
-    ...registrations.newRegistrationColumns(context, principal, EMBEDDER, id, ownerId, request, defaultEmbedderApiPath(request.providerType)),
+    ...registrations.newRegistrationColumns(
+      context,
+      principal,
+      EMBEDDER,
+      id,
+      ownerId,
+      request,
+      defaultEmbedderApiPath(request.providerType),
+    ),
     dimensionality: request.dimensionality,
     distribution_type: request.distributionType,
     max_sequence_length: request.maxSequenceLength ?? null,
@@ -51,7 +63,11 @@ export async function createEmbedder(context: DomainContext, call: CallContext, 
   return toEmbedder(row)
 }
 
-export async function listEmbedders(context: DomainContext, call: CallContext, input: unknown): Promise<{ embedders: Embedder[]; nextToken?: string }> {
+export async function listEmbedders(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ embedders: Embedder[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(listEmbeddersSchema, input)
   const page = await registrations.listRegistrations(context, principal, EMBEDDER, request, toEmbedder)
@@ -65,7 +81,12 @@ export async function getEmbedder(context: DomainContext, call: CallContext, emb
 }
 
 /** A field given replaces the stored value; labels replace or merge; providerType cannot change. */
-export async function updateEmbedder(context: DomainContext, call: CallContext, embedderId: unknown, input: unknown): Promise<Embedder> {
+export async function updateEmbedder(
+  context: DomainContext,
+  call: CallContext,
+  embedderId: unknown,
+  input: unknown,
+): Promise<Embedder> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, embedderId, 'embedderId')
   const request = parseInput(updateEmbedderSchema, input)
@@ -86,6 +107,12 @@ export async function deleteEmbedder(context: DomainContext, call: CallContext, 
 
 /** The use cases the transports call, under the names every kind shares. */
 export const embedderUseCases: registrations.RegistryUseCases<Embedder, 'embedders'> = {
-  resource: 'EMBEDDER', collection: 'embedders', idOf: (item) => item.embedderId,
-  create: createEmbedder, list: listEmbedders, get: getEmbedder, update: updateEmbedder, delete: deleteEmbedder,
+  resource: 'EMBEDDER',
+  collection: 'embedders',
+  idOf: (item) => item.embedderId,
+  create: createEmbedder,
+  list: listEmbedders,
+  get: getEmbedder,
+  update: updateEmbedder,
+  delete: deleteEmbedder,
 }

@@ -16,14 +16,22 @@ export const THIRD_PARTY_INDEX = 'third-party.json'
 export function readLicenseSummary(directory: string): LicenseSummary {
   let files: string[]
   try {
-    files = fs.readdirSync(directory).filter((name) => fs.statSync(path.join(directory, name)).isFile()).sort()
+    files = fs
+      .readdirSync(directory)
+      .filter((name) => fs.statSync(path.join(directory, name)).isFile())
+      .sort()
   } catch {
     return { directory, present: false, files: [], productLicense: '', thirdPartyPackages: 0 }
   }
   let productLicense = ''
   const licenseFile = files.find((name) => /^LICENSE/i.test(name))
   if (licenseFile) {
-    productLicense = fs.readFileSync(path.join(directory, licenseFile), 'utf8').split('\n').find((line) => line.trim())?.trim() ?? ''
+    productLicense =
+      fs
+        .readFileSync(path.join(directory, licenseFile), 'utf8')
+        .split('\n')
+        .find((line) => line.trim())
+        ?.trim() ?? ''
   }
   let thirdPartyPackages = 0
   if (files.includes(THIRD_PARTY_INDEX)) {

@@ -1,21 +1,21 @@
 import crypto from 'node:crypto'
-import { llmsTable, type LlmRow } from '../db/sql/llms.js'
+import { type LlmRow, llmsTable } from '../db/sql/llms.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import {
   type CapabilitiesInput,
   createLlmSchema,
   DEFAULT_LLM_API_PATH,
-  listLlmsSchema,
   type LlmProviderType,
+  listLlmsSchema,
   type SamplingParams,
   updateLlmSchema,
 } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { authoriseOwner, type Principal } from './permissions.js'
-import { type RegistrationView, registrationView } from './registry.js'
 import * as registrations from './registration-use-cases.js'
+import { type RegistrationView, registrationView } from './registry.js'
 
 export interface LlmCapabilities {
   supportsChat: boolean
@@ -28,11 +28,11 @@ export interface LlmCapabilities {
 
 /** An LLM as every response carries it: credentials without the secret. */
 export type Llm = { llmId: string } & RegistrationView<LlmProviderType> & {
-  clientConfig?: string
-  maxContextLength?: number
-  capabilities: LlmCapabilities
-  defaultSamplingParams?: SamplingParams & { stopSequences: string[] }
-}
+    clientConfig?: string
+    maxContextLength?: number
+    capabilities: LlmCapabilities
+    defaultSamplingParams?: SamplingParams & { stopSequences: string[] }
+  }
 
 /**
  * The spec gives no defaults. The default API path is a chat-completions endpoint, so
@@ -48,10 +48,17 @@ export const DEFAULT_CAPABILITIES: LlmCapabilities = {
 }
 
 /** How the shared registration steps name and store LLMs. */
-const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColumns)[number]> = { resource: 'LLM', noun: 'LLM', table: llmsTable }
+const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColumns)[number]> = {
+  resource: 'LLM',
+  noun: 'LLM',
+  table: llmsTable,
+}
 
 /** Flags not given take their defaults; a capabilities object always carries all six. */
-const capabilitiesFrom = (input: CapabilitiesInput | undefined): LlmCapabilities => ({ ...DEFAULT_CAPABILITIES, ...input })
+const capabilitiesFrom = (input: CapabilitiesInput | undefined): LlmCapabilities => ({
+  ...DEFAULT_CAPABILITIES,
+  ...input,
+})
 
 export function toLlm(row: LlmRow): Llm {
   const sampling = row.default_sampling_params as SamplingParams | null
@@ -81,7 +88,11 @@ export async function createLlm(context: DomainContext, call: CallContext, input
   return toLlm(row)
 }
 
-export async function listLlms(context: DomainContext, call: CallContext, input: unknown): Promise<{ llms: Llm[]; nextToken?: string }> {
+export async function listLlms(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ llms: Llm[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(listLlmsSchema, input)
   const page = await registrations.listRegistrations(context, principal, LLM, request, toLlm)
@@ -98,7 +109,12 @@ export async function getLlm(context: DomainContext, call: CallContext, llmId: u
  * A field given replaces the stored value (capabilities and defaultSamplingParams as a
  * whole); labels replace or merge; providerType cannot change.
  */
-export async function updateLlm(context: DomainContext, call: CallContext, llmId: unknown, input: unknown): Promise<Llm> {
+export async function updateLlm(
+  context: DomainContext,
+  call: CallContext,
+  llmId: unknown,
+  input: unknown,
+): Promise<Llm> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, llmId, 'llmId')
   const request = parseInput(updateLlmSchema, input)
@@ -125,6 +141,12 @@ export function findUsableLlm(context: DomainContext, principal: Principal, llmI
 
 /** The use cases the transports call, under the names every kind shares. */
 export const llmUseCases: registrations.RegistryUseCases<Llm, 'llms'> = {
-  resource: 'LLM', collection: 'llms', idOf: (item) => item.llmId,
-  create: createLlm, list: listLlms, get: getLlm, update: updateLlm, delete: deleteLlm,
+  resource: 'LLM',
+  collection: 'llms',
+  idOf: (item) => item.llmId,
+  create: createLlm,
+  list: listLlms,
+  get: getLlm,
+  update: updateLlm,
+  delete: deleteLlm,
 }

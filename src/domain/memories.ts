@@ -1,15 +1,16 @@
 import crypto from 'node:crypto'
 import type { Queryable } from '../db/database.js'
-import * as memoriesSql from '../db/sql/memories.js'
 import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
+import * as memoriesSql from '../db/sql/memories.js'
+import * as spacesSql from '../db/sql/spaces.js'
 import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
 import { idSchema } from '../validation/identity.js'
 import {
   batchCreateMemoriesSchema,
   batchDeleteMemoriesSchema,
   type ContentType,
-  createMemorySchema,
   type CreateMemoryRequest,
+  createMemorySchema,
   listMemoriesSchema,
   MAX_CONTENT_BYTES,
   type MemoryStatus,
@@ -18,13 +19,12 @@ import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { ChunkingConfig } from './chunking/chunking-config.js'
 import type { DomainContext } from './context.js'
+import { metadataFilter } from './filters/metadata-filter.js'
 import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf } from './paging.js'
 import type { Principal } from './permissions.js'
 import { FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from './registry.js'
-import { metadataFilter } from './filters/metadata-filter.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
-import * as spacesSql from '../db/sql/spaces.js'
 
 export interface Memory {
   memoryId: string
@@ -85,7 +85,10 @@ function contentOf(request: CreateMemoryRequest): { text: string; field: string 
   try {
     return { text: utf8.decode(bytes), field: 'originalContentB64' }
   } catch {
-    throw invalidArgument('originalContentB64', 'must be UTF-8 text once decoded (text/plain, text/markdown and application/json are text)')
+    throw invalidArgument(
+      'originalContentB64',
+      'must be UTF-8 text once decoded (text/plain, text/markdown and application/json are text)',
+    )
   }
 }
 
@@ -120,7 +123,12 @@ export interface CreateMemoryResult {
  * of one): the memory and its job commit together, so no memory is left without its job.
  * The job runs once the caller has committed and woken the queue.
  */
-async function createOne(context: DomainContext, tx: Queryable, principal: Principal, input: unknown): Promise<CreateMemoryResult> {
+async function createOne(
+  context: DomainContext,
+  tx: Queryable,
+  principal: Principal,
+  input: unknown,
+): Promise<CreateMemoryResult> {
   const request = parseInput(createMemorySchema, input)
   const space = await findAccessibleSpace(tx, principal, request.spaceId, 'MEMORY', 'CREATE')
   const content = checkedContent(request)
@@ -160,7 +168,11 @@ async function createOne(context: DomainContext, tx: Queryable, principal: Princ
 }
 
 /** POST /v1/memories: stored PENDING, chunked and embedded by a job. */
-export async function createMemory(context: DomainContext, call: CallContext, input: unknown): Promise<CreateMemoryResult> {
+export async function createMemory(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<CreateMemoryResult> {
   const principal = await context.authenticate(call)
   requireVectorStorage(context)
   const result = await context.sql.begin((tx) => createOne(context, tx, principal, input))
@@ -190,16 +202,22 @@ export async function batchCreateMemories(
     const results: Array<{ memory: Memory; created: boolean } | { error: BatchItemError }> = []
     for (const [index, item] of requests.entries()) {
       try {
-        results.push((await tx.savepoint((savepoint) => createOne(context, savepoint, principal, item))) as CreateMemoryResult)
+        results.push(
+          (await tx.savepoint((savepoint) => createOne(context, savepoint, principal, item))) as CreateMemoryResult,
+        )
       } catch (error) {
         const appError = toAppError(error)
-        if (appError.code === 'INTERNAL') context.log.error('memory batch item failed', { index, error: error as Error })
+        if (appError.code === 'INTERNAL')
+          context.log.error('memory batch item failed', { index, error: error as Error })
         results.push({
           error: {
             code: appError.httpStatus,
             status: appError.code,
             message: appError.message,
-            details: appError.details.map((detail) => ({ field: `requests.${index}.${detail.field}`, description: detail.description })),
+            details: appError.details.map((detail) => ({
+              field: `requests.${index}.${detail.field}`,
+              description: detail.description,
+            })),
           },
         })
       }
@@ -211,7 +229,12 @@ export async function batchCreateMemories(
 }
 
 /** The memory and its space, if the caller may act on it; NOT_FOUND otherwise. */
-async function findAccessibleMemory(context: DomainContext, principal: Principal, memoryId: string, action: 'GET' | 'DELETE'): Promise<MemoryRow> {
+async function findAccessibleMemory(
+  context: DomainContext,
+  principal: Principal,
+  memoryId: string,
+  action: 'GET' | 'DELETE',
+): Promise<MemoryRow> {
   const memory = await memoriesSql.findMemory(context.sql, memoryId)
   const space = memory ? await spacesSql.findSpace(context.sql, memory.space_id) : undefined
   requireSpaceAccess(principal, space, 'MEMORY', action, `memory ${memoryId}`)
@@ -225,7 +248,11 @@ export async function getMemory(context: DomainContext, call: CallContext, memor
   return toMemory(await findAccessibleMemory(context, principal, id, 'GET'))
 }
 
-export async function getMemoryContent(context: DomainContext, call: CallContext, memoryId: unknown): Promise<MemoryContent> {
+export async function getMemoryContent(
+  context: DomainContext,
+  call: CallContext,
+  memoryId: unknown,
+): Promise<MemoryContent> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, memoryId, 'memoryId')
   requireVectorStorage(context)
@@ -236,7 +263,11 @@ export async function getMemoryContent(context: DomainContext, call: CallContext
 }
 
 /** GET /v1/spaces/{id}/memories: by creation time, either way, with status and metadata filters. */
-export async function listMemories(context: DomainContext, call: CallContext, input: unknown): Promise<{ memories: Memory[]; nextToken?: string }> {
+export async function listMemories(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ memories: Memory[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(listMemoriesSchema, input)
   requireVectorStorage(context)
@@ -271,14 +302,25 @@ export interface BatchDeleteResult {
 }
 
 /** By ids (each checked like a single delete), or every memory of a space, optionally by status and metadata filter. */
-export async function batchDeleteMemories(context: DomainContext, call: CallContext, input: unknown): Promise<BatchDeleteResult> {
+export async function batchDeleteMemories(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<BatchDeleteResult> {
   const principal = await context.authenticate(call)
   const request = parseInput(batchDeleteMemoriesSchema, input)
   requireVectorStorage(context)
   if (request.spaceId) {
     const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
     await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'DELETE')
-    return { deletedCount: await memoriesSql.deleteMemoriesInSpace(context.sql, request.spaceId, request.statusFilter, filter?.compiled) }
+    return {
+      deletedCount: await memoriesSql.deleteMemoriesInSpace(
+        context.sql,
+        request.spaceId,
+        request.statusFilter,
+        filter?.compiled,
+      ),
+    }
   }
   const ids = [...new Set(request.memoryIds!)]
   const located = await memoriesSql.spacesOfMemories(context.sql, ids)
@@ -287,7 +329,13 @@ export async function batchDeleteMemories(context: DomainContext, call: CallCont
   const refusals = new Map<string, string>()
   for (const spaceId of spaceIds) {
     try {
-      requireSpaceAccess(principal, await spacesSql.findSpace(context.sql, spaceId), 'MEMORY', 'DELETE', `space ${spaceId}`)
+      requireSpaceAccess(
+        principal,
+        await spacesSql.findSpace(context.sql, spaceId),
+        'MEMORY',
+        'DELETE',
+        `space ${spaceId}`,
+      )
       allowed.add(spaceId)
     } catch (error) {
       // A space the caller may not see reads as absent, like its memories.

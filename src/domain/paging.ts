@@ -5,7 +5,12 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 /** A token is client input: anything the database would reject (a date out of range, a malformed uuid) is refused here. */
 const isPosition = (createdAt: unknown, id: unknown): createdAt is number =>
-  typeof createdAt === 'number' && Number.isSafeInteger(createdAt) && createdAt >= 0 && createdAt <= MAX_EPOCH_MILLIS && typeof id === 'string' && UUID_PATTERN.test(id)
+  typeof createdAt === 'number' &&
+  Number.isSafeInteger(createdAt) &&
+  createdAt >= 0 &&
+  createdAt <= MAX_EPOCH_MILLIS &&
+  typeof id === 'string' &&
+  UUID_PATTERN.test(id)
 
 /** Keyset position: rows are ordered by (created_at, id), created_at at millisecond precision. */
 export interface PagePosition {
@@ -36,7 +41,8 @@ export function pageOf<Row extends { created_at: Date; id: string }, Item>(
 ): { items: Item[]; nextToken?: string } {
   const page = rows.slice(0, pageSize)
   const last = page[page.length - 1]
-  const nextToken = rows.length > pageSize && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : undefined
+  const nextToken =
+    rows.length > pageSize && last ? encodePageToken({ createdAt: last.created_at, id: last.id }) : undefined
   return { items: page.map(toItem), nextToken }
 }
 

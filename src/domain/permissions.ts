@@ -76,7 +76,12 @@ export function requireOwnership(principal: Principal, resource: ResourceName, a
  * The owner of something being created: the caller unless the request names another.
  * Creating for someone else needs the _ANY permission, and that someone must exist.
  */
-export async function authoriseOwner(sql: Queryable, principal: Principal, resource: ResourceName, requestedOwnerId: string | undefined): Promise<string> {
+export async function authoriseOwner(
+  sql: Queryable,
+  principal: Principal,
+  resource: ResourceName,
+  requestedOwnerId: string | undefined,
+): Promise<string> {
   const ownerId = requestedOwnerId ?? principal.userId
   requireOwnership(principal, resource, 'CREATE', ownerId)
   if (ownerId !== principal.userId && !(await usersSql.findUserById(sql, ownerId))) throw notFound(`user ${ownerId}`)

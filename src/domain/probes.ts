@@ -1,5 +1,5 @@
-import * as probesSql from '../db/sql/probes.js'
 import type { ProbeTable, StoredProbe } from '../db/sql/probes.js'
+import * as probesSql from '../db/sql/probes.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
@@ -22,7 +22,11 @@ export async function enqueueProbe(context: DomainContext, resource: ProbedResou
   try {
     await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
   } catch (error) {
-    context.log.warn('could not queue a connectivity probe; run it on demand with :probe', { resource, id, error: error as Error })
+    context.log.warn('could not queue a connectivity probe; run it on demand with :probe', {
+      resource,
+      id,
+      error: error as Error,
+    })
   }
 }
 
@@ -43,7 +47,14 @@ export async function requestProbe(
 }
 
 /** The columns whose change makes the last probe stale. */
-export const PROBED_COLUMNS = ['endpoint_url', 'api_path', 'model_identifier', 'credential_fingerprint', 'credential_kind', 'dimensionality'] as const
+export const PROBED_COLUMNS = [
+  'endpoint_url',
+  'api_path',
+  'model_identifier',
+  'credential_fingerprint',
+  'credential_kind',
+  'dimensionality',
+] as const
 
 export function probeInputsChanged(before: Record<string, unknown>, after: Record<string, unknown>): boolean {
   return PROBED_COLUMNS.some((column) => JSON.stringify(before[column]) !== JSON.stringify(after[column]))

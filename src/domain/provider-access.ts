@@ -12,9 +12,16 @@ export interface ProviderAccess {
 }
 
 export function providerAccess(secrets: SecretBox, table: ProbeTable, target: ProbeTargetRow): ProviderAccess {
-  const secret = target.credential_secret ? secrets.open(target.credential_secret, secretContext(table, target.id)) : undefined
+  const secret = target.credential_secret
+    ? secrets.open(target.credential_secret, secretContext(table, target.id))
+    : undefined
   return {
-    credential: { kind: target.credential_kind, headerName: target.credential.headerName, prefix: target.credential.prefix, secret },
+    credential: {
+      kind: target.credential_kind,
+      headerName: target.credential.headerName,
+      prefix: target.credential.prefix,
+      secret,
+    },
     redact: secretRedactor(secret),
   }
 }

@@ -1,14 +1,22 @@
 import type { Queryable } from '../db/database.js'
-import type { CallContext } from './call-context.js'
 import type { RegistrationChange, RegistrationRow, RegistrationTable } from '../db/sql/registration-table.js'
+import { invalidArgument } from '../errors/app-error.js'
 import type { CredentialsInput, Modality } from '../validation/registry.js'
+import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
+import { MODEL_PROBE_JOB } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
 import { type Principal, requireOwnership } from './permissions.js'
-import { MODEL_PROBE_JOB } from './job-kinds.js'
 import { enqueueProbe, probeInputsChanged } from './probes.js'
-import { invalidArgument } from '../errors/app-error.js'
-import { nextLabels, type RegistryResource, registrationConflict, requireVisible, sameColumns, secretContext, storeCredentials } from './registry.js'
+import {
+  nextLabels,
+  type RegistryResource,
+  registrationConflict,
+  requireVisible,
+  sameColumns,
+  secretContext,
+  storeCredentials,
+} from './registry.js'
 
 /**
  * The steps of create, list, get, update and delete that embedders, LLMs and rerankers
@@ -100,7 +108,11 @@ export function newRegistrationColumns(
  * transaction: a process killed in between leaves neither, never a registration that is
  * never probed.
  */
-export async function insertRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(context: DomainContext, kind: RegistrationKind<Row, MutableColumn>, row: Row): Promise<void> {
+export async function insertRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(
+  context: DomainContext,
+  kind: RegistrationKind<Row, MutableColumn>,
+  row: Row,
+): Promise<void> {
   try {
     await context.sql.begin(async (tx) => {
       await kind.table.insert(tx, row)
@@ -186,7 +198,8 @@ export function nextSharedColumns<Row extends RegistrationRow>(current: Row, req
     supported_modalities: request.supportedModalities ?? current.supported_modalities,
     labels: nextLabels(current.labels, request),
     version: request.version === undefined ? current.version : request.version || null,
-    monitoring_endpoint: request.monitoringEndpoint === undefined ? current.monitoring_endpoint : request.monitoringEndpoint || null,
+    monitoring_endpoint:
+      request.monitoringEndpoint === undefined ? current.monitoring_endpoint : request.monitoringEndpoint || null,
   }
 }
 
@@ -211,18 +224,29 @@ export async function updateRegistration<Row extends RegistrationRow, MutableCol
       const current = await findVisibleRegistration(tx, principal, kind, 'UPDATE', id)
       ownerId = current.owner_id
       if (request.providerType !== undefined && request.providerType !== current.provider_type) {
-        throw invalidArgument('providerType', `cannot be changed (it is ${current.provider_type}); register a new ${kind.noun} instead`)
+        throw invalidArgument(
+          'providerType',
+          `cannot be changed (it is ${current.provider_type}); register a new ${kind.noun} instead`,
+        )
       }
       const next: Row = {
         ...nextRow(current),
-        ...(request.credentials ? storeCredentials(context.secrets, request.credentials, secretContext(kind.table.name, id), current) : {}),
+        ...(request.credentials
+          ? storeCredentials(context.secrets, request.credentials, secretContext(kind.table.name, id), current)
+          : {}),
       }
       // The sealed secret is left out of the comparison: its fingerprint stands for it.
       const compared = kind.table.mutableColumns.filter((column) => column !== 'credential_secret')
       if (sameColumns(current as never, next as never, compared)) return current
       probeNeeded = probeInputsChanged(current as never, next as never)
-      const change = Object.fromEntries(kind.table.mutableColumns.map((column) => [column, next[column]])) as RegistrationChange<Row, MutableColumn>
-      return kind.table.update(tx, id, { ...change, updated_at: nowMillis(), updated_by: principal.userId } as RegistrationChange<Row, MutableColumn>)
+      const change = Object.fromEntries(
+        kind.table.mutableColumns.map((column) => [column, next[column]]),
+      ) as RegistrationChange<Row, MutableColumn>
+      return kind.table.update(tx, id, {
+        ...change,
+        updated_at: nowMillis(),
+        updated_by: principal.userId,
+      } as RegistrationChange<Row, MutableColumn>)
     })
     if (probeNeeded) await enqueueProbe(context, kind.resource, id)
     return row as Row
@@ -231,7 +255,12 @@ export async function updateRegistration<Row extends RegistrationRow, MutableCol
   }
 }
 
-export async function deleteRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(context: DomainContext, principal: Principal, kind: RegistrationKind<Row, MutableColumn>, id: string): Promise<void> {
+export async function deleteRegistration<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(
+  context: DomainContext,
+  principal: Principal,
+  kind: RegistrationKind<Row, MutableColumn>,
+  id: string,
+): Promise<void> {
   await context.sql.begin(async (tx) => {
     await findVisibleRegistration(tx, principal, kind, 'DELETE', id)
     await kind.table.delete(tx, id)

@@ -61,7 +61,8 @@ export function storeCredentials(
       const apiKey = credentials.apiKey!
       const headerName = apiKey.headerName ?? DEFAULT_HEADER_NAME
       // The spec's form is "Authorization: Bearer <key>"; another header gets the bare key unless a prefix is given.
-      const prefix = apiKey.prefix ?? (headerName.toLowerCase() === DEFAULT_HEADER_NAME.toLowerCase() ? DEFAULT_BEARER_PREFIX : '')
+      const prefix =
+        apiKey.prefix ?? (headerName.toLowerCase() === DEFAULT_HEADER_NAME.toLowerCase() ? DEFAULT_BEARER_PREFIX : '')
       if (apiKey.inlineSecret === undefined) {
         if (current?.credential_kind !== 'API_KEY' || !current.credential_secret) {
           throw invalidArgument('credentials.apiKey.inlineSecret', 'is required (no stored secret to keep)')
@@ -88,9 +89,22 @@ export function credentialsView(row: CredentialColumns): CredentialsView {
   const stored = row.credential
   switch (row.credential_kind) {
     case 'API_KEY':
-      return { kind: 'API_KEY', apiKey: { headerName: stored.headerName ?? DEFAULT_HEADER_NAME, prefix: stored.prefix ?? '', secretFingerprint: stored.secretFingerprint ?? '' } }
+      return {
+        kind: 'API_KEY',
+        apiKey: {
+          headerName: stored.headerName ?? DEFAULT_HEADER_NAME,
+          prefix: stored.prefix ?? '',
+          secretFingerprint: stored.secretFingerprint ?? '',
+        },
+      }
     case 'CLOUD_ADC':
-      return { kind: 'CLOUD_ADC', cloudAdc: stored.quotaProjectId === undefined ? { scopes: stored.scopes ?? [] } : { scopes: stored.scopes ?? [], quotaProjectId: stored.quotaProjectId } }
+      return {
+        kind: 'CLOUD_ADC',
+        cloudAdc:
+          stored.quotaProjectId === undefined
+            ? { scopes: stored.scopes ?? [] }
+            : { scopes: stored.scopes ?? [], quotaProjectId: stored.quotaProjectId },
+      }
     default:
       return { kind: 'NONE' }
   }
@@ -152,14 +166,19 @@ export function requireVisible<Row extends { owner_id: string }>(
   what: string,
 ): Row {
   if (!row) throw notFound(what)
-  if (row.owner_id !== principal.userId && !hasPermission(principal, `${action}_${resource}_ANY` as Permission)) throw notFound(what)
+  if (row.owner_id !== principal.userId && !hasPermission(principal, `${action}_${resource}_ANY` as Permission))
+    throw notFound(what)
   requireOwnership(principal, resource, action, row.owner_id)
   return row
 }
 
-export function nextLabels(current: Record<string, string>, update: { replaceLabels?: Record<string, string>; mergeLabels?: Record<string, string> }): Record<string, string> {
+export function nextLabels(
+  current: Record<string, string>,
+  update: { replaceLabels?: Record<string, string>; mergeLabels?: Record<string, string> },
+): Record<string, string> {
   const labels = update.replaceLabels ?? (update.mergeLabels ? { ...current, ...update.mergeLabels } : current)
-  if (Object.keys(labels).length > MAX_LABELS) throw invalidArgument('mergeLabels', `the merged label set would have more than ${MAX_LABELS} labels`)
+  if (Object.keys(labels).length > MAX_LABELS)
+    throw invalidArgument('mergeLabels', `the merged label set would have more than ${MAX_LABELS} labels`)
   return labels
 }
 
@@ -168,12 +187,18 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) => {
     if (item === null || typeof item !== 'object' || Array.isArray(item) || Buffer.isBuffer(item)) return item
     if (item instanceof Date) return item
-    return Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    return Object.fromEntries(
+      Object.entries(item as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    )
   })
 }
 
 /** True when `next` changes nothing in the columns an update may touch (the sealed secret aside: its fingerprint stands for it). */
-export function sameColumns(current: Record<string, unknown>, next: Record<string, unknown>, columns: readonly string[]): boolean {
+export function sameColumns(
+  current: Record<string, unknown>,
+  next: Record<string, unknown>,
+  columns: readonly string[],
+): boolean {
   return columns.every((column) => stableJson(current[column] ?? null) === stableJson(next[column] ?? null))
 }
 
@@ -187,7 +212,9 @@ export function registrationConflict(error: unknown, noun: string, id: string, o
   if (code === UNIQUE_VIOLATION) {
     const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
     if (constraint.endsWith('_pkey')) return alreadyExists(`an ${noun} with id ${id} already exists`)
-    return alreadyExists(`this owner already has an identical ${noun} registration (same provider type, endpoint URL, API path, model${noun === 'embedder' ? ', dimensionality' : ''} and credentials)`)
+    return alreadyExists(
+      `this owner already has an identical ${noun} registration (same provider type, endpoint URL, API path, model${noun === 'embedder' ? ', dimensionality' : ''} and credentials)`,
+    )
   }
   if (code === FOREIGN_KEY_VIOLATION) return notFound(`user ${ownerId}`)
   return error

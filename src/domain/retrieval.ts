@@ -1,27 +1,32 @@
 import crypto from 'node:crypto'
 import * as memoriesSql from '../db/sql/memories.js'
 import * as probesSql from '../db/sql/probes.js'
-import * as retrievalSql from '../db/sql/retrieval.js'
+import type { RerankerRow } from '../db/sql/rerankers.js'
 import type { RankedChunk } from '../db/sql/retrieval.js'
-import * as spacesSql from '../db/sql/spaces.js'
+import * as retrievalSql from '../db/sql/retrieval.js'
 import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
-import { type EmbeddingCall, EmbeddingError, embedTexts, embedderProfile } from '../embedding/embedding-client.js'
+import * as spacesSql from '../db/sql/spaces.js'
+import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../llm/llm-answer.js'
-import { rerankDocuments } from '../rerank/rerank-client.js'
-import type { RerankerRow } from '../db/sql/rerankers.js'
 import { ProviderCallError } from '../probes/provider-http.js'
+import { rerankDocuments } from '../rerank/rerank-client.js'
 import { parseInput } from '../validation/parse.js'
-import { DEFAULT_REQUESTED_SIZE, type RetrievalMode, retrieveMemoriesSchema, type RetrieveMemoriesRequest } from '../validation/retrieval.js'
+import {
+  DEFAULT_REQUESTED_SIZE,
+  type RetrievalMode,
+  type RetrieveMemoriesRequest,
+  retrieveMemoriesSchema,
+} from '../validation/retrieval.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import type { CompiledFilter } from './filters/filter-compiler.js'
 import { metadataFilter } from './filters/metadata-filter.js'
 import { findUsableLlm } from './llms.js'
-import { findUsableReranker } from './rerankers.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
 import { providerAccess } from './provider-access.js'
+import { findUsableReranker } from './rerankers.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
 /**
@@ -68,7 +73,13 @@ const EF_SEARCH_PER_CANDIDATE = 10
 const MIN_EF_SEARCH = 1
 const MAX_EF_SEARCH = 1_000
 /** A query embedding is on the request path: fail within seconds rather than hold the caller. */
-const QUERY_EMBEDDING_POLICY = { batchSize: 1, requestTimeoutMs: 15_000, attemptsPerBatch: 2, retryBaseMs: 200, maxRetryDelayMs: 1_000 }
+const QUERY_EMBEDDING_POLICY = {
+  batchSize: 1,
+  requestTimeoutMs: 15_000,
+  attemptsPerBatch: 2,
+  retryBaseMs: 200,
+  maxRetryDelayMs: 1_000,
+}
 const LLM_TIMEOUT_MS = 120_000
 const RERANK_TIMEOUT_MS = 30_000
 const STAGE_NAME = 'retrieval'
@@ -98,46 +109,86 @@ export function vectorSearchPlan(requestedSize: number, efSearch?: number): { li
 
 function supportsIterativeScan(version: string): boolean {
   const [major = 0, minor = 0] = version.split('.').map(Number)
-  return major > MIN_ITERATIVE_SCAN_VERSION[0]! || (major === MIN_ITERATIVE_SCAN_VERSION[0] && minor >= MIN_ITERATIVE_SCAN_VERSION[1]!)
+  return (
+    major > MIN_ITERATIVE_SCAN_VERSION[0]! ||
+    (major === MIN_ITERATIVE_SCAN_VERSION[0] && minor >= MIN_ITERATIVE_SCAN_VERSION[1]!)
+  )
 }
 
-async function planSpaces(context: DomainContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<SpacePlan[]> {
+async function planSpaces(
+  context: DomainContext,
+  principal: Principal,
+  request: RetrieveMemoriesRequest,
+): Promise<SpacePlan[]> {
   const plans: SpacePlan[] = []
   for (const [index, key] of request.spaceKeys.entries()) {
-    const filter = key.filter === undefined ? undefined : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
+    const filter =
+      key.filter === undefined
+        ? undefined
+        : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
     // Another user's private space answers exactly like a missing one.
-    requireSpaceAccess(principal, await spacesSql.findSpace(context.sql, key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    requireSpaceAccess(
+      principal,
+      await spacesSql.findSpace(context.sql, key.spaceId),
+      'MEMORY',
+      'LIST',
+      `space ${key.spaceId}`,
+    )
     const rows = await spacesSql.listSpaceEmbedders(context.sql, [key.spaceId])
     const weights = new Map(rows.map((row) => [row.embedder_id, row.default_retrieval_weight]))
     for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
-      if (!weights.has(entry.embedderId)) throw invalidArgument(`spaceKeys.${index}.embedderWeights.${position}.embedderId`, `embedder ${entry.embedderId} is not an embedder of space ${key.spaceId}`)
+      if (!weights.has(entry.embedderId))
+        throw invalidArgument(
+          `spaceKeys.${index}.embedderWeights.${position}.embedderId`,
+          `embedder ${entry.embedderId} is not an embedder of space ${key.spaceId}`,
+        )
       weights.set(entry.embedderId, entry.weight)
     }
-    const embedders = rows.filter((row) => row.index_state === 'READY' && weights.get(row.embedder_id)! > 0).map((row) => ({ row, weight: weights.get(row.embedder_id)! }))
+    const embedders = rows
+      .filter((row) => row.index_state === 'READY' && weights.get(row.embedder_id)! > 0)
+      .map((row) => ({ row, weight: weights.get(row.embedder_id)! }))
     plans.push({ spaceId: key.spaceId, filter, embedders })
   }
   return plans
 }
 
 /** The message's vector from each embedder, once each whatever the number of spaces using it. */
-async function embedMessage(context: DomainContext, embedderIds: string[], message: string): Promise<Map<string, number[]>> {
+async function embedMessage(
+  context: DomainContext,
+  embedderIds: string[],
+  message: string,
+): Promise<Map<string, number[]>> {
   const vectors = new Map<string, number[]>()
   for (const embedderId of embedderIds) {
     const target = await probesSql.findProbeTarget(context.sql, 'embedders', embedderId)
     if (!target) throw new AppError('FAILED_PRECONDITION', `embedder ${embedderId} was deleted meanwhile`)
-    const call: EmbeddingCall = { embedder: embedderProfile(target), access: providerAccess(context.secrets, 'embedders', target), policy: QUERY_EMBEDDING_POLICY }
+    const call: EmbeddingCall = {
+      embedder: embedderProfile(target),
+      access: providerAccess(context.secrets, 'embedders', target),
+      policy: QUERY_EMBEDDING_POLICY,
+    }
     try {
       const [vector] = await embedTexts(call, [message], 'search_query')
       vectors.set(embedderId, vector!)
     } catch (error) {
-      if (error instanceof EmbeddingError) throw new AppError(error.permanent ? 'FAILED_PRECONDITION' : 'UNAVAILABLE', `cannot embed the message: ${error.message}`)
+      if (error instanceof EmbeddingError)
+        throw new AppError(
+          error.permanent ? 'FAILED_PRECONDITION' : 'UNAVAILABLE',
+          `cannot embed the message: ${error.message}`,
+        )
       throw error
     }
   }
   return vectors
 }
 
-async function searchLists(context: DomainContext, request: RetrieveMemoriesRequest, plans: SpacePlan[], mode: RetrievalMode, limit: number): Promise<WeightedList[]> {
+async function searchLists(
+  context: DomainContext,
+  request: RetrieveMemoriesRequest,
+  plans: SpacePlan[],
+  mode: RetrievalMode,
+  limit: number,
+): Promise<WeightedList[]> {
   const lists: WeightedList[] = []
   if (mode !== 'KEYWORD') {
     const embedderIds = [...new Set(plans.flatMap((plan) => plan.embedders.map((entry) => entry.row.embedder_id)))]
@@ -165,7 +216,12 @@ async function searchLists(context: DomainContext, request: RetrieveMemoriesRequ
   }
   if (mode !== 'VECTOR') {
     for (const plan of plans) {
-      const chunks = await retrievalSql.keywordChunks(context.sql, { spaceId: plan.spaceId, message: request.message, limit, filter: plan.filter })
+      const chunks = await retrievalSql.keywordChunks(context.sql, {
+        spaceId: plan.spaceId,
+        message: request.message,
+        limit,
+        filter: plan.filter,
+      })
       lists.push({ spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks })
     }
   }
@@ -196,7 +252,11 @@ export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
     })
   }
   return [...fused.entries()]
-    .map(([chunkId, entry]) => ({ chunkId, memoryId: entry.memoryId, relevanceScore: Math.min(1, entry.score / bestPossible.get(entry.spaceId)!) }))
+    .map(([chunkId, entry]) => ({
+      chunkId,
+      memoryId: entry.memoryId,
+      relevanceScore: Math.min(1, entry.score / bestPossible.get(entry.spaceId)!),
+    }))
     .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
 }
 
@@ -211,7 +271,14 @@ interface PreparedAnswer {
 type Candidate = FusedChunk & { text: string; startOffset: number; endOffset: number }
 
 async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Promise<Candidate[]> {
-  const rows = new Map((await retrievalSql.chunksByIds(context.sql, ranked.map((item) => item.chunkId))).map((row) => [row.id, row]))
+  const rows = new Map(
+    (
+      await retrievalSql.chunksByIds(
+        context.sql,
+        ranked.map((item) => item.chunkId),
+      )
+    ).map((row) => [row.id, row]),
+  )
   // A chunk deleted between the search and now is left out.
   return ranked.flatMap((item) => {
     const row = rows.get(item.chunkId)
@@ -220,7 +287,13 @@ async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Prom
 }
 
 /** The reranker's order and scores replace the fused ones. */
-async function reranked(context: DomainContext, call: CallContext, reranker: RerankerRow, message: string, candidates: Candidate[]): Promise<Candidate[]> {
+async function reranked(
+  context: DomainContext,
+  call: CallContext,
+  reranker: RerankerRow,
+  message: string,
+  candidates: Candidate[],
+): Promise<Candidate[]> {
   let scores: number[]
   try {
     scores = await rerankDocuments({
@@ -251,24 +324,54 @@ async function usable<T>(find: () => Promise<T>, field: string, what: string): P
 
 const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedSize ?? DEFAULT_REQUESTED_SIZE
 
-async function prepare(context: DomainContext, call: CallContext, principal: Principal, request: RetrieveMemoriesRequest): Promise<PreparedAnswer> {
+async function prepare(
+  context: DomainContext,
+  call: CallContext,
+  principal: Principal,
+  request: RetrieveMemoriesRequest,
+): Promise<PreparedAnswer> {
   const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
   const post = request.postProcessor ?? {}
-  const reranker = post.rerankerId === undefined ? undefined : await usable(() => findUsableReranker(context, principal, post.rerankerId!), 'postProcessor.rerankerId', `reranker ${post.rerankerId}`)
-  const llm = post.llmId === undefined ? undefined : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
+  const reranker =
+    post.rerankerId === undefined
+      ? undefined
+      : await usable(
+          () => findUsableReranker(context, principal, post.rerankerId!),
+          'postProcessor.rerankerId',
+          `reranker ${post.rerankerId}`,
+        )
+  const llm =
+    post.llmId === undefined
+      ? undefined
+      : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
   const plans = await planSpaces(context, principal, request)
   const { limit } = vectorSearchPlan(requestedSize)
   const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
   const fused = fuseRankings(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
-  let items = reranker ? await reranked(context, call, reranker, request.message, await withChunkText(context, fused.slice(0, limit))) : await withChunkText(context, fused.slice(0, requestedSize))
-  if (post.relevanceThreshold !== undefined) items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
+  let items = reranker
+    ? await reranked(context, call, reranker, request.message, await withChunkText(context, fused.slice(0, limit)))
+    : await withChunkText(context, fused.slice(0, requestedSize))
+  if (post.relevanceThreshold !== undefined)
+    items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
   items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
-  const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], { withContent: request.fetchMemoryContent === true })
-  const memories = new Map(memoryRows.map((row) => [row.id, { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) }]))
+  const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
+    withContent: request.fetchMemoryContent === true,
+  })
+  const memories = new Map(
+    memoryRows.map((row) => [
+      row.id,
+      { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) },
+    ]),
+  )
   items = items.filter((item) => memories.has(item.memoryId))
   if (post.chronologicalResort) {
-    items.sort((a, b) => memories.get(a.memoryId)!.createdAt - memories.get(b.memoryId)!.createdAt || a.memoryId.localeCompare(b.memoryId) || a.startOffset - b.startOffset)
+    items.sort(
+      (a, b) =>
+        memories.get(a.memoryId)!.createdAt - memories.get(b.memoryId)!.createdAt ||
+        a.memoryId.localeCompare(b.memoryId) ||
+        a.startOffset - b.startOffset,
+    )
   }
   const answer = llm
     ? (signal: AbortSignal) =>
@@ -290,7 +393,11 @@ async function prepare(context: DomainContext, call: CallContext, principal: Pri
  * The stream. The LLM call is cancelled when the caller goes away (`call.signal`) and when
  * the consumer stops iterating early, so no provider call outlives the stream it feeds.
  */
-async function* events(prepared: PreparedAnswer, fetchMemory: boolean, callSignal: AbortSignal | undefined): AsyncGenerator<RetrievalEvent> {
+async function* events(
+  prepared: PreparedAnswer,
+  fetchMemory: boolean,
+  callSignal: AbortSignal | undefined,
+): AsyncGenerator<RetrievalEvent> {
   const resultSetId = crypto.randomUUID()
   const cancel = new AbortController()
   const signal = callSignal ? AbortSignal.any([callSignal, cancel.signal]) : cancel.signal
@@ -301,13 +408,20 @@ async function* events(prepared: PreparedAnswer, fetchMemory: boolean, callSigna
   }
 }
 
-async function* streamed(prepared: PreparedAnswer, fetchMemory: boolean, resultSetId: string, signal: AbortSignal): AsyncGenerator<RetrievalEvent> {
+async function* streamed(
+  prepared: PreparedAnswer,
+  fetchMemory: boolean,
+  resultSetId: string,
+  signal: AbortSignal,
+): AsyncGenerator<RetrievalEvent> {
   // Started before the items go out, so the model works while the client reads them.
   const answer = prepared.answer?.(signal).then(
     (text) => ({ text }),
     (error: unknown) => ({ error }),
   )
-  yield { resultSetBoundary: { resultSetId, kind: 'BEGIN', stageName: STAGE_NAME, expectedItems: prepared.items.length } }
+  yield {
+    resultSetBoundary: { resultSetId, kind: 'BEGIN', stageName: STAGE_NAME, expectedItems: prepared.items.length },
+  }
   const memoryIndexes = new Map<string, number>()
   for (const item of prepared.items) {
     let memoryIndex = memoryIndexes.get(item.memoryId)
@@ -337,12 +451,19 @@ async function* streamed(prepared: PreparedAnswer, fetchMemory: boolean, resultS
     yield { abstractReply: { text: outcome.text } }
     return
   }
-  const message = outcome.error instanceof ProviderCallError || outcome.error instanceof Error ? outcome.error.message : String(outcome.error)
+  const message =
+    outcome.error instanceof ProviderCallError || outcome.error instanceof Error
+      ? outcome.error.message
+      : String(outcome.error)
   yield { status: { code: 'UNAVAILABLE', message: `the LLM did not answer: ${message}` } }
 }
 
 /** Checks and searches, then returns the events to stream (see the comment at the top). */
-export async function retrieveMemories(context: DomainContext, call: CallContext, input: unknown): Promise<AsyncIterable<RetrievalEvent>> {
+export async function retrieveMemories(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<AsyncIterable<RetrievalEvent>> {
   const principal = await context.authenticate(call)
   const request = parseInput(retrieveMemoriesSchema, input)
   requireVectorStorage(context)

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js'
-import * as spacesSql from '../db/sql/spaces.js'
 import type { SpaceRow } from '../db/sql/spaces.js'
+import * as spacesSql from '../db/sql/spaces.js'
 import { AppError, notFound, permissionDenied } from '../errors/app-error.js'
 import type { DomainContext } from './context.js'
 import { hasPermission, type Permission, type Principal, requireOwnership } from './permissions.js'
@@ -17,7 +17,13 @@ export type SpaceAction = 'GET' | 'LIST' | 'CREATE' | 'UPDATE' | 'DELETE'
 
 const READS: ReadonlySet<SpaceAction> = new Set(['GET', 'LIST'])
 
-export function requireSpaceAccess(principal: Principal, space: SpaceRow | undefined, resource: SpaceResource, action: SpaceAction, what: string): SpaceRow {
+export function requireSpaceAccess(
+  principal: Principal,
+  space: SpaceRow | undefined,
+  resource: SpaceResource,
+  action: SpaceAction,
+  what: string,
+): SpaceRow {
   if (!space) throw notFound(what)
   const own = space.owner_id === principal.userId
   const any = hasPermission(principal, `${action}_${resource}_ANY` as Permission)
@@ -26,7 +32,8 @@ export function requireSpaceAccess(principal: Principal, space: SpaceRow | undef
     return space
   }
   if (!space.public_read) throw notFound(what)
-  if (!READS.has(action)) throw permissionDenied(`space ${space.id} is shared for reading only; only its owner may change it or its memories`)
+  if (!READS.has(action))
+    throw permissionDenied(`space ${space.id} is shared for reading only; only its owner may change it or its memories`)
   // A public space is read with the caller's own permission: its readers need no _ANY.
   requireOwnership(principal, resource, action, principal.userId)
   return space
@@ -47,5 +54,6 @@ export async function findAccessibleSpace(
 /** Memory calls need pgvector; without it they say which extension is missing and how to install it. */
 export function requireVectorStorage(context: DomainContext): void {
   const support = context.vectorSupport
-  if (!support.available) throw new AppError('FAILED_PRECONDITION', `memories are unavailable on this server: ${support.reason}`)
+  if (!support.available)
+    throw new AppError('FAILED_PRECONDITION', `memories are unavailable on this server: ${support.reason}`)
 }

@@ -2,8 +2,8 @@ import crypto from 'node:crypto'
 import type { Queryable } from '../db/database.js'
 import * as chunksSql from '../db/sql/chunks.js'
 import { type EmbedderRow, embeddersTable } from '../db/sql/embedders.js'
-import * as spacesSql from '../db/sql/spaces.js'
 import type { IndexState, SpaceEmbedderRow, SpaceRow } from '../db/sql/spaces.js'
+import * as spacesSql from '../db/sql/spaces.js'
 import * as usersSql from '../db/sql/users.js'
 import { ensureEmbedderIndex } from '../db/vector-storage.js'
 import { AppError, alreadyExists, invalidArgument, notFound, permissionDenied } from '../errors/app-error.js'
@@ -85,9 +85,12 @@ async function withEmbedders(sql: Queryable, row: SpaceRow): Promise<Space> {
 function spaceConflict(error: unknown, spaceId: string, name: string | undefined): unknown {
   const code = (error as { code?: string }).code
   const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
-  if (code === UNIQUE_VIOLATION && constraint === 'spaces_pkey') return alreadyExists(`a space with id ${spaceId} already exists`)
-  if (code === UNIQUE_VIOLATION && constraint === 'spaces_name_per_owner') return alreadyExists(`this owner already has a space named "${name}"`)
-  if (code === UNIQUE_VIOLATION && constraint === 'space_embedders_pkey') return alreadyExists('the embedder is already in this space')
+  if (code === UNIQUE_VIOLATION && constraint === 'spaces_pkey')
+    return alreadyExists(`a space with id ${spaceId} already exists`)
+  if (code === UNIQUE_VIOLATION && constraint === 'spaces_name_per_owner')
+    return alreadyExists(`this owner already has a space named "${name}"`)
+  if (code === UNIQUE_VIOLATION && constraint === 'space_embedders_pkey')
+    return alreadyExists('the embedder is already in this space')
   if (code === FOREIGN_KEY_VIOLATION) return notFound('embedder or owner (deleted meanwhile)')
   return error
 }
@@ -96,14 +99,23 @@ function spaceConflict(error: unknown, spaceId: string, name: string | undefined
  * The embedder, if the caller can see it and the space's owner may use it: the owner's
  * own, or any when the owner holds GET_EMBEDDER_ANY. Only dense embedders hold vectors.
  */
-async function usableEmbedder(sql: Queryable, principal: Principal, ownerRole: Role, ownerId: string, embedderId: string, field: string): Promise<EmbedderRow> {
+async function usableEmbedder(
+  sql: Queryable,
+  principal: Principal,
+  ownerRole: Role,
+  ownerId: string,
+  embedderId: string,
+  field: string,
+): Promise<EmbedderRow> {
   const row = await embeddersTable.find(sql, embedderId)
   const callerSees = row && (row.owner_id === principal.userId || hasPermission(principal, 'GET_EMBEDDER_ANY'))
-  if (!row || !callerSees) throw new AppError('NOT_FOUND', `${field}: embedder ${embedderId} not found`, [{ field, description: 'not found' }])
+  if (!row || !callerSees)
+    throw new AppError('NOT_FOUND', `${field}: embedder ${embedderId} not found`, [{ field, description: 'not found' }])
   if (row.owner_id !== ownerId && !ROLE_PERMISSIONS[ownerRole].has('GET_EMBEDDER_ANY')) {
     throw permissionDenied(`${field}: embedder ${embedderId} belongs to another user; the space's owner cannot use it`)
   }
-  if (row.distribution_type !== 'DENSE') throw invalidArgument(field, `embedder ${embedderId} is ${row.distribution_type}; spaces hold dense vectors only`)
+  if (row.distribution_type !== 'DENSE')
+    throw invalidArgument(field, `embedder ${embedderId} is ${row.distribution_type}; spaces hold dense vectors only`)
   return row
 }
 
@@ -115,8 +127,16 @@ async function ownerRole(sql: Queryable, principal: Principal, ownerId: string):
 }
 
 /** The embedder's HNSW index exists from the moment it first joins any space. */
-async function joinSpace(tx: Queryable, spaceId: string, embedder: EmbedderRow, position: number, weight: number, backfillTotal: number): Promise<SpaceEmbedderRow> {
-  if (!(await spacesSql.embedderInAnySpace(tx, embedder.id))) await ensureEmbedderIndex(tx, embedder.id, embedder.dimensionality)
+async function joinSpace(
+  tx: Queryable,
+  spaceId: string,
+  embedder: EmbedderRow,
+  position: number,
+  weight: number,
+  backfillTotal: number,
+): Promise<SpaceEmbedderRow> {
+  if (!(await spacesSql.embedderInAnySpace(tx, embedder.id)))
+    await ensureEmbedderIndex(tx, embedder.id, embedder.dimensionality)
   const row: SpaceEmbedderRow = {
     space_id: spaceId,
     embedder_id: embedder.id,
@@ -140,7 +160,9 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
   requireOwnership(principal, 'SPACE', 'CREATE', ownerId)
   const role = await ownerRole(context.sql, principal, ownerId)
   const embedders = await Promise.all(
-    request.spaceEmbedders.map((entry, index) => usableEmbedder(context.sql, principal, role, ownerId, entry.embedderId, `spaceEmbedders.${index}.embedderId`)),
+    request.spaceEmbedders.map((entry, index) =>
+      usableEmbedder(context.sql, principal, role, ownerId, entry.embedderId, `spaceEmbedders.${index}.embedderId`),
+    ),
   )
   const now = nowMillis()
   const row: SpaceRow = {
@@ -160,7 +182,16 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
       await spacesSql.insertSpace(tx, row)
       const rows: SpaceEmbedderRow[] = []
       for (const [index, embedder] of embedders.entries()) {
-        rows.push(await joinSpace(tx, row.id, embedder, index, request.spaceEmbedders[index]!.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, 0))
+        rows.push(
+          await joinSpace(
+            tx,
+            row.id,
+            embedder,
+            index,
+            request.spaceEmbedders[index]!.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT,
+            0,
+          ),
+        )
       }
       return rows
     })
@@ -170,15 +201,27 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
   }
 }
 
-export async function listSpaces(context: DomainContext, call: CallContext, input: unknown): Promise<{ spaces: Space[]; nextToken?: string }> {
+export async function listSpaces(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ spaces: Space[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   const request = parseInput(listSpacesSchema, input)
   const ownerId = request.ownerId ?? principal.userId
   requireOwnership(principal, 'SPACE', 'LIST', ownerId)
   const pageSize = pageSizeOrDefault(request.maxResults)
-  const rows = await spacesSql.listSpaces(context.sql, { ownerId, labels: request.labelFilter, after: decodePageToken(request.nextToken), limit: pageSize + 1 })
+  const rows = await spacesSql.listSpaces(context.sql, {
+    ownerId,
+    labels: request.labelFilter,
+    after: decodePageToken(request.nextToken),
+    limit: pageSize + 1,
+  })
   const page = pageOf(rows, pageSize, (row) => row)
-  const members = await spacesSql.listSpaceEmbedders(context.sql, page.items.map((row) => row.id))
+  const members = await spacesSql.listSpaceEmbedders(
+    context.sql,
+    page.items.map((row) => row.id),
+  )
   return { spaces: page.items.map((row) => toSpace(row, members)), nextToken: page.nextToken }
 }
 
@@ -189,7 +232,12 @@ export async function getSpace(context: DomainContext, call: CallContext, spaceI
 }
 
 /** Name, publicRead and labels (replace or merge). A change of nothing leaves the audit fields as they were. */
-export async function updateSpace(context: DomainContext, call: CallContext, spaceId: unknown, input: unknown): Promise<Space> {
+export async function updateSpace(
+  context: DomainContext,
+  call: CallContext,
+  spaceId: unknown,
+  input: unknown,
+): Promise<Space> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(updateSpaceSchema, input)
@@ -202,7 +250,11 @@ export async function updateSpace(context: DomainContext, call: CallContext, spa
         labels: nextLabels(current.labels, request),
       }
       if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
-      const updated = await spacesSql.updateSpace(tx, id, { ...next, updated_at: nowMillis(), updated_by: principal.userId })
+      const updated = await spacesSql.updateSpace(tx, id, {
+        ...next,
+        updated_at: nowMillis(),
+        updated_by: principal.userId,
+      })
       return withEmbedders(tx, updated)
     })
   } catch (error) {
@@ -224,7 +276,12 @@ export async function deleteSpace(context: DomainContext, call: CallContext, spa
  * Adds an embedder to a space that may already hold memories: it starts BACKFILLING and
  * a job writes its vectors for them; it is READY at once when there is nothing to fill.
  */
-export async function addSpaceEmbedder(context: DomainContext, call: CallContext, spaceId: unknown, input: unknown): Promise<Space> {
+export async function addSpaceEmbedder(
+  context: DomainContext,
+  call: CallContext,
+  spaceId: unknown,
+  input: unknown,
+): Promise<Space> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(addEmbedderSchema, input)
@@ -235,13 +292,21 @@ export async function addSpaceEmbedder(context: DomainContext, call: CallContext
       const role = await ownerRole(tx, principal, space.owner_id)
       const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
       const position = await spacesSql.nextEmbedderPosition(tx, id)
-      if (position >= MAX_SPACE_EMBEDDERS && (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS) {
+      if (
+        position >= MAX_SPACE_EMBEDDERS &&
+        (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS
+      ) {
         throw invalidArgument('embedderId', `a space has at most ${MAX_SPACE_EMBEDDERS} embedders`)
       }
-      if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id)) throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
+      if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id))
+        throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
       const total = await chunksSql.countMemoriesMissingVectors(tx, id, embedder.id)
       await joinSpace(tx, id, embedder, position, request.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, total)
-      if (total > 0) await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, { spaceId: id, embedderId: embedder.id } satisfies SpaceBackfillPayload as never)
+      if (total > 0)
+        await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, {
+          spaceId: id,
+          embedderId: embedder.id,
+        } satisfies SpaceBackfillPayload as never)
       return withEmbedders(tx, space)
     })
     context.jobs.wake()
@@ -252,15 +317,22 @@ export async function addSpaceEmbedder(context: DomainContext, call: CallContext
 }
 
 /** Drops the embedder and its vectors from the space; the last embedder cannot go. */
-export async function removeSpaceEmbedder(context: DomainContext, call: CallContext, spaceId: unknown, input: unknown): Promise<Space> {
+export async function removeSpaceEmbedder(
+  context: DomainContext,
+  call: CallContext,
+  spaceId: unknown,
+  input: unknown,
+): Promise<Space> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(removeEmbedderSchema, input)
   return context.sql.begin(async (tx) => {
     const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
     const members = await spacesSql.listSpaceEmbedders(tx, [id])
-    if (!members.some((member) => member.embedder_id === request.embedderId)) throw notFound(`embedder ${request.embedderId} in space ${id}`)
-    if (members.length === 1) throw invalidArgument('embedderId', 'is the space\'s only embedder; a space needs at least one')
+    if (!members.some((member) => member.embedder_id === request.embedderId))
+      throw notFound(`embedder ${request.embedderId} in space ${id}`)
+    if (members.length === 1)
+      throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
     await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
     return withEmbedders(tx, space)
   }) as Promise<Space>

@@ -1,12 +1,12 @@
 import crypto from 'node:crypto'
 import * as systemSql from '../db/sql/system.js'
 import * as usersSql from '../db/sql/users.js'
-import { issueApiKey } from './api-keys.js'
-import { nowMillis } from './paging.js'
-import type { DomainContext, ServerContext } from './context.js'
-import type { LicenseSummary } from './licenses.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
 import { RUNTIME, type RuntimeInfo } from '../runtime/environment.js'
+import { issueApiKey } from './api-keys.js'
+import type { DomainContext, ServerContext } from './context.js'
+import type { LicenseSummary } from './licenses.js'
+import { nowMillis } from './paging.js'
 
 export interface SystemInfo {
   version: string
@@ -75,7 +75,11 @@ export async function initializeSystem(context: DomainContext): Promise<Initiali
       created_at: now,
       updated_at: now,
     })
-    const { rawApiKey } = await issueApiKey(tx, { ownerId: rootUserId, creatorId: rootUserId, labels: { purpose: 'root' } })
+    const { rawApiKey } = await issueApiKey(tx, {
+      ownerId: rootUserId,
+      creatorId: rootUserId,
+      labels: { purpose: 'root' },
+    })
     await systemSql.markInitialized(tx, rootUserId)
     context.log.info('system initialised: root admin created', { userId: rootUserId })
     return {

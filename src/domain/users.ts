@@ -1,13 +1,13 @@
 import crypto from 'node:crypto'
-import * as usersSql from '../db/sql/users.js'
 import type { UserRow } from '../db/sql/users.js'
-import { alreadyExists, AppError, notFound } from '../errors/app-error.js'
+import * as usersSql from '../db/sql/users.js'
+import { AppError, alreadyExists, notFound } from '../errors/app-error.js'
 import { createUserSchema, idSchema, listUsersSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
-import { requirePermission, type Role } from './permissions.js'
+import { type Role, requirePermission } from './permissions.js'
 
 export interface User {
   userId: string
@@ -58,7 +58,11 @@ export async function createUser(context: DomainContext, call: CallContext, inpu
   return toUser(row)
 }
 
-export async function listUsers(context: DomainContext, call: CallContext, input: unknown): Promise<{ users: User[]; nextToken?: string }> {
+export async function listUsers(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ users: User[]; nextToken?: string }> {
   const principal = await context.authenticate(call)
   requirePermission(principal, 'LIST_USERS')
   const request = parseInput(listUsersSchema, input)
@@ -80,7 +84,14 @@ export async function getUser(context: DomainContext, call: CallContext, userId:
 /** Served from the authenticated principal: authentication already read (and caches) the user. */
 export async function getMe(context: DomainContext, call: CallContext): Promise<User> {
   const { userId, role, user } = await context.authenticate(call)
-  return { userId, username: user.username, displayName: user.displayName, role, createdAt: user.createdAt, updatedAt: user.updatedAt }
+  return {
+    userId,
+    username: user.username,
+    displayName: user.displayName,
+    role,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+  }
 }
 
 /** Deletes a user and, with it, every API key the user owns. */
@@ -88,7 +99,8 @@ export async function deleteUser(context: DomainContext, call: CallContext, user
   const principal = await context.authenticate(call)
   requirePermission(principal, 'DELETE_USER')
   const id = parseInput(idSchema, userId, 'userId')
-  if (id === principal.userId) throw new AppError('FAILED_PRECONDITION', 'you cannot delete your own user; ask another admin')
+  if (id === principal.userId)
+    throw new AppError('FAILED_PRECONDITION', 'you cannot delete your own user; ask another admin')
   const deleted = await usersSql.deleteUser(context.sql, id)
   if (!deleted) throw notFound(`user ${id}`)
   context.authenticator.forgetUser(id)

@@ -1,6 +1,6 @@
 import type { ProbeTargetRow } from '../db/sql/probes.js'
 import type { ProviderAccess } from '../domain/provider-access.js'
-import { postJson, ProviderCallError } from '../probes/provider-http.js'
+import { ProviderCallError, postJson } from '../probes/provider-http.js'
 import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
 
 /** What the client needs to know of a registered embedder. */
@@ -83,7 +83,12 @@ export interface EmbeddingCall {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export function retryDelay(policy: EmbeddingPolicy, failedAttempts: number, retryAfterMs: number | undefined, random = Math.random): number {
+export function retryDelay(
+  policy: EmbeddingPolicy,
+  failedAttempts: number,
+  retryAfterMs: number | undefined,
+  random = Math.random,
+): number {
   if (retryAfterMs !== undefined) return retryAfterMs
   const exponential = Math.min(policy.retryBaseMs * 2 ** (failedAttempts - 1), policy.maxRetryDelayMs)
   return Math.round(exponential * (1 - RETRY_JITTER + random() * 2 * RETRY_JITTER))
@@ -101,23 +106,34 @@ export function truncateForEmbedder(text: string, maxSequenceLength: number | un
  * Retry-After is honoured when it is within the cap); past attemptsPerBatch they fail
  * transient, for the job queue to retry later. Anything else fails permanent.
  */
-export async function embedTexts(call: EmbeddingCall, texts: string[], inputType: 'search_document' | 'search_query' = 'search_document'): Promise<number[][]> {
+export async function embedTexts(
+  call: EmbeddingCall,
+  texts: string[],
+  inputType: 'search_document' | 'search_query' = 'search_document',
+): Promise<number[][]> {
   const vectors: number[][] = []
   for (let start = 0; start < texts.length; start += call.policy.batchSize) {
-    const batch = texts.slice(start, start + call.policy.batchSize).map((text) => truncateForEmbedder(text, call.embedder.maxSequenceLength))
+    const batch = texts
+      .slice(start, start + call.policy.batchSize)
+      .map((text) => truncateForEmbedder(text, call.embedder.maxSequenceLength))
     vectors.push(...(await embedBatch(call, batch, inputType)))
   }
   return vectors
 }
 
-async function embedBatch(call: EmbeddingCall, batch: string[], inputType: 'search_document' | 'search_query'): Promise<number[][]> {
+async function embedBatch(
+  call: EmbeddingCall,
+  batch: string[],
+  inputType: 'search_document' | 'search_query',
+): Promise<number[][]> {
   const { embedder, access, policy } = call
   const sleep = call.sleep ?? defaultSleep
   let request
   try {
     request = embeddingRequest(embedder, access.credential, batch, inputType)
   } catch (error) {
-    if (error instanceof UnsupportedProbeError) throw new EmbeddingError(error.message.replace('probing', 'embedding'), true)
+    if (error instanceof UnsupportedProbeError)
+      throw new EmbeddingError(error.message.replace('probing', 'embedding'), true)
     throw error
   }
   for (let attempt = 1; ; attempt++) {
@@ -125,7 +141,11 @@ async function embedBatch(call: EmbeddingCall, batch: string[], inputType: 'sear
     const seconds = () => (performance.now() - started) / 1000
     let body: unknown
     try {
-      body = await postJson(request, { timeoutMs: policy.requestTimeoutMs, maxResponseBytes: MAX_EMBEDDING_RESPONSE_BYTES, redact: access.redact })
+      body = await postJson(request, {
+        timeoutMs: policy.requestTimeoutMs,
+        maxResponseBytes: MAX_EMBEDDING_RESPONSE_BYTES,
+        redact: access.redact,
+      })
     } catch (error) {
       if (!(error instanceof ProviderCallError)) throw error
       const message = access.redact(error.message)
@@ -147,10 +167,17 @@ async function embedBatch(call: EmbeddingCall, batch: string[], inputType: 'sear
 function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: number): number[][] {
   const vectors = allEmbeddings(body)
   if (!vectors) throw new EmbeddingError(`embedder ${embedder.id}: the response carries no embedding vectors`, true)
-  if (vectors.length !== expected) throw new EmbeddingError(`embedder ${embedder.id}: asked for ${expected} vectors, the provider returned ${vectors.length}`, true)
+  if (vectors.length !== expected)
+    throw new EmbeddingError(
+      `embedder ${embedder.id}: asked for ${expected} vectors, the provider returned ${vectors.length}`,
+      true,
+    )
   const wrong = vectors.find((vector) => vector.length !== embedder.dimensionality)
   if (wrong) {
-    throw new EmbeddingError(`embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`, true)
+    throw new EmbeddingError(
+      `embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
+      true,
+    )
   }
   return vectors
 }

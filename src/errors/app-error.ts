@@ -46,7 +46,8 @@ export class AppError extends Error {
 export const invalidArgument = (field: string, description: string): AppError =>
   new AppError('INVALID_ARGUMENT', `${field}: ${description}`, [{ field, description }])
 
-export const unauthenticated = (message = 'missing or invalid API key'): AppError => new AppError('UNAUTHENTICATED', message)
+export const unauthenticated = (message = 'missing or invalid API key'): AppError =>
+  new AppError('UNAUTHENTICATED', message)
 
 export const permissionDenied = (message: string): AppError => new AppError('PERMISSION_DENIED', message)
 
@@ -58,7 +59,8 @@ export const unavailable = (message: string): AppError => new AppError('UNAVAILA
 
 export const databaseUnreachable = (): AppError => unavailable('the database is not reachable; try again shortly')
 
-export const databaseDiskFull = (): AppError => unavailable('the database has no disk space left; writes fail until space is freed')
+export const databaseDiskFull = (): AppError =>
+  unavailable('the database has no disk space left; writes fail until space is freed')
 
 /** Anything that is not an AppError is a bug or an outage: callers see INTERNAL with no internals. */
 export function toAppError(error: unknown): AppError {
@@ -68,7 +70,18 @@ export function toAppError(error: unknown): AppError {
   return new AppError('INTERNAL', 'internal error')
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03'])
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01',
+  '57P03',
+])
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code

@@ -36,14 +36,20 @@ export function renderEnvFile(settings: EnvFileSettings): string {
     '',
     '# Data directory: systemd sets $STATE_DIRECTORY (/var/lib/memsvc) and the server uses it.',
     '# Without DB_URL the server runs on its embedded database there.',
-    settings.dbUrl === undefined ? '#DB_URL="jdbc:postgresql://db.example:5432/memsvc?user=memsvc"' : `DB_URL=${quote(settings.dbUrl)}`,
+    settings.dbUrl === undefined
+      ? '#DB_URL="jdbc:postgresql://db.example:5432/memsvc?user=memsvc"'
+      : `DB_URL=${quote(settings.dbUrl)}`,
     '#DB_PASSWORD=',
     '',
     '# GET /metrics requires this in the X-Service-Metrics-Key header.',
-    settings.metricsSecret === undefined ? '#SERVICE_METRICS_SECRET=  (install generates one)' : `SERVICE_METRICS_SECRET=${quote(settings.metricsSecret)}`,
+    settings.metricsSecret === undefined
+      ? '#SERVICE_METRICS_SECRET=  (install generates one)'
+      : `SERVICE_METRICS_SECRET=${quote(settings.metricsSecret)}`,
     '',
     '# Debug installs only: psql into the embedded database (no password). Never on a shared host.',
-    settings.debug ? `SERVICE_DEBUG_DB_LISTEN=${DEFAULT_DEBUG_DB_LISTEN}` : `#SERVICE_DEBUG_DB_LISTEN=${DEFAULT_DEBUG_DB_LISTEN}`,
+    settings.debug
+      ? `SERVICE_DEBUG_DB_LISTEN=${DEFAULT_DEBUG_DB_LISTEN}`
+      : `#SERVICE_DEBUG_DB_LISTEN=${DEFAULT_DEBUG_DB_LISTEN}`,
     '',
   ].join('\n')
 }

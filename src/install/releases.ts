@@ -91,7 +91,9 @@ export function activateRelease(prefix: string, version: string, files: ReleaseF
   fs.mkdirSync(releases, { recursive: true, mode: EXECUTABLE_MODE })
   const release = path.join(releases, releaseName(version))
   const previous = currentRelease(prefix)
-  const unchanged = fs.existsSync(path.join(release, EXECUTABLE_NAME)) && sha256File(path.join(release, EXECUTABLE_NAME)) === sha256File(files.executable)
+  const unchanged =
+    fs.existsSync(path.join(release, EXECUTABLE_NAME)) &&
+    sha256File(path.join(release, EXECUTABLE_NAME)) === sha256File(files.executable)
   if (!unchanged) {
     const staging = path.join(releases, `.staging-${randomSuffix()}`)
     try {

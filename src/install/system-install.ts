@@ -111,7 +111,11 @@ function systemdRunning(): boolean {
 
 function run(command: string, args: string[]): void {
   const result = spawnSync(command, args, { stdio: ['ignore', 'inherit', 'inherit'] })
-  if (result.status !== 0) throw new CliError(`${command} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`})`, EXIT_FAILED)
+  if (result.status !== 0)
+    throw new CliError(
+      `${command} ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`})`,
+      EXIT_FAILED,
+    )
 }
 
 function readManifest(layout: Layout): Manifest | undefined {
@@ -122,14 +126,20 @@ function readManifest(layout: Layout): Manifest | undefined {
   }
 }
 
-function chownUnlessStaging(layout: Layout, target: string, owner: () => { uid: number; gid: number }, what: 'user' | 'group'): void {
+function chownUnlessStaging(
+  layout: Layout,
+  target: string,
+  owner: () => { uid: number; gid: number },
+  what: 'user' | 'group',
+): void {
   if (layout.staging) return
   const ids = owner()
   fs.chownSync(target, what === 'user' ? ids.uid : 0, ids.gid)
 }
 
 export function planInstall(options: InstallOptions): { steps: Step[]; notes: string[] } {
-  if (options.debug && options.dbUrl) throw new CliError('--debug exposes the embedded database; with --db-url there is none to expose', EXIT_BAD_INPUT)
+  if (options.debug && options.dbUrl)
+    throw new CliError('--debug exposes the embedded database; with --db-url there is none to expose', EXIT_BAD_INPUT)
   const layout = new Layout(options.root, options.prefix)
   const previous = readManifest(layout)
   const envPath = layout.at(layout.envFile)
@@ -145,26 +155,42 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
 
   let userCreated = previous?.userCreated ?? false
   if (layout.staging) {
-    steps.push({ say: `skip creating system user ${options.user}: staging into ${options.root} (users belong to the target host; files stay owned by ${process.getuid?.() ?? '?'})` })
+    steps.push({
+      say: `skip creating system user ${options.user}: staging into ${options.root} (users belong to the target host; files stay owned by ${process.getuid?.() ?? '?'})`,
+    })
   } else if (userExists(options.user)) {
     steps.push({ say: `system user ${options.user} exists` })
   } else {
     userCreated = true
     steps.push({
       say: `create system user ${options.user} (useradd --system --user-group --home-dir ${layout.stateDir} --no-create-home --shell /usr/sbin/nologin)`,
-      run: () => run('useradd', ['--system', '--user-group', '--home-dir', layout.stateDir, '--no-create-home', '--shell', '/usr/sbin/nologin', options.user]),
+      run: () =>
+        run('useradd', [
+          '--system',
+          '--user-group',
+          '--home-dir',
+          layout.stateDir,
+          '--no-create-home',
+          '--shell',
+          '/usr/sbin/nologin',
+          options.user,
+        ]),
     })
   }
 
   const executable = path.join(currentLink(options.prefix), EXECUTABLE_NAME)
   const running = currentRelease(layout.at(options.prefix))
-  const was = running && path.basename(running) !== options.version ? ` (was ${path.basename(running)}, kept for rollback)` : ''
+  const was =
+    running && path.basename(running) !== options.version ? ` (was ${path.basename(running)}, kept for rollback)` : ''
   steps.push({
     say: `install ${options.version} as ${path.join(options.prefix, 'releases', options.version)} (executable + licenses/) and point ${currentLink(options.prefix)} at it${was}`,
     run: () => {
       ensureDir(layout.at(options.prefix), DIR_MODE)
       const activated = activateRelease(layout.at(options.prefix), options.version, options.files)
-      if (activated.previous) notes.push(`previous release kept: roll back with  ln -sfn ${path.relative(layout.at(options.prefix), activated.previous)} ${currentLink(options.prefix)} && systemctl restart memsvc`)
+      if (activated.previous)
+        notes.push(
+          `previous release kept: roll back with  ln -sfn ${path.relative(layout.at(options.prefix), activated.previous)} ${currentLink(options.prefix)} && systemctl restart memsvc`,
+        )
     },
   })
   steps.push({
@@ -173,7 +199,8 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
       const link = layout.at(layout.binLink)
       ensureDir(path.dirname(link), DIR_MODE)
       const existing = fs.lstatSync(link, { throwIfNoEntry: false })
-      if (existing && !existing.isSymbolicLink()) throw new CliError(`${layout.binLink} exists and is not a symlink; move it away first`, EXIT_FAILED)
+      if (existing && !existing.isSymbolicLink())
+        throw new CliError(`${layout.binLink} exists and is not a symlink; move it away first`, EXIT_FAILED)
       const temporary = `${link}.memsvc-new`
       fs.rmSync(temporary, { force: true })
       fs.symlinkSync(executable, temporary)
@@ -196,14 +223,22 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
       options.dbUrl !== undefined && options.dbUrl !== existingEnv.DB_URL && '--db-url',
       options.debug && !existingEnv.SERVICE_DEBUG_DB_LISTEN && '--debug',
     ].filter(Boolean)
-    if (ignored.length > 0) notes.push(`${ignored.join(', ')} not applied: ${layout.envFile} exists and is kept; edit it instead`)
+    if (ignored.length > 0)
+      notes.push(`${ignored.join(', ')} not applied: ${layout.envFile} exists and is kept; edit it instead`)
   } else {
     steps.push({
       say: `write ${layout.envFile} (0640, root:${options.user}): ports ${restPort}/${grpcPort}, ${options.dbUrl ? 'DB_URL' : 'embedded database'}, a new metrics secret${options.debug ? `, DEBUG database port ${DEFAULT_DEBUG_DB_LISTEN}` : ''}`,
       run: () => {
         ensureDir(path.dirname(envPath), ENV_DIR_MODE)
         chownUnlessStaging(layout, path.dirname(envPath), owner, 'group')
-        const text = renderEnvFile({ restPort, grpcPort, shutdownTimeoutSec, dbUrl: options.dbUrl, debug: options.debug, metricsSecret: generateMetricsSecret() })
+        const text = renderEnvFile({
+          restPort,
+          grpcPort,
+          shutdownTimeoutSec,
+          dbUrl: options.dbUrl,
+          debug: options.debug,
+          metricsSecret: generateMetricsSecret(),
+        })
         // Written under a temp name with its final mode, so the secret is never readable by others.
         const temporary = `${envPath}.memsvc-new`
         fs.writeFileSync(temporary, text, { mode: ENV_FILE_MODE })
@@ -218,21 +253,49 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     run: () => {
       const unit = layout.at(layout.unit)
       ensureDir(path.dirname(unit), DIR_MODE)
-      fs.writeFileSync(unit, renderUnit({ version: options.version, executable, envFile: layout.envFile, user: options.user, restPort, grpcPort, shutdownTimeoutSec }), { mode: UNIT_MODE })
+      fs.writeFileSync(
+        unit,
+        renderUnit({
+          version: options.version,
+          executable,
+          envFile: layout.envFile,
+          user: options.user,
+          restPort,
+          grpcPort,
+          shutdownTimeoutSec,
+        }),
+        { mode: UNIT_MODE },
+      )
       fs.chmodSync(unit, UNIT_MODE)
     },
   })
-  const manifest: Manifest = { version: options.version, user: options.user, userCreated, unit: layout.unit, binLink: layout.binLink, envFile: layout.envFile, stateDir: layout.stateDir }
+  const manifest: Manifest = {
+    version: options.version,
+    user: options.user,
+    userCreated,
+    unit: layout.unit,
+    binLink: layout.binLink,
+    envFile: layout.envFile,
+    stateDir: layout.stateDir,
+  }
   steps.push({
     say: `record the install in ${layout.manifest}`,
-    run: () => fs.writeFileSync(layout.at(layout.manifest), `${JSON.stringify(manifest, null, 2)}\n`, { mode: UNIT_MODE }),
+    run: () =>
+      fs.writeFileSync(layout.at(layout.manifest), `${JSON.stringify(manifest, null, 2)}\n`, { mode: UNIT_MODE }),
   })
   if (!layout.staging && systemdRunning()) {
     steps.push({ say: 'systemctl daemon-reload', run: () => run('systemctl', ['daemon-reload']) })
     steps.push({ say: `systemctl enable ${UNIT_NAME}`, run: () => run('systemctl', ['enable', '--quiet', UNIT_NAME]) })
-    steps.push({ say: `systemctl restart ${UNIT_NAME} (starts it; an upgrade restarts into the new release)`, run: () => run('systemctl', ['restart', UNIT_NAME]) })
+    steps.push({
+      say: `systemctl restart ${UNIT_NAME} (starts it; an upgrade restarts into the new release)`,
+      run: () => run('systemctl', ['restart', UNIT_NAME]),
+    })
   } else {
-    notes.push(layout.staging ? `staged into ${options.root}; on the target host: systemctl daemon-reload && systemctl enable --now memsvc` : 'systemd is not running here: start the service with  systemctl enable --now memsvc  once it is')
+    notes.push(
+      layout.staging
+        ? `staged into ${options.root}; on the target host: systemctl daemon-reload && systemctl enable --now memsvc`
+        : 'systemd is not running here: start the service with  systemctl enable --now memsvc  once it is',
+    )
   }
   return { steps, notes }
 }
@@ -246,21 +309,34 @@ function readLink(file: string): string | undefined {
 }
 
 function needsCapabilityText(restPort: number, grpcPort: number): string {
-  return [restPort, grpcPort].some((port) => port > 0 && port < 1024) ? 'CAP_NET_BIND_SERVICE for a port below 1024' : 'no capabilities'
+  return [restPort, grpcPort].some((port) => port > 0 && port < 1024)
+    ? 'CAP_NET_BIND_SERVICE for a port below 1024'
+    : 'no capabilities'
 }
 
 export function planUninstall(options: UninstallOptions): { steps: Step[]; notes: string[] } {
   const layout = new Layout(options.root, options.prefix)
   const manifest = readManifest(layout)
-  if (!manifest) throw new CliError(`memsvc is not installed under ${layout.at(options.prefix)} (no ${MANIFEST}); pass the --prefix (and --root) it was installed with`, EXIT_FAILED)
+  if (!manifest)
+    throw new CliError(
+      `memsvc is not installed under ${layout.at(options.prefix)} (no ${MANIFEST}); pass the --prefix (and --root) it was installed with`,
+      EXIT_FAILED,
+    )
   const steps: Step[] = []
   const notes: string[] = []
-  const remove = (hostPath: string, what: string): Step => ({ say: `remove ${what} ${hostPath}`, run: () => fs.rmSync(layout.at(hostPath), { recursive: true, force: true }) })
+  const remove = (hostPath: string, what: string): Step => ({
+    say: `remove ${what} ${hostPath}`,
+    run: () => fs.rmSync(layout.at(hostPath), { recursive: true, force: true }),
+  })
   if (!layout.staging && systemdRunning()) {
-    steps.push({ say: `systemctl disable --now ${UNIT_NAME}`, run: () => run('systemctl', ['disable', '--now', '--quiet', UNIT_NAME]) })
+    steps.push({
+      say: `systemctl disable --now ${UNIT_NAME}`,
+      run: () => run('systemctl', ['disable', '--now', '--quiet', UNIT_NAME]),
+    })
   }
   steps.push(remove(manifest.unit, 'the unit'))
-  if (!layout.staging && systemdRunning()) steps.push({ say: 'systemctl daemon-reload', run: () => run('systemctl', ['daemon-reload']) })
+  if (!layout.staging && systemdRunning())
+    steps.push({ say: 'systemctl daemon-reload', run: () => run('systemctl', ['daemon-reload']) })
   const link = readLink(layout.at(manifest.binLink))
   if (link === undefined || link.startsWith(`${options.prefix}/`)) steps.push(remove(manifest.binLink, 'the link'))
   else notes.push(`${manifest.binLink} points elsewhere (${link}); left alone`)
@@ -269,7 +345,8 @@ export function planUninstall(options: UninstallOptions): { steps: Step[]; notes
   if (options.purge) {
     steps.push(remove(path.dirname(manifest.envFile), 'the settings (metrics secret, DB_URL) in'))
     steps.push(remove(manifest.stateDir, 'ALL DATA (embedded database, encryption key, certificates) in'))
-    if (manifest.userCreated && !layout.staging) steps.push({ say: `remove system user ${manifest.user}`, run: () => run('userdel', [manifest.user]) })
+    if (manifest.userCreated && !layout.staging)
+      steps.push({ say: `remove system user ${manifest.user}`, run: () => run('userdel', [manifest.user]) })
   } else {
     notes.push(`kept ${manifest.envFile} and ${manifest.stateDir} (data); "system uninstall --purge" removes them`)
   }

@@ -51,7 +51,13 @@ const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
  * then the job stays FAILED with its last error. Jobs survive restarts.
  */
 /** A gauge of job counts read from the queue table at each scrape, one series per label value. */
-function jobCountGauge(registry: Registry, name: string, help: string, labelName: string, read: () => Promise<Array<{ label: string; count: number }>>): void {
+function jobCountGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelName: string,
+  read: () => Promise<Array<{ label: string; count: number }>>,
+): void {
   new Gauge({
     name,
     help,
@@ -109,8 +115,12 @@ export class JobProcessor implements WorkIntake, JobQueue {
     jobCountGauge(registry, 'memsvc_jobs_queue_depth', 'Jobs in the shared queue, by status.', 'status', async () =>
       (await jobsSql.countJobsByStatus(sql)).map((row) => ({ label: row.status, count: row.count })),
     )
-    jobCountGauge(registry, 'memsvc_jobs_unfinished', 'Jobs waiting to run or running, by kind (memory.ingest: the ingest backlog).', 'kind', async () =>
-      (await jobsSql.countUnfinishedJobsByKind(sql)).map((row) => ({ label: row.kind, count: row.count })),
+    jobCountGauge(
+      registry,
+      'memsvc_jobs_unfinished',
+      'Jobs waiting to run or running, by kind (memory.ingest: the ingest backlog).',
+      'kind',
+      async () => (await jobsSql.countUnfinishedJobsByKind(sql)).map((row) => ({ label: row.kind, count: row.count })),
     )
   }
 
@@ -123,7 +133,13 @@ export class JobProcessor implements WorkIntake, JobQueue {
     const handler = this.#handlers.get(kind)
     if (!handler) throw new Error(`no handler for job kind ${kind}`)
     const id = crypto.randomUUID()
-    await jobsSql.insertJob(sql, { id, kind, payload, maxAttempts: handler.maxAttempts, runAfter: new Date(Date.now() + delayMs) })
+    await jobsSql.insertJob(sql, {
+      id,
+      kind,
+      payload,
+      maxAttempts: handler.maxAttempts,
+      runAfter: new Date(Date.now() + delayMs),
+    })
     this.wake()
     return id
   }
@@ -143,7 +159,9 @@ export class JobProcessor implements WorkIntake, JobQueue {
       const released = await jobsSql.releaseAllClaims(this.sql)
       if (released > 0) this.log.info('jobs that an earlier process left running will run again', { jobs: released })
     } catch (error) {
-      this.log.warn('could not release jobs an earlier process left running; they run again when their lease expires', { error: error as Error })
+      this.log.warn('could not release jobs an earlier process left running; they run again when their lease expires', {
+        error: error as Error,
+      })
     }
   }
 
@@ -237,7 +255,10 @@ export class JobProcessor implements WorkIntake, JobQueue {
       try {
         await this.#record(() => jobsSql.failJob(this.sql, job.id, this.workerId, message, retryInMs))
       } catch (recordError) {
-        this.log.warn('could not record a job failure; its lease will expire and it will run again', { jobId: job.id, error: recordError as Error })
+        this.log.warn('could not record a job failure; its lease will expire and it will run again', {
+          jobId: job.id,
+          error: recordError as Error,
+        })
       }
       this.#jobsTotal.inc({ kind: job.kind, outcome: finalAttempt ? 'failed' : 'retried' })
       const fields = { jobId: job.id, kind: job.kind, attempt: job.attempts, error: message }

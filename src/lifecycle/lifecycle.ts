@@ -62,7 +62,12 @@ export class Lifecycle extends EventEmitter<{ change: [LifecycleSnapshot] }> {
   }
 
   snapshot(): LifecycleSnapshot {
-    return { state: this.#state, databaseReachable: this.#databaseReachable, databaseDiskFull: this.#databaseDiskFull, ready: this.ready }
+    return {
+      state: this.#state,
+      databaseReachable: this.#databaseReachable,
+      databaseDiskFull: this.#databaseDiskFull,
+      ready: this.ready,
+    }
   }
 
   /** Moves forward; a repeated or backward move is ignored and reported as false. */

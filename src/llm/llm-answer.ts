@@ -1,7 +1,7 @@
 import type { LlmRow } from '../db/sql/llms.js'
 import type { ProviderAccess } from '../domain/provider-access.js'
 import { postJson } from '../probes/provider-http.js'
-import { chatAnswerText, type ChatMessage, chatRequest } from '../probes/provider-protocol.js'
+import { type ChatMessage, chatAnswerText, chatRequest } from '../probes/provider-protocol.js'
 import type { SamplingParams } from '../validation/registry.js'
 
 /**
@@ -28,7 +28,9 @@ export interface AnswerRequest {
 
 /** The stored sampling defaults in the OpenAI field names, which vLLM, llama.cpp and the others accept. */
 function samplingOptions(llm: LlmRow, temperature: number | undefined): Record<string, unknown> {
-  const stored = (llm.capabilities.supportsSamplingParameters === false ? {} : (llm.default_sampling_params ?? {})) as SamplingParams
+  const stored = (
+    llm.capabilities.supportsSamplingParameters === false ? {} : (llm.default_sampling_params ?? {})
+  ) as SamplingParams
   const options: Record<string, unknown> = {
     max_tokens: stored.maxTokens,
     temperature: temperature ?? stored.temperature,
@@ -41,12 +43,15 @@ function samplingOptions(llm: LlmRow, temperature: number | undefined): Record<s
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined))
 }
 
-export function answerMessages(request: Pick<AnswerRequest, 'llm' | 'message' | 'passages' | 'systemPrompt'>): ChatMessage[] {
+export function answerMessages(
+  request: Pick<AnswerRequest, 'llm' | 'message' | 'passages' | 'systemPrompt'>,
+): ChatMessage[] {
   const context = request.passages.map((passage, index) => `[${index + 1}] ${passage}`).join('\n\n')
   const user = `Context:\n${context || '(no passages were found)'}\n\nQuestion: ${request.message}`
   const system = request.systemPrompt ?? DEFAULT_SYSTEM_PROMPT
   // A model without a system role gets the instructions at the top of the user message.
-  if (request.llm.capabilities.supportsSystemMessages === false) return [{ role: 'user', content: `${system}\n\n${user}` }]
+  if (request.llm.capabilities.supportsSystemMessages === false)
+    return [{ role: 'user', content: `${system}\n\n${user}` }]
   return [
     { role: 'system', content: system },
     { role: 'user', content: user },
@@ -55,12 +60,21 @@ export function answerMessages(request: Pick<AnswerRequest, 'llm' | 'message' | 
 
 export async function answerFromPassages(request: AnswerRequest): Promise<string> {
   const http = chatRequest(
-    { endpointUrl: request.llm.endpoint_url, apiPath: request.llm.api_path, modelIdentifier: request.llm.model_identifier },
+    {
+      endpointUrl: request.llm.endpoint_url,
+      apiPath: request.llm.api_path,
+      modelIdentifier: request.llm.model_identifier,
+    },
     request.access.credential,
     answerMessages(request),
     samplingOptions(request.llm, request.temperature),
   )
-  const body = await postJson(http, { timeoutMs: request.timeoutMs, maxResponseBytes: MAX_ANSWER_RESPONSE_BYTES, redact: request.access.redact, signal: request.signal })
+  const body = await postJson(http, {
+    timeoutMs: request.timeoutMs,
+    maxResponseBytes: MAX_ANSWER_RESPONSE_BYTES,
+    redact: request.access.redact,
+    signal: request.signal,
+  })
   const text = chatAnswerText(body)
   if (text === undefined) throw new Error('the LLM answered without a message')
   return text

@@ -27,7 +27,8 @@ const redactNested = (name: string, value: unknown) => (name !== '' && isSecretN
 
 function formatValue(name: string, value: unknown): string {
   if (isSecretName(name)) return '[redacted]'
-  const text = value instanceof Error ? value.message : typeof value === 'string' ? value : JSON.stringify(value, redactNested)
+  const text =
+    value instanceof Error ? value.message : typeof value === 'string' ? value : JSON.stringify(value, redactNested)
   const safe = (text ?? 'undefined').replace(RAW_KEY_PATTERN, 'msk_[redacted]')
   return /[\s"=]/.test(safe) ? JSON.stringify(safe) : safe
 }

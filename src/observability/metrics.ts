@@ -1,4 +1,4 @@
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client'
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { LIFECYCLE_STATES, type Lifecycle } from '../lifecycle/lifecycle.js'
 import { SeriesCounter, SeriesHistogram } from './series-histogram.js'
 

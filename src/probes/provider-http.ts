@@ -51,15 +51,21 @@ export async function postJson(request: ProbeHttpRequest, options: ProviderCallO
       method: 'POST',
       headers: request.headers,
       body: JSON.stringify(request.body),
-      signal: options.signal ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]) : AbortSignal.timeout(options.timeoutMs),
+      signal: options.signal
+        ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal])
+        : AbortSignal.timeout(options.timeoutMs),
       // A redirect could carry the credential to another host.
       redirect: 'error',
     })
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
-    if ((error as Error).name === 'TimeoutError') throw new ProviderCallError(`no answer within ${options.timeoutMs} ms`, true)
+    if ((error as Error).name === 'TimeoutError')
+      throw new ProviderCallError(`no answer within ${options.timeoutMs} ms`, true)
     if ((error as Error).name === 'AbortError') throw new ProviderCallError('the call was cancelled', true)
-    throw new ProviderCallError(`cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`, true)
+    throw new ProviderCallError(
+      `cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      true,
+    )
   }
   let text: string
   try {
@@ -68,24 +74,44 @@ export async function postJson(request: ProbeHttpRequest, options: ProviderCallO
     if (error instanceof ProviderCallError) throw error
     // The body stalled past the timeout or the connection dropped mid-answer.
     const timedOut = (error as Error).name === 'TimeoutError'
-    throw new ProviderCallError(timedOut ? `no complete answer within ${options.timeoutMs} ms` : `the answer broke off: ${(error as Error).message}`, true)
+    throw new ProviderCallError(
+      timedOut
+        ? `no complete answer within ${options.timeoutMs} ms`
+        : `the answer broke off: ${(error as Error).message}`,
+      true,
+    )
   }
   if (!response.ok) {
     const transient = response.status === TOO_MANY_REQUESTS || response.status >= SERVER_ERROR
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'))
-    throw new ProviderCallError(`HTTP ${response.status} from the provider: ${options.redact(text).slice(0, MAX_ERROR_SNIPPET)}`, transient, response.status, retryAfterMs)
+    throw new ProviderCallError(
+      `HTTP ${response.status} from the provider: ${options.redact(text).slice(0, MAX_ERROR_SNIPPET)}`,
+      transient,
+      response.status,
+      retryAfterMs,
+    )
   }
   try {
     return JSON.parse(text)
   } catch {
-    throw new ProviderCallError(`the provider answered with something that is not JSON: ${options.redact(text).slice(0, MAX_ERROR_SNIPPET)}`, false, response.status)
+    throw new ProviderCallError(
+      `the provider answered with something that is not JSON: ${options.redact(text).slice(0, MAX_ERROR_SNIPPET)}`,
+      false,
+      response.status,
+    )
   }
 }
 
 async function readBounded(response: Response, maxBytes: number): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? 0)
-  if (declared > maxBytes) throw new ProviderCallError(`the response is ${declared} bytes, more than the ${maxBytes} expected`, false, response.status)
+  if (declared > maxBytes)
+    throw new ProviderCallError(
+      `the response is ${declared} bytes, more than the ${maxBytes} expected`,
+      false,
+      response.status,
+    )
   const text = await response.text()
-  if (text.length > maxBytes) throw new ProviderCallError(`the response is larger than the ${maxBytes} bytes expected`, false, response.status)
+  if (text.length > maxBytes)
+    throw new ProviderCallError(`the response is larger than the ${maxBytes} bytes expected`, false, response.status)
   return text
 }

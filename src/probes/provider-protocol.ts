@@ -36,7 +36,9 @@ function authHeaders(credential: StoredCredential): Record<string, string> {
     }
     case 'CLOUD_ADC':
       // Minting tokens needs the cloud SDK and metadata server, which this server does not embed.
-      throw new UnsupportedProbeError('probing with cloud application default credentials is not supported yet; the registration itself is stored')
+      throw new UnsupportedProbeError(
+        'probing with cloud application default credentials is not supported yet; the registration itself is stored',
+      )
   }
 }
 
@@ -48,14 +50,23 @@ export interface EmbeddingSubject {
 }
 
 /** The embedding call for `inputs`, in the provider's own request shape. */
-export function embeddingRequest(embedder: EmbeddingSubject, credential: StoredCredential, inputs: string[], inputType: 'search_document' | 'search_query'): ProbeHttpRequest {
+export function embeddingRequest(
+  embedder: EmbeddingSubject,
+  credential: StoredCredential,
+  inputs: string[],
+  inputType: 'search_document' | 'search_query',
+): ProbeHttpRequest {
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
   const url = joinUrl(embedder.endpointUrl, embedder.apiPath)
   switch (embedder.providerType) {
     case 'TEI':
       return { url, headers, body: { inputs } }
     case 'VENDORD':
-      return { url, headers, body: { model: embedder.modelIdentifier, texts: inputs, input_type: inputType, embedding_types: ['float'] } }
+      return {
+        url,
+        headers,
+        body: { model: embedder.modelIdentifier, texts: inputs, input_type: inputType, embedding_types: ['float'] },
+      }
     default:
       // VENDORA, VLLM, LLAMA_CPP and the other OpenAI-compatible embedding APIs.
       return { url, headers, body: { model: embedder.modelIdentifier, input: inputs } }
@@ -80,7 +91,12 @@ export interface ChatMessage {
 }
 
 /** An OpenAI-style chat completions call; `options` are the sampling fields in the provider's names. */
-export function chatRequest(llm: ChatSubject, credential: StoredCredential, messages: ChatMessage[], options: Record<string, unknown> = {}): ProbeHttpRequest {
+export function chatRequest(
+  llm: ChatSubject,
+  credential: StoredCredential,
+  messages: ChatMessage[],
+  options: Record<string, unknown> = {},
+): ProbeHttpRequest {
   return {
     url: joinUrl(llm.endpointUrl, llm.apiPath),
     headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) },
@@ -94,7 +110,12 @@ export function chatProbeRequest(llm: ChatSubject, credential: StoredCredential)
 }
 
 /** The rerank call in the provider's own request shape: TEI {query, texts}, the Cohere-style others {model, query, documents, top_n}. */
-export function rerankRequest(reranker: EmbeddingSubject, credential: StoredCredential, query: string, documents: string[]): ProbeHttpRequest {
+export function rerankRequest(
+  reranker: EmbeddingSubject,
+  credential: StoredCredential,
+  query: string,
+  documents: string[],
+): ProbeHttpRequest {
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
   const url = joinUrl(reranker.endpointUrl, reranker.apiPath)
   if (reranker.providerType === 'TEI') return { url, headers, body: { query, texts: documents } }
@@ -117,15 +138,24 @@ export function rerankScores(body: unknown, documentCount: number): number[] | u
   for (const entry of entries) {
     const index = entry?.index
     const score = entry?.relevance_score ?? entry?.score
-    if (!Number.isInteger(index) || index < 0 || index >= documentCount || typeof score !== 'number' || !Number.isFinite(score)) return undefined
+    if (
+      !Number.isInteger(index) ||
+      index < 0 ||
+      index >= documentCount ||
+      typeof score !== 'number' ||
+      !Number.isFinite(score)
+    )
+      return undefined
     scores[index] = score
   }
   return scores
 }
 
-const isNumberArray = (value: unknown): value is number[] => Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
+const isNumberArray = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'number')
 
-const isVectorList = (value: unknown): value is number[][] => Array.isArray(value) && value.length > 0 && value.every(isNumberArray)
+const isVectorList = (value: unknown): value is number[][] =>
+  Array.isArray(value) && value.length > 0 && value.every(isNumberArray)
 
 /**
  * Every vector of an embedding answer, in input order, in any of the response shapes the

@@ -24,7 +24,12 @@ const toUnitInterval = (score: number) => (score >= 0 && score <= 1 ? score : 1 
  */
 export async function rerankDocuments(call: RerankCall): Promise<number[]> {
   if (call.documents.length === 0) return []
-  const subject = { providerType: call.reranker.provider_type, endpointUrl: call.reranker.endpoint_url, apiPath: call.reranker.api_path, modelIdentifier: call.reranker.model_identifier }
+  const subject = {
+    providerType: call.reranker.provider_type,
+    endpointUrl: call.reranker.endpoint_url,
+    apiPath: call.reranker.api_path,
+    modelIdentifier: call.reranker.model_identifier,
+  }
   const body = await postJson(rerankRequest(subject, call.access.credential, call.query, call.documents), {
     timeoutMs: call.timeoutMs,
     maxResponseBytes: MAX_RERANK_RESPONSE_BYTES,

@@ -56,5 +56,6 @@ export function preparePrivateDataDir(dataDir: string, log: Logger): void {
   }
   if (stat.mode & GROUP_OR_OTHER_BITS) fs.chmodSync(dataDir, PRIVATE_DIR_MODE)
   const changed = makeOwnerOnly(dataDir) + (stat.mode & GROUP_OR_OTHER_BITS ? 1 : 0)
-  if (changed > 0) log.info('made the data directory private to its owner', { dataDir, was: octal(stat.mode), filesChanged: changed })
+  if (changed > 0)
+    log.info('made the data directory private to its owner', { dataDir, was: octal(stat.mode), filesChanged: changed })
 }

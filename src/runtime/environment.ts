@@ -34,12 +34,13 @@ function readSourceVersion(): string {
 }
 
 /** The build replaces __MEMSVC_VERSION__; from source we read package.json. */
-export const VERSION: string =
-  typeof __MEMSVC_VERSION__ === 'string' ? __MEMSVC_VERSION__ : readSourceVersion()
+export const VERSION: string = typeof __MEMSVC_VERSION__ === 'string' ? __MEMSVC_VERSION__ : readSourceVersion()
 
 /** third_party/uWebSockets.js/sources.json says which uWS sources the addon is built from. */
 function readSourceUwsVersion(): string {
-  const sources = requireFromHere(path.join(sourceRoot, 'third_party', 'uWebSockets.js', 'sources.json')) as { version: string }
+  const sources = requireFromHere(path.join(sourceRoot, 'third_party', 'uWebSockets.js', 'sources.json')) as {
+    version: string
+  }
   return sources.version
 }
 

@@ -11,7 +11,10 @@ function xdgDir(variable: string, fallback: string): string {
  * $STATE_DIRECTORY / $CACHE_DIRECTORY to absolute paths, several separated by ':' when
  * the unit names several; ours names one.
  */
-function systemdDir(variable: 'STATE_DIRECTORY' | 'CACHE_DIRECTORY', env: NodeJS.ProcessEnv = process.env): string | undefined {
+function systemdDir(
+  variable: 'STATE_DIRECTORY' | 'CACHE_DIRECTORY',
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   const first = env[variable]?.split(':')[0]
   return first && path.isAbsolute(first) ? first : undefined
 }

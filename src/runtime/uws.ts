@@ -1,7 +1,7 @@
+import type * as UwsTypes from 'uWebSockets.js'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import type * as UwsTypes from 'uWebSockets.js'
 import { readAsset } from './assets.js'
 import { cacheDir } from './paths.js'
 

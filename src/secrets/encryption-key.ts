@@ -41,7 +41,9 @@ function readKeyFile(file: string): Buffer {
   try {
     return fs.readFileSync(file)
   } catch (error) {
-    throw new EncryptionKeyError(`cannot read encryption key file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw new EncryptionKeyError(
+      `cannot read encryption key file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    )
   }
 }
 
@@ -60,7 +62,10 @@ export function loadEncryptionKey(configuredFile: string | undefined, dataDir: s
   if (configuredFile === undefined && !fs.existsSync(file)) {
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
     try {
-      fs.writeFileSync(file, `${crypto.randomBytes(ENCRYPTION_KEY_BYTES).toString('hex')}\n`, { mode: 0o600, flag: 'wx' })
+      fs.writeFileSync(file, `${crypto.randomBytes(ENCRYPTION_KEY_BYTES).toString('hex')}\n`, {
+        mode: 0o600,
+        flag: 'wx',
+      })
       log.warn(
         'created a new encryption key for stored provider secrets; every server sharing this database must use the same key ' +
           '(copy the file and pass --encryption-key-file or SERVICE_ENCRYPTION_KEY_FILE), and without it stored secrets cannot be recovered: back it up',
@@ -69,13 +74,16 @@ export function loadEncryptionKey(configuredFile: string | undefined, dataDir: s
     } catch (error) {
       // Another process created it first: use theirs.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new EncryptionKeyError(`cannot create encryption key file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+        throw new EncryptionKeyError(
+          `cannot create encryption key file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        )
       }
     }
   }
   const box = new SecretBox(parseEncryptionKey(readKeyFile(file), file))
   try {
-    if ((fs.statSync(file).mode & 0o077) !== 0) log.warn('the encryption key file is readable by other users; make it 0600', { file })
+    if ((fs.statSync(file).mode & 0o077) !== 0)
+      log.warn('the encryption key file is readable by other users; make it 0600', { file })
   } catch {
     // Checked only to warn.
   }

@@ -33,7 +33,8 @@ export class SecretBox {
   readonly keyId: string
 
   constructor(master: Buffer) {
-    if (master.length !== ENCRYPTION_KEY_BYTES) throw new Error(`the encryption key must be ${ENCRYPTION_KEY_BYTES} bytes`)
+    if (master.length !== ENCRYPTION_KEY_BYTES)
+      throw new Error(`the encryption key must be ${ENCRYPTION_KEY_BYTES} bytes`)
     this.#encryptionKey = deriveKey(master, 'secret encryption v1')
     this.#fingerprintKey = deriveKey(master, 'secret fingerprint v1')
     this.keyId = encryptionKeyId(master)
@@ -59,7 +60,9 @@ export class SecretBox {
     const decipher = crypto.createDecipheriv('aes-256-gcm', this.#encryptionKey, iv, { authTagLength: TAG_BYTES })
     decipher.setAAD(Buffer.from(context, 'utf8'))
     decipher.setAuthTag(tag)
-    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8')
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    )
   }
 
   /** HMAC-SHA256 of the secret under a key derived from the server key, in hex: equal secrets, equal values. */

@@ -2,21 +2,26 @@ import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
-import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
+import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
-import { DrainController } from '../lifecycle/drain.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
+import { DrainController } from '../lifecycle/drain.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
 import { preparePrivateDataDir } from '../runtime/data-dir.js'
-import { EncryptionKeyError, type LoadedKey, loadEncryptionKey, verifyEncryptionKey } from '../secrets/encryption-key.js'
 import { VERSION } from '../runtime/environment.js'
 import { loadUws } from '../runtime/uws.js'
+import {
+  EncryptionKeyError,
+  type LoadedKey,
+  loadEncryptionKey,
+  verifyEncryptionKey,
+} from '../secrets/encryption-key.js'
 import { resolveTlsMaterial, type TlsMaterial } from '../tls/certificates.js'
 import { GrpcServer } from '../transport/grpc/grpc-server.js'
 import { registerGrpcServices } from '../transport/grpc/services/index.js'
@@ -48,7 +53,10 @@ export interface RunningServer {
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(Object.assign(new Error('database check timed out'), { code: 'ETIMEDOUT' })), ms)
+    const timer = setTimeout(
+      () => reject(Object.assign(new Error('database check timed out'), { code: 'ETIMEDOUT' })),
+      ms,
+    )
     promise.then(
       (value) => (clearTimeout(timer), resolve(value)),
       (error) => (clearTimeout(timer), reject(error)),
@@ -106,16 +114,32 @@ type Listeners = Awaited<ReturnType<typeof listen>>
  * reaches the database with backoff, applies migrations, builds the DomainContext and
  * becomes READY. A database lost later only flips readiness until it is back.
  */
-export async function startServer(config: ServerConfig, log: Logger, options: StartOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  log: Logger,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   preparePrivateDataDir(config.dataDir, log)
   const lifecycle = new Lifecycle()
   const licenses = readLicenseSummary(config.licenseDir)
   warnAboutOperatorSettings(config, licenses.present, log)
   const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
   // Logged at every start so that operators can compare it with what a client pinned.
-  if (tls) log.info('TLS certificate', { certFile: tls.certFile, selfSigned: tls.selfSigned, sha256Fingerprint: tls.fingerprint })
+  if (tls)
+    log.info('TLS certificate', {
+      certFile: tls.certFile,
+      selfSigned: tls.selfSigned,
+      sha256Fingerprint: tls.fingerprint,
+    })
   const drainController = new DrainController(lifecycle, log)
-  const facts: ServerFacts = { lifecycle, log, version: VERSION, licenses, tlsEnabled: tls !== undefined, drainController }
+  const facts: ServerFacts = {
+    lifecycle,
+    log,
+    version: VERSION,
+    licenses,
+    tlsEnabled: tls !== undefined,
+    drainController,
+  }
   const server = new ServerContext(facts)
   const parts: StartedParts = { stopping: false }
   const metrics = createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : []))
@@ -144,7 +168,13 @@ export async function startServer(config: ServerConfig, log: Logger, options: St
 }
 
 /** Loads the encryption key, reaches and prepares the database, opens the domain and starts the jobs. */
-async function becomeReady(config: ServerConfig, server: ServerContext, metrics: ServerMetrics, parts: StartedParts, options: StartOptions): Promise<void> {
+async function becomeReady(
+  config: ServerConfig,
+  server: ServerContext,
+  metrics: ServerMetrics,
+  parts: StartedParts,
+  options: StartOptions,
+): Promise<void> {
   const { lifecycle, log, drainController } = server.facts
   // A bad key file fails start-up before the database is touched.
   const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
@@ -189,13 +219,18 @@ async function stopServer(
   parts.stopping = true
   log.info('shutting down', { reason, inFlight: lifecycle.inFlight })
   const outcome = await drainController.drain(reason, config.shutdownTimeoutMs)
-  if (!outcome.quiesced) log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
+  if (!outcome.quiesced)
+    log.warn('shutdown timeout passed with requests still in flight', { inFlight: lifecycle.inFlight })
   listeners.http.close()
   await listeners.grpc.shutdown(GRPC_CLOSE_GRACE_MS)
   if (parts.databaseWatch) clearTimeout(parts.databaseWatch)
   await ready.catch(() => {})
-  await server.domainIfOpen?.close().catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
-  await parts.database?.close().catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
+  await server.domainIfOpen
+    ?.close()
+    .catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
+  await parts.database
+    ?.close()
+    .catch((error: unknown) => log.warn('closing the database failed', { error: error as Error }))
   log.info('stopped', { state: lifecycle.state })
 }
 
@@ -208,7 +243,12 @@ function warnAboutOperatorSettings(config: ServerConfig, licencesPresent: boolea
 }
 
 /** Both listeners, with every route and service registered; they answer from here on, before the database is reached. */
-async function listen(config: ServerConfig, server: ServerContext, metrics: ServerMetrics, tls: TlsMaterial | undefined) {
+async function listen(
+  config: ServerConfig,
+  server: ServerContext,
+  metrics: ServerMetrics,
+  tls: TlsMaterial | undefined,
+) {
   const { lifecycle, log } = server.facts
   const http = createRestServer({ config, server, lifecycle, metrics, log, tls })
   const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
@@ -218,7 +258,12 @@ async function listen(config: ServerConfig, server: ServerContext, metrics: Serv
     const restPort = await http.listen(config.bindAddress, config.restPort)
     const grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
     const scheme = tls ? 'https' : 'http'
-    log.info('listening', { rest: `${scheme}://${config.bindAddress}:${restPort}/v1`, grpc: `${config.bindAddress}:${grpcPort}`, tls: tls ? 'on' : 'off', version: VERSION })
+    log.info('listening', {
+      rest: `${scheme}://${config.bindAddress}:${restPort}/v1`,
+      grpc: `${config.bindAddress}:${grpcPort}`,
+      tls: tls ? 'on' : 'off',
+      version: VERSION,
+    })
     return { http, grpc, restPort, grpcPort }
   } catch (error) {
     http.close()
@@ -232,7 +277,12 @@ async function listen(config: ServerConfig, server: ServerContext, metrics: Serv
  * pgvector exists, and checks that the database recorded this encryption key (another key
  * would make the stored secrets unreadable). Returns undefined when the server is stopped meanwhile.
  */
-async function prepareDatabase(database: Database, encryptionKey: LoadedKey, log: Logger, stopping: () => boolean): Promise<VectorSupport | undefined> {
+async function prepareDatabase(
+  database: Database,
+  encryptionKey: LoadedKey,
+  log: Logger,
+  stopping: () => boolean,
+): Promise<VectorSupport | undefined> {
   let delay = FIRST_RETRY_DELAY_MS
   for (let attempt = 1; !stopping(); attempt++) {
     try {
@@ -272,10 +322,16 @@ async function checkDatabase(database: Database, lifecycle: Lifecycle, log: Logg
     lifecycle.setDatabaseDiskFull(false)
   } catch (error) {
     if (isDatabaseDiskFull(error)) {
-      if (!lifecycle.databaseDiskFull) log.warn('database disk full; readiness is off and writes get 503 until space is freed', { error: error as Error })
+      if (!lifecycle.databaseDiskFull)
+        log.warn('database disk full; readiness is off and writes get 503 until space is freed', {
+          error: error as Error,
+        })
       lifecycle.setDatabaseDiskFull(true)
     } else {
-      if (lifecycle.databaseReachable) log.warn('database unreachable; readiness is off and requests get 503 until it is back', { error: error as Error })
+      if (lifecycle.databaseReachable)
+        log.warn('database unreachable; readiness is off and requests get 503 until it is back', {
+          error: error as Error,
+        })
       lifecycle.setDatabaseReachable(false)
     }
   }

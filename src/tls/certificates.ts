@@ -49,9 +49,16 @@ function coversHostnames(certificate: crypto.X509Certificate, hostnames: string[
  * it in the data directory, so clients can pin it across restarts; it is replaced
  * only when the hostnames change or it nears expiry.
  */
-export async function resolveTlsMaterial(settings: TlsSettings, dataDir: string, log: Logger): Promise<TlsMaterial | undefined> {
+export async function resolveTlsMaterial(
+  settings: TlsSettings,
+  dataDir: string,
+  log: Logger,
+): Promise<TlsMaterial | undefined> {
   if (settings.mode === 'disabled') return undefined
-  if (settings.trustCertFile) log.warn('--tls-trust-cert-file is accepted but unused: client-certificate auth is not supported yet', { file: settings.trustCertFile })
+  if (settings.trustCertFile)
+    log.warn('--tls-trust-cert-file is accepted but unused: client-certificate auth is not supported yet', {
+      file: settings.trustCertFile,
+    })
   if (settings.mode === 'files') {
     const certPem = fs.readFileSync(settings.certFile, 'utf8')
     const keyPem = fs.readFileSync(settings.keyFile, 'utf8')
@@ -59,7 +66,12 @@ export async function resolveTlsMaterial(settings: TlsSettings, dataDir: string,
     if (!certificate.checkPrivateKey(crypto.createPrivateKey(keyPem))) {
       throw new Error(`--tls-key-file does not match the certificate in --tls-cert-file`)
     }
-    return { certFile: settings.certFile, keyFile: settings.keyFile, fingerprint: certificate.fingerprint256, selfSigned: false }
+    return {
+      certFile: settings.certFile,
+      keyFile: settings.keyFile,
+      fingerprint: certificate.fingerprint256,
+      selfSigned: false,
+    }
   }
 
   const tlsDir = path.join(dataDir, 'tls')
@@ -72,28 +84,39 @@ export async function resolveTlsMaterial(settings: TlsSettings, dataDir: string,
     if (coversHostnames(certificate, settings.hostnames) && Date.now() < renewAfter) {
       return { certFile, keyFile, fingerprint: certificate.fingerprint256, selfSigned: true }
     }
-    log.warn('replacing the self-signed certificate: hostnames changed or it is about to expire; clients that pinned it must re-pin', { certFile })
+    log.warn(
+      'replacing the self-signed certificate: hostnames changed or it is about to expire; clients that pinned it must re-pin',
+      { certFile },
+    )
   }
 
   fs.mkdirSync(tlsDir, { recursive: true, mode: 0o700 })
   fs.chmodSync(tlsDir, 0o700)
   const now = new Date()
-  const pems = await generate([{ name: 'commonName', value: settings.hostnames[0]! }, { name: 'organizationName', value: 'memsvc self-signed' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notBeforeDate: new Date(now.getTime() - MS_PER_DAY),
-    notAfterDate: new Date(now.getTime() + CERT_VALIDITY_DAYS * MS_PER_DAY),
-    extensions: [
-      { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: settings.hostnames.map((host) => (net.isIP(host) ? { type: 7 as const, ip: host } : { type: 2 as const, value: host })),
-      },
+  const pems = await generate(
+    [
+      { name: 'commonName', value: settings.hostnames[0]! },
+      { name: 'organizationName', value: 'memsvc self-signed' },
     ],
-  })
+    {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      notBeforeDate: new Date(now.getTime() - MS_PER_DAY),
+      notAfterDate: new Date(now.getTime() + CERT_VALIDITY_DAYS * MS_PER_DAY),
+      extensions: [
+        { name: 'basicConstraints', cA: false, critical: true },
+        { name: 'keyUsage', digitalSignature: true, critical: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: settings.hostnames.map((host) =>
+            net.isIP(host) ? { type: 7 as const, ip: host } : { type: 2 as const, value: host },
+          ),
+        },
+      ],
+    },
+  )
   fs.writeFileSync(keyFile, pems.private, { mode: 0o600 })
   fs.writeFileSync(certFile, pems.cert, { mode: 0o600 })
   const fingerprint = certificateFingerprint(pems.cert)

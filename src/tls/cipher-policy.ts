@@ -13,9 +13,16 @@ export const TLS12_CIPHERS = [
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':')
 
-export const TLS13_CIPHERSUITES = ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'].join(':')
+export const TLS13_CIPHERSUITES = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+].join(':')
 
 export const MIN_TLS_VERSION = 'TLSv1.2'
 
 /** Node's form (gRPC): one list, the TLS 1.3 names recognised by their TLS_ prefix. */
-export const NODE_TLS_OPTIONS = { ciphers: `${TLS13_CIPHERSUITES}:${TLS12_CIPHERS}`, minVersion: MIN_TLS_VERSION } as const
+export const NODE_TLS_OPTIONS = {
+  ciphers: `${TLS13_CIPHERSUITES}:${TLS12_CIPHERS}`,
+  minVersion: MIN_TLS_VERSION,
+} as const

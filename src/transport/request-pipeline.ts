@@ -67,7 +67,8 @@ export class Call {
   admit(): void {
     if (this.#route.drainExempt !== undefined) return
     const { lifecycle } = this.#pipeline
-    if (!lifecycle.acceptingWork) throw new AppError('UNAVAILABLE', `server is ${lifecycle.state.toLowerCase()} and accepts no new requests`)
+    if (!lifecycle.acceptingWork)
+      throw new AppError('UNAVAILABLE', `server is ${lifecycle.state.toLowerCase()} and accepts no new requests`)
     this.#endWork = lifecycle.beginRequest()
   }
 

@@ -26,10 +26,16 @@ export const uuidSchema = v.pipe(textSchema(), v.uuid('must be a UUID'))
 
 export const labelsSchema = v.pipe(
   // Counted before each entry is checked: a map of 100,000 labels would otherwise hold the event loop for a second.
-  v.custom<Record<string, unknown>>((value) => typeof value !== 'object' || value === null || Object.keys(value).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
+  v.custom<Record<string, unknown>>(
+    (value) => typeof value !== 'object' || value === null || Object.keys(value).length <= MAX_LABELS,
+    `at most ${MAX_LABELS} labels`,
+  ),
   v.record(
     v.pipe(textSchema(), v.regex(LABEL_KEY_PATTERN, 'label keys are 1-63 characters of a-z, 0-9, ".", "_" or "-"')),
-    v.pipe(textSchema('label values must be strings'), v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`)),
+    v.pipe(
+      textSchema('label values must be strings'),
+      v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`),
+    ),
     'must be an object of string values',
   ),
   v.check((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
@@ -62,7 +68,8 @@ export const pageSizeSchema = v.union(
 
 export const pageTokenSchema = v.pipe(textSchema(), v.maxLength(512, 'is not a valid page token'))
 
-export const boundedText = (maxLength = MAX_TEXT_LENGTH) => v.pipe(textSchema(), v.maxLength(maxLength, `at most ${maxLength} characters`))
+export const boundedText = (maxLength = MAX_TEXT_LENGTH) =>
+  v.pipe(textSchema(), v.maxLength(maxLength, `at most ${maxLength} characters`))
 
 /** Labels change by replacing the whole set or by merging into it, never both in one request. */
 export const labelUpdateFields = {
@@ -72,7 +79,10 @@ export const labelUpdateFields = {
 
 export function oneLabelUpdateOnly<Input extends { replaceLabels?: unknown; mergeLabels?: unknown }>() {
   return v.forward(
-    v.check((input: Input) => !(input.replaceLabels && input.mergeLabels), 'send replaceLabels or mergeLabels, not both'),
+    v.check(
+      (input: Input) => !(input.replaceLabels && input.mergeLabels),
+      'send replaceLabels or mergeLabels, not both',
+    ),
     ['mergeLabels'] as never,
   )
 }
@@ -81,8 +91,13 @@ export function oneLabelUpdateOnly<Input extends { replaceLabels?: unknown; merg
 export const filterTextSchema = textSchema()
 
 export const numberFrom = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
+  v.pipe(
+    v.number('must be a number'),
+    v.minValue(min, `must be from ${min} to ${max}`),
+    v.maxValue(max, `must be from ${min} to ${max}`),
+  )
 
 export const integerFrom = (min: number, max: number) => v.pipe(numberFrom(min, max), v.integer('must be an integer'))
 
-export const choiceOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)
+export const choiceOf = <const T extends readonly string[]>(values: T) =>
+  v.picklist(values, `must be one of ${values.join(', ')}`)

@@ -1,10 +1,10 @@
 import * as v from 'valibot'
 import {
-  labelUpdateFields,
-  oneLabelUpdateOnly,
   boundedText,
   epochMillisSchema,
   labelsSchema,
+  labelUpdateFields,
+  oneLabelUpdateOnly,
   pageSizeSchema,
   pageTokenSchema,
   textSchema,
@@ -40,7 +40,10 @@ const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/
 
 export const createUserSchema = v.strictObject({
   userId: v.optional(uuidSchema),
-  username: v.pipe(textSchema(), v.regex(USERNAME_PATTERN, 'must be 1-64 characters of letters, digits, ".", "_", "@" or "-"')),
+  username: v.pipe(
+    textSchema(),
+    v.regex(USERNAME_PATTERN, 'must be 1-64 characters of letters, digits, ".", "_", "@" or "-"'),
+  ),
   displayName: v.optional(boundedText(200)),
   role: v.optional(v.picklist(['ADMIN', 'USER'], 'must be ADMIN or USER'), 'USER'),
 })

@@ -1,6 +1,14 @@
 import * as v from 'valibot'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../domain/chunking/chunking-config.js'
-import { filterTextSchema, labelsSchema, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, uuidSchema } from './common.js'
+import {
+  filterTextSchema,
+  labelsSchema,
+  labelUpdateFields,
+  oneLabelUpdateOnly,
+  pageSizeSchema,
+  pageTokenSchema,
+  uuidSchema,
+} from './common.js'
 
 /** Spaces, memories and their chunking settings (design.md §5). */
 
@@ -28,9 +36,15 @@ export const SORT_ORDERS = ['ASCENDING', 'DESCENDING'] as const
 export const MEMORY_SORT_FIELDS = ['createdAt'] as const
 
 const integerFrom = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(min, `must be from ${min} to ${max}`), v.maxValue(max, `must be from ${min} to ${max}`))
+  v.pipe(
+    v.number('must be a number'),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be from ${min} to ${max}`),
+    v.maxValue(max, `must be from ${min} to ${max}`),
+  )
 
-const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)
+const oneOf = <const T extends readonly string[]>(values: T) =>
+  v.picklist(values, `must be one of ${values.join(', ')}`)
 
 function compiles(pattern: string): boolean {
   try {
@@ -47,7 +61,13 @@ const recursiveSchema = v.pipe(
     chunkOverlap: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
     separators: v.optional(
       v.pipe(
-        v.array(v.pipe(v.string('must be strings'), v.maxLength(MAX_SEPARATOR_LENGTH, `separators are at most ${MAX_SEPARATOR_LENGTH} characters`)), 'must be a list'),
+        v.array(
+          v.pipe(
+            v.string('must be strings'),
+            v.maxLength(MAX_SEPARATOR_LENGTH, `separators are at most ${MAX_SEPARATOR_LENGTH} characters`),
+          ),
+          'must be a list',
+        ),
         v.maxLength(MAX_SEPARATORS, `at most ${MAX_SEPARATORS} separators`),
       ),
     ),
@@ -55,11 +75,17 @@ const recursiveSchema = v.pipe(
     separatorIsRegex: v.optional(v.boolean('must be true or false')),
   }),
   v.forward(
-    v.check((input) => (input.chunkOverlap ?? 0) < (input.chunkSize ?? DEFAULT_CHUNK_SIZE), 'must be smaller than chunkSize'),
+    v.check(
+      (input) => (input.chunkOverlap ?? 0) < (input.chunkSize ?? DEFAULT_CHUNK_SIZE),
+      'must be smaller than chunkSize',
+    ),
     ['chunkOverlap'],
   ),
   v.forward(
-    v.check((input) => !input.separatorIsRegex || (input.separators ?? []).every(compiles), 'every separator must be a valid regular expression when separatorIsRegex is true'),
+    v.check(
+      (input) => !input.separatorIsRegex || (input.separators ?? []).every(compiles),
+      'every separator must be a valid regular expression when separatorIsRegex is true',
+    ),
     ['separators'],
   ),
   // Unset fields take the defaults; the overlap defaults to an eighth of the size (64 for 512).
@@ -81,10 +107,16 @@ const sentenceSchema = v.pipe(
     minChunkSize: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
   }),
   v.forward(
-    v.check((input) => (input.minChunkSize ?? 0) < (input.maxChunkSize ?? DEFAULT_CHUNK_SIZE), 'must be smaller than maxChunkSize'),
+    v.check(
+      (input) => (input.minChunkSize ?? 0) < (input.maxChunkSize ?? DEFAULT_CHUNK_SIZE),
+      'must be smaller than maxChunkSize',
+    ),
     ['minChunkSize'],
   ),
-  v.transform((input) => ({ maxChunkSize: input.maxChunkSize ?? DEFAULT_CHUNK_SIZE, minChunkSize: input.minChunkSize ?? 0 })),
+  v.transform((input) => ({
+    maxChunkSize: input.maxChunkSize ?? DEFAULT_CHUNK_SIZE,
+    minChunkSize: input.minChunkSize ?? 0,
+  })),
 )
 
 /** Exactly one of none, recursive, sentence. */
@@ -94,8 +126,17 @@ export const chunkingConfigSchema = v.pipe(
     recursive: v.optional(recursiveSchema),
     sentence: v.optional(sentenceSchema),
   }),
-  v.check((input) => Object.values(input).filter((value) => value !== undefined).length === 1, 'set exactly one of none, recursive, sentence'),
-  v.transform((input) => (input.recursive ? { recursive: input.recursive } : input.sentence ? { sentence: input.sentence } : { none: {} as Record<string, never> })),
+  v.check(
+    (input) => Object.values(input).filter((value) => value !== undefined).length === 1,
+    'set exactly one of none, recursive, sentence',
+  ),
+  v.transform((input) =>
+    input.recursive
+      ? { recursive: input.recursive }
+      : input.sentence
+        ? { sentence: input.sentence }
+        : { none: {} as Record<string, never> },
+  ),
 )
 
 const retrievalWeightSchema = v.pipe(
@@ -124,7 +165,10 @@ export const createSpaceSchema = v.strictObject({
     v.array(spaceEmbedderSchema, 'must be a list'),
     v.minLength(1, 'a space needs at least one embedder'),
     v.maxLength(MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
-    v.check((entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length, 'names the same embedder twice'),
+    v.check(
+      (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
+      'names the same embedder twice',
+    ),
   ),
   defaultChunkingConfig: v.optional(chunkingConfigSchema),
   publicRead: v.optional(v.boolean('must be true or false')),
@@ -150,11 +194,20 @@ export const addEmbedderSchema = spaceEmbedderSchema
 export const removeEmbedderSchema = v.strictObject({ embedderId: uuidSchema })
 
 export const metadataSchema = v.pipe(
-  v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'must be a JSON object'),
-  v.check((metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES, `at most ${MAX_METADATA_PROPERTIES} top-level properties`),
+  v.custom<Record<string, unknown>>(
+    (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+    'must be a JSON object',
+  ),
+  v.check(
+    (metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES,
+    `at most ${MAX_METADATA_PROPERTIES} top-level properties`,
+  ),
   // PostgreSQL's jsonb cannot hold the NUL character.
   v.check((metadata) => !JSON.stringify(metadata).includes('\\u0000'), 'must not contain the NUL character'),
-  v.check((metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES, `at most ${MAX_METADATA_BYTES} bytes as JSON`),
+  v.check(
+    (metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES,
+    `at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  ),
 )
 
 /** The size limit is checked by the use case (413), after decoding: schemas check shape only. */
@@ -163,14 +216,19 @@ export const createMemorySchema = v.pipe(
     memoryId: v.optional(uuidSchema),
     spaceId: uuidSchema,
     originalContent: v.optional(v.string('must be a string')),
-    originalContentB64: v.optional(v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64'))),
+    originalContentB64: v.optional(
+      v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
+    ),
     contentType: v.optional(oneOf(CONTENT_TYPES)),
     metadata: v.optional(metadataSchema),
     chunkingConfig: v.optional(chunkingConfigSchema),
     dedupe: v.optional(v.boolean('must be true or false')),
   }),
   v.forward(
-    v.check((input) => (input.originalContent === undefined) !== (input.originalContentB64 === undefined), 'send exactly one of originalContent and originalContentB64'),
+    v.check(
+      (input) => (input.originalContent === undefined) !== (input.originalContentB64 === undefined),
+      'send exactly one of originalContent and originalContentB64',
+    ),
     ['originalContent'],
   ),
 )
@@ -204,15 +262,30 @@ export const listMemoriesSchema = v.strictObject({
 
 export const batchDeleteMemoriesSchema = v.pipe(
   v.strictObject({
-    memoryIds: v.optional(v.pipe(v.array(uuidSchema, 'must be a list'), v.minLength(1, 'must name at least one memory'), v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`))),
+    memoryIds: v.optional(
+      v.pipe(
+        v.array(uuidSchema, 'must be a list'),
+        v.minLength(1, 'must name at least one memory'),
+        v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`),
+      ),
+    ),
     spaceId: v.optional(uuidSchema),
     statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
     filter: v.optional(filterTextSchema),
   }),
   v.forward(
-    v.check((input) => (input.memoryIds === undefined) !== (input.spaceId === undefined), 'send memoryIds, or spaceId with an optional statusFilter and filter'),
+    v.check(
+      (input) => (input.memoryIds === undefined) !== (input.spaceId === undefined),
+      'send memoryIds, or spaceId with an optional statusFilter and filter',
+    ),
     ['memoryIds'],
   ),
-  v.forward(v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'), ['statusFilter']),
-  v.forward(v.check((input) => input.filter === undefined || input.spaceId !== undefined, 'goes with spaceId'), ['filter']),
+  v.forward(
+    v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'),
+    ['statusFilter'],
+  ),
+  v.forward(
+    v.check((input) => input.filter === undefined || input.spaceId !== undefined, 'goes with spaceId'),
+    ['filter'],
+  ),
 )

@@ -28,10 +28,17 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
  * Validates input against a schema and returns the typed output, or throws one
  * INVALID_ARGUMENT naming every field at fault. Both transports go through here.
  */
-export function parseInput<const Schema extends v.GenericSchema>(schema: Schema, input: unknown, prefix = ''): v.InferOutput<Schema> {
+export function parseInput<const Schema extends v.GenericSchema>(
+  schema: Schema,
+  input: unknown,
+  prefix = '',
+): v.InferOutput<Schema> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true })
   if (result.success) return result.output
-  const details: FieldViolation[] = result.issues.map((issue) => ({ field: fieldName(issue, prefix), description: describeIssue(issue) }))
+  const details: FieldViolation[] = result.issues.map((issue) => ({
+    field: fieldName(issue, prefix),
+    description: describeIssue(issue),
+  }))
   const first = details[0]!
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
   throw new AppError('INVALID_ARGUMENT', `${first.field}: ${first.description}${more}`, details)

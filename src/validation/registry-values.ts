@@ -7,7 +7,15 @@
 
 /** The provider types the service specification lists, in its order. */
 export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
-export const LLM_PROVIDER_TYPES = ['VENDORA', 'VENDORB_PROXY', 'VENDORC_ROUTER', 'VLLM', 'OLLAMA', 'LLAMA_CPP', 'CUSTOM_VENDORA_COMPATIBLE'] as const
+export const LLM_PROVIDER_TYPES = [
+  'VENDORA',
+  'VENDORB_PROXY',
+  'VENDORC_ROUTER',
+  'VLLM',
+  'OLLAMA',
+  'LLAMA_CPP',
+  'CUSTOM_VENDORA_COMPATIBLE',
+] as const
 /** Rerank APIs come from the same providers as embedding APIs. */
 export const RERANKER_PROVIDER_TYPES = EMBEDDER_PROVIDER_TYPES
 export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const

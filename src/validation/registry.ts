@@ -1,6 +1,24 @@
 import * as v from 'valibot'
-import { boundedText, labelsSchema, numberFrom, labelUpdateFields, oneLabelUpdateOnly, pageSizeSchema, pageTokenSchema, textSchema, uuidSchema } from './common.js'
-import { CREDENTIAL_KINDS, DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES, INT32_MAX, LLM_PROVIDER_TYPES, MODALITIES, RERANKER_PROVIDER_TYPES } from './registry-values.js'
+import {
+  boundedText,
+  labelsSchema,
+  labelUpdateFields,
+  numberFrom,
+  oneLabelUpdateOnly,
+  pageSizeSchema,
+  pageTokenSchema,
+  textSchema,
+  uuidSchema,
+} from './common.js'
+import {
+  CREDENTIAL_KINDS,
+  DISTRIBUTION_TYPES,
+  EMBEDDER_PROVIDER_TYPES,
+  INT32_MAX,
+  LLM_PROVIDER_TYPES,
+  MODALITIES,
+  RERANKER_PROVIDER_TYPES,
+} from './registry-values.js'
 
 export * from './registry-values.js'
 export const MAX_URL_LENGTH = 2048
@@ -15,7 +33,8 @@ export const MAX_SCOPES = 50
 export const MAX_STOP_SEQUENCES = 16
 export const MAX_STOP_SEQUENCE_LENGTH = 256
 
-const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`)
+const oneOf = <const T extends readonly string[]>(values: T) =>
+  v.picklist(values, `must be one of ${values.join(', ')}`)
 
 const requiredText = (maxLength: number) =>
   v.pipe(
@@ -73,7 +92,10 @@ const inlineSecretSchema = v.pipe(
   textSchema(),
   v.check((secret) => secret.length > 0, 'must not be empty'),
   v.check((secret) => secret.length <= MAX_SECRET_LENGTH, `at most ${MAX_SECRET_LENGTH} characters`),
-  v.check((secret) => !CONTROL_CHARACTERS.test(secret), 'must not contain control characters or line breaks (it is sent in an HTTP header)'),
+  v.check(
+    (secret) => !CONTROL_CHARACTERS.test(secret),
+    'must not contain control characters or line breaks (it is sent in an HTTP header)',
+  ),
 )
 
 const headerNameSchema = v.pipe(
@@ -97,8 +119,12 @@ const apiKeyCredentialSchema = (secretRequired: boolean) =>
   })
 
 const cloudAdcCredentialSchema = v.strictObject({
-  scopes: v.optional(v.pipe(v.array(scopeSchema, 'must be a list'), v.maxLength(MAX_SCOPES, `at most ${MAX_SCOPES} scopes`))),
-  quotaProjectId: v.optional(v.pipe(textSchema(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"'))),
+  scopes: v.optional(
+    v.pipe(v.array(scopeSchema, 'must be a list'), v.maxLength(MAX_SCOPES, `at most ${MAX_SCOPES} scopes`)),
+  ),
+  quotaProjectId: v.optional(
+    v.pipe(textSchema(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"')),
+  ),
 })
 
 /**
@@ -112,9 +138,27 @@ const credentialsSchema = (secretRequired: boolean) =>
       apiKey: v.optional(apiKeyCredentialSchema(secretRequired)),
       cloudAdc: v.optional(cloudAdcCredentialSchema),
     }),
-    v.forward(v.check((credentials) => credentials.kind !== 'API_KEY' || credentials.apiKey !== undefined, 'is required with kind API_KEY'), ['apiKey']),
-    v.forward(v.check((credentials) => credentials.kind === 'API_KEY' || credentials.apiKey === undefined, 'is allowed only with kind API_KEY'), ['apiKey']),
-    v.forward(v.check((credentials) => credentials.kind === 'CLOUD_ADC' || credentials.cloudAdc === undefined, 'is allowed only with kind CLOUD_ADC'), ['cloudAdc']),
+    v.forward(
+      v.check(
+        (credentials) => credentials.kind !== 'API_KEY' || credentials.apiKey !== undefined,
+        'is required with kind API_KEY',
+      ),
+      ['apiKey'],
+    ),
+    v.forward(
+      v.check(
+        (credentials) => credentials.kind === 'API_KEY' || credentials.apiKey === undefined,
+        'is allowed only with kind API_KEY',
+      ),
+      ['apiKey'],
+    ),
+    v.forward(
+      v.check(
+        (credentials) => credentials.kind === 'CLOUD_ADC' || credentials.cloudAdc === undefined,
+        'is allowed only with kind CLOUD_ADC',
+      ),
+      ['cloudAdc'],
+    ),
   )
 
 export const createCredentialsSchema = credentialsSchema(true)
@@ -159,7 +203,11 @@ export const samplingParamsSchema = v.strictObject({
   stopSequences: v.optional(
     v.pipe(
       v.array(
-        v.pipe(textSchema(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`)),
+        v.pipe(
+          textSchema(),
+          v.minLength(1, 'must not be empty'),
+          v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`),
+        ),
         'must be a list',
       ),
       v.maxLength(MAX_STOP_SEQUENCES, `at most ${MAX_STOP_SEQUENCES} stop sequences`),
@@ -195,7 +243,14 @@ const trailingRegistrationFields = {
 }
 
 /** Fields of a create request that may be left out; every other field is required. */
-const OPTIONAL_ON_CREATE = ['description', 'apiPath', 'supportedModalities', 'labels', 'version', 'monitoringEndpoint'] as const
+const OPTIONAL_ON_CREATE = [
+  'description',
+  'apiPath',
+  'supportedModalities',
+  'labels',
+  'version',
+  'monitoringEndpoint',
+] as const
 
 const clearableUrl = clearable(httpUrlSchema, 'an http or https URL')
 
@@ -250,7 +305,13 @@ const llmFields = v.strictObject({
 export const createLlmSchema = v.strictObject({
   llmId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
-  ...v.partial(llmFields, [...OPTIONAL_ON_CREATE, 'clientConfig', 'maxContextLength', 'capabilities', 'defaultSamplingParams']).entries,
+  ...v.partial(llmFields, [
+    ...OPTIONAL_ON_CREATE,
+    'clientConfig',
+    'maxContextLength',
+    'capabilities',
+    'defaultSamplingParams',
+  ]).entries,
   credentials: v.optional(createCredentialsSchema),
 })
 

@@ -25,7 +25,10 @@ export const spaceKeySchema = v.strictObject({
     v.pipe(
       v.array(embedderWeightSchema, 'must be a list'),
       v.maxLength(MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} entries`),
-      v.check((entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length, 'names the same embedder twice'),
+      v.check(
+        (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
+        'names the same embedder twice',
+      ),
     ),
   ),
   filter: v.optional(filterTextSchema),
@@ -42,7 +45,10 @@ export const postProcessorSchema = v.strictObject({
 })
 
 export const retrieveMemoriesSchema = v.strictObject({
-  message: v.pipe(boundedText(MAX_MESSAGE_LENGTH), v.check((text) => text.trim().length > 0, 'must not be empty')),
+  message: v.pipe(
+    boundedText(MAX_MESSAGE_LENGTH),
+    v.check((text) => text.trim().length > 0, 'must not be empty'),
+  ),
   spaceKeys: v.pipe(
     v.array(spaceKeySchema, 'must be a list'),
     v.minLength(1, 'name at least one space'),

@@ -19,7 +19,8 @@ export function useFixture<Fixture extends { stop(): Promise<void> }>(start: () 
   }
 }
 
-export const useIdentityFixture = (engine: Engine): (() => IdentityFixture) => useFixture(() => startIdentityFixture(engine))
+export const useIdentityFixture = (engine: Engine): (() => IdentityFixture) =>
+  useFixture(() => startIdentityFixture(engine))
 
 /** One `it` per case and transport: the same table over REST and over gRPC. */
 export function itEachCase(fixture: () => IdentityFixture, cases: ApiCase[]): void {

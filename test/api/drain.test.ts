@@ -18,35 +18,47 @@ afterEach(async () => {
 })
 
 const readyz = async (fixture: IdentityFixture) => (await fetch(`${fixture.server.restUrl}/readyz`)).status
-const livez = async (fixture: IdentityFixture) => (await (await fetch(`${fixture.server.restUrl}/livez`)).json()) as { state: string }
+const livez = async (fixture: IdentityFixture) =>
+  (await (await fetch(`${fixture.server.restUrl}/livez`)).json()) as { state: string }
 
 describe.each(ENGINES)('drain (%s)', (engine) => {
   it.each(TRANSPORTS)('needs DRAIN_SERVER over %s: 401 without a key, 403 for a user', async (transport) => {
     const fixture = await freshServer(engine)
     expect((await fixture.call(transport, 'drain', {}, undefined)).status).toBe('UNAUTHENTICATED')
     expect((await fixture.call(transport, 'drain', {}, fixture.alice.apiKey)).status).toBe('PERMISSION_DENIED')
-    expect((await fixture.call(transport, 'drain', { timeoutSec: -1 }, fixture.root.apiKey)).fields).toContain('timeoutSec')
+    expect((await fixture.call(transport, 'drain', { timeoutSec: -1 }, fixture.root.apiKey)).fields).toContain(
+      'timeoutSec',
+    )
     expect(fixture.server.server.lifecycle.state).toBe('READY')
   })
 
-  it.each(TRANSPORTS)('over %s: readiness and health flip, new requests are refused, it quiesces, and a second call reports the state', async (transport) => {
-    const fixture = await freshServer(engine)
-    const health = new HealthProbe({ address: fixture.server.grpcAddress })
-    const watch = health.watch()
-    await watch.waitFor(ServingStatus.SERVING)
-    const result = await fixture.call(transport, 'drain', { reason: 'test', waitForQuiesce: true, timeoutSec: 10 }, fixture.root.apiKey)
-    expect(result.status).toBe('OK')
-    expect(result.body).toMatchObject({ state: 'QUIESCED', quiesced: true })
-    expect(await readyz(fixture)).toBe(503)
-    expect(await livez(fixture)).toEqual({ state: 'QUIESCED' })
-    expect(await health.check()).toBe(ServingStatus.NOT_SERVING)
-    await watch.waitFor(ServingStatus.NOT_SERVING)
-    for (const other of TRANSPORTS) expect((await fixture.call(other, 'getMe', {}, fixture.alice.apiKey)).status).toBe('UNAVAILABLE')
-    const again = await fixture.call(transport, 'drain', {}, fixture.root.apiKey)
-    expect(again.body).toMatchObject({ state: 'QUIESCED', quiesced: true })
-    watch.cancel()
-    health.client.close()
-  })
+  it.each(TRANSPORTS)(
+    'over %s: readiness and health flip, new requests are refused, it quiesces, and a second call reports the state',
+    async (transport) => {
+      const fixture = await freshServer(engine)
+      const health = new HealthProbe({ address: fixture.server.grpcAddress })
+      const watch = health.watch()
+      await watch.waitFor(ServingStatus.SERVING)
+      const result = await fixture.call(
+        transport,
+        'drain',
+        { reason: 'test', waitForQuiesce: true, timeoutSec: 10 },
+        fixture.root.apiKey,
+      )
+      expect(result.status).toBe('OK')
+      expect(result.body).toMatchObject({ state: 'QUIESCED', quiesced: true })
+      expect(await readyz(fixture)).toBe(503)
+      expect(await livez(fixture)).toEqual({ state: 'QUIESCED' })
+      expect(await health.check()).toBe(ServingStatus.NOT_SERVING)
+      await watch.waitFor(ServingStatus.NOT_SERVING)
+      for (const other of TRANSPORTS)
+        expect((await fixture.call(other, 'getMe', {}, fixture.alice.apiKey)).status).toBe('UNAVAILABLE')
+      const again = await fixture.call(transport, 'drain', {}, fixture.root.apiKey)
+      expect(again.body).toMatchObject({ state: 'QUIESCED', quiesced: true })
+      watch.cancel()
+      health.client.close()
+    },
+  )
 })
 
 describe('drain under load (postgresql)', () => {
@@ -63,12 +75,21 @@ describe('drain under load (postgresql)', () => {
       await locker`begin`
       await locker`lock table api_keys in access exclusive mode`
       const inFlight = TRANSPORTS.flatMap((transport) =>
-        holders.map((key) => fixture.call(transport, 'listApiKeys', {}, key.apiKey).then((result) => (mark(`in-flight ${transport} request finished`), result))),
+        holders.map((key) =>
+          fixture
+            .call(transport, 'listApiKeys', {}, key.apiKey)
+            .then((result) => (mark(`in-flight ${transport} request finished`), result)),
+        ),
       )
       await waitFor('4 requests in flight', () => fixture.server.server.lifecycle.inFlight === 4)
       mark('4 requests in flight')
 
-      const drain = fixture.call('rest', 'drain', { reason: 'load test', waitForQuiesce: true, timeoutSec: 30 }, fixture.root.apiKey)
+      const drain = fixture.call(
+        'rest',
+        'drain',
+        { reason: 'load test', waitForQuiesce: true, timeoutSec: 30 },
+        fixture.root.apiKey,
+      )
       await waitFor('readiness to flip', async () => (await readyz(fixture)) === 503, { intervalMs: 5 })
       mark('readiness flipped (readyz 503)')
       expect((await livez(fixture)).state).toBe('DRAINING')
@@ -85,7 +106,9 @@ describe('drain under load (postgresql)', () => {
       const drained = await drain
       mark('QUIESCED (drain call returned)')
       expect(drained.body).toMatchObject({ state: 'QUIESCED', quiesced: true })
-      process.stdout.write(`drain timeline (ms since start):\n${timeline.map(([event, at]) => `  ${String(at).padStart(6)}  ${event}`).join('\n')}\n`)
+      process.stdout.write(
+        `drain timeline (ms since start):\n${timeline.map(([event, at]) => `  ${String(at).padStart(6)}  ${event}`).join('\n')}\n`,
+      )
       const logLines = fixture.server.logs.filter((line) => /drain/.test(line))
       process.stdout.write(`${logLines.join('\n')}\n`)
     } finally {

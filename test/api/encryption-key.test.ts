@@ -27,7 +27,13 @@ describe('the key file', () => {
     expect(parseEncryptionKey(key, 'k')).toEqual(key)
     expect(parseEncryptionKey(Buffer.from(`  ${key.toString('hex')}\n`), 'k')).toEqual(key)
     expect(parseEncryptionKey(Buffer.from(`${key.toString('base64')}\n`), 'k')).toEqual(key)
-    for (const bad of ['', 'short', key.toString('hex').slice(2), `${key.toString('hex')}00`, crypto.randomBytes(31).toString('base64')]) {
+    for (const bad of [
+      '',
+      'short',
+      key.toString('hex').slice(2),
+      `${key.toString('hex')}00`,
+      crypto.randomBytes(31).toString('base64'),
+    ]) {
       expect(() => parseEncryptionKey(Buffer.from(bad), '/etc/memsvc/key')).toThrow(EncryptionKeyError)
     }
     try {
@@ -41,11 +47,16 @@ describe('the key file', () => {
   it('--encryption-key-file and SERVICE_ENCRYPTION_KEY_FILE: flag beats environment; an unreadable file stops start-up naming the flag', () => {
     const fromFlag = keyFile('flag.key')
     const fromEnv = keyFile('env.key')
-    expect(resolveServerConfig({ 'encryption-key-file': fromFlag }, { SERVICE_ENCRYPTION_KEY_FILE: fromEnv }).encryptionKeyFile).toBe(fromFlag)
+    expect(
+      resolveServerConfig({ 'encryption-key-file': fromFlag }, { SERVICE_ENCRYPTION_KEY_FILE: fromEnv })
+        .encryptionKeyFile,
+    ).toBe(fromFlag)
     expect(resolveServerConfig({}, { SERVICE_ENCRYPTION_KEY_FILE: fromEnv }).encryptionKeyFile).toBe(fromEnv)
     expect(resolveServerConfig({}, {}).encryptionKeyFile).toBeUndefined()
     expect(() => resolveServerConfig({ 'encryption-key-file': path.join(tmp, 'missing.key') }, {})).toThrow(ConfigError)
-    expect(() => resolveServerConfig({ 'encryption-key-file': path.join(tmp, 'missing.key') }, {})).toThrow(/^--encryption-key-file: cannot read /)
+    expect(() => resolveServerConfig({ 'encryption-key-file': path.join(tmp, 'missing.key') }, {})).toThrow(
+      /^--encryption-key-file: cannot read /,
+    )
   })
 
   it('seals with AES-256-GCM: fresh IV each time, bound to its row, useless under another key', () => {
@@ -67,7 +78,9 @@ describe('the key file', () => {
     expect(box.keyId).not.toBe(crypto.createHash('sha256').update(key).digest('hex'))
     expect(box.shortFingerprint('sk-value')).toMatch(/^[0-9a-f]{8}$/)
     expect(box.shortFingerprint('sk-value')).toBe(box.shortFingerprint('sk-value'))
-    expect(new SecretBox(crypto.randomBytes(32)).shortFingerprint('sk-value')).not.toBe(box.shortFingerprint('sk-value'))
+    expect(new SecretBox(crypto.randomBytes(32)).shortFingerprint('sk-value')).not.toBe(
+      box.shortFingerprint('sk-value'),
+    )
   })
 })
 
@@ -90,8 +103,19 @@ describe.each(ENGINES)('the server key across restarts (%s)', (engine) => {
     return { database, dataDir }
   }
 
-  async function start(target: { database?: TestDatabase; dataDir: string }, flags: Record<string, unknown>, options: { env?: NodeJS.ProcessEnv; waitForReady?: boolean } = {}): Promise<TestServer> {
-    const server = await startTestServer({ engine, database: target.database, dataDir: target.dataDir, flags, env: options.env, waitForReady: options.waitForReady })
+  async function start(
+    target: { database?: TestDatabase; dataDir: string },
+    flags: Record<string, unknown>,
+    options: { env?: NodeJS.ProcessEnv; waitForReady?: boolean } = {},
+  ): Promise<TestServer> {
+    const server = await startTestServer({
+      engine,
+      database: target.database,
+      dataDir: target.dataDir,
+      flags,
+      env: options.env,
+      waitForReady: options.waitForReady,
+    })
     servers.push(server)
     return server
   }
@@ -107,14 +131,22 @@ describe.each(ENGINES)('the server key across restarts (%s)', (engine) => {
     const first = await start(target, { 'encryption-key-file': original })
     const client = new ApiClient({ restUrl: first.restUrl, grpcAddress: first.grpcAddress })
     const init = await client.call('rest', 'initializeSystem')
-    const created = await client.call('rest', 'createEmbedder', EMBEDDER.input({ credentials: { kind: 'API_KEY', apiKey: { inlineSecret: 'sk-kept-across-restarts' } } }), init.body.rootApiKey)
+    const created = await client.call(
+      'rest',
+      'createEmbedder',
+      EMBEDDER.input({ credentials: { kind: 'API_KEY', apiKey: { inlineSecret: 'sk-kept-across-restarts' } } }),
+      init.body.rootApiKey,
+    )
     expect(created.status).toBe('OK')
     client.close()
     await stop(first)
 
     const other = keyFile(`other-${engine}.key`)
     const refused = await start(target, { 'encryption-key-file': other }, { waitForReady: false })
-    const error = await refused.server.ready.then(() => undefined, (reason: unknown) => reason)
+    const error = await refused.server.ready.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    )
     expect(error).toBeInstanceOf(EncryptionKeyError)
     const message = (error as Error).message
     expect(message).toMatch(/^encryption key mismatch: /)
@@ -127,7 +159,12 @@ describe.each(ENGINES)('the server key across restarts (%s)', (engine) => {
 
     const again = await start(target, { 'encryption-key-file': original })
     const [row] = await again.server.context.sql`select id, credential_secret from embedders`
-    expect(again.server.context.secrets.open(row!.credential_secret as Buffer, secretContext('embedders', row!.id as string))).toBe('sk-kept-across-restarts')
+    expect(
+      again.server.context.secrets.open(
+        row!.credential_secret as Buffer,
+        secretContext('embedders', row!.id as string),
+      ),
+    ).toBe('sk-kept-across-restarts')
     await stop(again)
   })
 
@@ -137,7 +174,11 @@ describe.each(ENGINES)('the server key across restarts (%s)', (engine) => {
     const created = path.join(target.dataDir, 'encryption.key')
     expect(fs.statSync(created).mode & 0o777).toBe(0o600)
     expect(fs.readFileSync(created, 'utf8')).toMatch(/^[0-9a-f]{64}\n$/)
-    expect(first.logs.some((line) => / WARN .*created a new encryption key.*every server sharing this database must use the same key/.test(line))).toBe(true)
+    expect(
+      first.logs.some((line) =>
+        / WARN .*created a new encryption key.*every server sharing this database must use the same key/.test(line),
+      ),
+    ).toBe(true)
     const keyHex = fs.readFileSync(created, 'utf8').trim()
     for (const line of first.logs) expect(line).not.toContain(keyHex)
     await stop(first)
@@ -149,15 +190,26 @@ describe.each(ENGINES)('the server key across restarts (%s)', (engine) => {
     await stop(second)
 
     // The same key through the environment variable is accepted too.
-    const third = await start(target, { 'encryption-key-file': undefined }, { env: { SERVICE_ENCRYPTION_KEY_FILE: created } })
+    const third = await start(
+      target,
+      { 'encryption-key-file': undefined },
+      { env: { SERVICE_ENCRYPTION_KEY_FILE: created } },
+    )
     expect(third.config.encryptionKeyFile).toBe(created)
     await stop(third)
   })
 
   it('a key file that does not hold a key fails start-up with EncryptionKeyError', async () => {
     const target = await store()
-    const server = await start(target, { 'encryption-key-file': keyFile(`bad-${engine}.key`, 'not a key') }, { waitForReady: false })
-    const error = await server.server.ready.then(() => undefined, (reason: unknown) => reason)
+    const server = await start(
+      target,
+      { 'encryption-key-file': keyFile(`bad-${engine}.key`, 'not a key') },
+      { waitForReady: false },
+    )
+    const error = await server.server.ready.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    )
     expect(error).toBeInstanceOf(EncryptionKeyError)
     expect((error as Error).message).toMatch(/must hold 32 bytes/)
   })

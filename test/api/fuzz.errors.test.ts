@@ -5,8 +5,8 @@ import { AdminServiceService } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceService } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceService } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceService } from '../../src/generated/memsvc/v1/llms.js'
-import { RerankerServiceService } from '../../src/generated/memsvc/v1/rerankers.js'
 import { MemoryServiceService } from '../../src/generated/memsvc/v1/memories.js'
+import { RerankerServiceService } from '../../src/generated/memsvc/v1/rerankers.js'
 import { SpaceServiceService } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceService } from '../../src/generated/memsvc/v1/system.js'
 import { UserServiceService } from '../../src/generated/memsvc/v1/users.js'
@@ -42,7 +42,10 @@ const SERVICES: Record<string, grpc.ServiceDefinition> = {
 
 /** Statuses the server may answer bad input with: anything but a server fault or silence. */
 const SERVER_FAULTS = new Set(['INTERNAL', 'UNKNOWN', 'DEADLINE_EXCEEDED', 'UNAVAILABLE', 'DATA_LOSS'])
-const isServerFault = (transport: Transport, result: ApiResult) => (transport === 'rest' ? result.rawStatus >= 500 : SERVER_FAULTS.has(result.status) || result.rawStatus === grpc.status.UNKNOWN)
+const isServerFault = (transport: Transport, result: ApiResult) =>
+  transport === 'rest'
+    ? result.rawStatus >= 500
+    : SERVER_FAULTS.has(result.status) || result.rawStatus === grpc.status.UNKNOWN
 
 /** grpc-js reports a request its client cannot encode as INTERNAL with this message, without sending anything. */
 const CLIENT_ENCODING_FAILURE = 'Request message serialization failure'
@@ -58,16 +61,30 @@ interface Row {
   examples: string[]
 }
 
-const withDeadline = <T,>(promise: Promise<T>): Promise<T> =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${HANG_MS} ms`)), HANG_MS).unref())])
+const withDeadline = <T>(promise: Promise<T>): Promise<T> =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer within ${HANG_MS} ms`)), HANG_MS).unref(),
+    ),
+  ])
 
 /** Lone surrogates cannot be percent-encoded; a path segment gets the well-formed text, encoded. */
 const pathSegment = (value: unknown) => encodeURIComponent(String(value).replace(/[\ud800-\udfff]/g, '\ufffd'))
 
 function printTable(engine: string, rows: Row[]): void {
-  const lines = [`fuzz (${engine}, seed ${SEED}, ${RUNS} runs per operation and mode)`, 'operation          transport   tried  failed  unsendable']
-  for (const row of rows) lines.push(`${row.operation.padEnd(18)} ${row.transport.padEnd(10)} ${String(row.tried).padStart(6)} ${String(row.failed).padStart(7)} ${String(row.unsendable).padStart(11)}`)
-  const total = rows.reduce((sum, row) => ({ tried: sum.tried + row.tried, failed: sum.failed + row.failed }), { tried: 0, failed: 0 })
+  const lines = [
+    `fuzz (${engine}, seed ${SEED}, ${RUNS} runs per operation and mode)`,
+    'operation          transport   tried  failed  unsendable',
+  ]
+  for (const row of rows)
+    lines.push(
+      `${row.operation.padEnd(18)} ${row.transport.padEnd(10)} ${String(row.tried).padStart(6)} ${String(row.failed).padStart(7)} ${String(row.unsendable).padStart(11)}`,
+    )
+  const total = rows.reduce((sum, row) => ({ tried: sum.tried + row.tried, failed: sum.failed + row.failed }), {
+    tried: 0,
+    failed: 0,
+  })
   lines.push(`total: ${total.tried} requests, ${total.failed} failed`)
   console.log(lines.join('\n'))
 }
@@ -76,7 +93,9 @@ function printTable(engine: string, rows: Row[]): void {
  * One engine by default (the first of MEMSVC_TEST_ENGINES) keeps npm test's share modest;
  * MEMSVC_FUZZ_ENGINES=postgresql,embedded runs it on both.
  */
-const FUZZ_ENGINES = process.env.MEMSVC_FUZZ_ENGINES ? (process.env.MEMSVC_FUZZ_ENGINES.split(',') as typeof ENGINES) : ENGINES.slice(0, 1)
+const FUZZ_ENGINES = process.env.MEMSVC_FUZZ_ENGINES
+  ? (process.env.MEMSVC_FUZZ_ENGINES.split(',') as typeof ENGINES)
+  : ENGINES.slice(0, 1)
 
 describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a server fault (%s)', (engine) => {
   let fixture: IdentityFixture
@@ -92,7 +111,13 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     const embedder = await fixture.call('rest', 'createEmbedder', EMBEDDER.input(), fixture.bob.apiKey)
     const llm = await fixture.call('rest', 'createLlm', LLM.input(), fixture.bob.apiKey)
     const reranker = await fixture.call('rest', 'createReranker', RERANKER.input(), fixture.bob.apiKey)
-    knownIds.push(fixture.bob.userId, fixture.bob.apiKeyId, embedder.body.embedderId, llm.body.llmId, reranker.body.rerankerId)
+    knownIds.push(
+      fixture.bob.userId,
+      fixture.bob.apiKeyId,
+      embedder.body.embedderId,
+      llm.body.llmId,
+      reranker.body.rerankerId,
+    )
     logLinesBefore = fixture.server.logs.length
   })
   afterAll(async () => {
@@ -107,7 +132,8 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     if (operation === 'createReranker') return RERANKER.input()
     if (operation === 'createUser') return { username: `fuzz-${crypto.randomUUID().slice(0, 8)}` }
     if (operation === 'updateApiKey') return { status: 'ACTIVE' }
-    if (operation === 'updateEmbedder' || operation === 'updateLlm' || operation === 'updateReranker') return { displayName: 'fuzzed' }
+    if (operation === 'updateEmbedder' || operation === 'updateLlm' || operation === 'updateReranker')
+      return { displayName: 'fuzzed' }
     return {}
   }
 
@@ -128,7 +154,15 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     new Promise<grpc.ServiceError | null>((resolve) => {
       const metadata = new grpc.Metadata()
       if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`)
-      rawClient.makeUnaryRequest(path, (value: Buffer) => value, (value: Buffer) => value, bytes, metadata, { deadline: Date.now() + HANG_MS }, (error) => resolve(error))
+      rawClient.makeUnaryRequest(
+        path,
+        (value: Buffer) => value,
+        (value: Buffer) => value,
+        bytes,
+        metadata,
+        { deadline: Date.now() + HANG_MS },
+        (error) => resolve(error),
+      )
     })
 
   /**
@@ -136,7 +170,11 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
    * cannot hold (an object for an int32) is left out rather than the whole message, so
    * that every other hostile field still reaches the server.
    */
-  async function typedGrpcCall(operation: OperationName, input: Record<string, unknown>, apiKey: string | undefined): Promise<ApiResult> {
+  async function typedGrpcCall(
+    operation: OperationName,
+    input: Record<string, unknown>,
+    apiKey: string | undefined,
+  ): Promise<ApiResult> {
     const { spec, method } = grpcMethodOf(operation)
     const message = spec.request(input) as Record<string, unknown>
     const encodes = (candidate: unknown) => {
@@ -149,7 +187,14 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     }
     // Each field is tried on top of a valid message: proto maps and lists must be present for the encoder.
     const valid = spec.request(validInput(operation)) as Record<string, unknown>
-    const sendable = encodes(message) ? message : { ...valid, ...Object.fromEntries(Object.entries(message).filter(([name, value]) => encodes({ ...valid, [name]: value }))) }
+    const sendable = encodes(message)
+      ? message
+      : {
+          ...valid,
+          ...Object.fromEntries(
+            Object.entries(message).filter(([name, value]) => encodes({ ...valid, [name]: value })),
+          ),
+        }
     if (!encodes(sendable)) throw new Error(`${CLIENT_ENCODING_FAILURE}: no field of the input encodes`)
     const error = await rawGrpc(method.path, method.requestSerialize(sendable), apiKey)
     const status = error ? (grpc.status[error.code] ?? String(error.code)) : 'OK'
@@ -161,14 +206,19 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
       for (const operation of operations) {
         const row: Row = { operation, transport, tried: 0, failed: 0, unsendable: 0, examples: [] }
         rows.push(row)
-        const samples = fc.sample(fc.tuple(fuzzInputs(operation, validInput(operation), knownIds), fc.nat()), { numRuns: RUNS, seed: SEED })
+        const samples = fc.sample(fc.tuple(fuzzInputs(operation, validInput(operation), knownIds), fc.nat()), {
+          numRuns: RUNS,
+          seed: SEED,
+        })
         for (const [input, pick] of samples) {
           const idField = idFieldOf(operation)
           const sent = transport === 'rest' && idField ? { ...input, [idField]: pathSegment(input[idField]) } : input
           let result: ApiResult
           try {
             result = await withDeadline(
-              transport === 'rest' ? fixture.client.call(transport, operation, sent, callerKey(operation, pick)) : typedGrpcCall(operation, sent, callerKey(operation, pick)),
+              transport === 'rest'
+                ? fixture.client.call(transport, operation, sent, callerKey(operation, pick))
+                : typedGrpcCall(operation, sent, callerKey(operation, pick)),
             )
           } catch (error) {
             // The client could not put the value on the wire (no query-string form, no proto encoding): nothing reached the server.
@@ -198,9 +248,18 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
       const { spec, method } = grpcMethodOf(operation)
       const row: Row = { operation, transport: 'grpc-bytes', tried: 0, failed: 0, unsendable: 0, examples: [] }
       rows.push(row)
-      const valid = method.requestSerialize(spec.request({ ...validInput(operation), ...(idFieldOf(operation) ? { [idFieldOf(operation)!]: knownIds[0] } : {}) }))
+      const valid = method.requestSerialize(
+        spec.request({
+          ...validInput(operation),
+          ...(idFieldOf(operation) ? { [idFieldOf(operation)!]: knownIds[0] } : {}),
+        }),
+      )
       for (const bytes of fc.sample(spoiledBytes(valid), { numRuns: RUNS, seed: SEED })) {
-        const error = await rawGrpc(method.path, bytes, operation === 'drain' ? fixture.alice.apiKey : fixture.root.apiKey)
+        const error = await rawGrpc(
+          method.path,
+          bytes,
+          operation === 'drain' ? fixture.alice.apiKey : fixture.root.apiKey,
+        )
         const code = error ? error.code : grpc.status.OK
         row.tried++
         if (SERVER_FAULTS.has(grpc.status[code]!) || code === grpc.status.UNKNOWN) {
@@ -217,6 +276,7 @@ describe.each(FUZZ_ENGINES)('generated bad input on every operation never gets a
     const errors = fixture.server.logs.slice(logLinesBefore).filter((line) => / ERROR /.test(line))
     expect(errors.slice(0, 5)).toEqual([])
     expect((await fetch(`${fixture.server.restUrl}/readyz`)).status).toBe(200)
-    for (const transport of ['rest', 'grpc'] as const) expect((await fixture.call(transport, 'getMe', {}, fixture.alice.apiKey)).status).toBe('OK')
+    for (const transport of ['rest', 'grpc'] as const)
+      expect((await fixture.call(transport, 'getMe', {}, fixture.alice.apiKey)).status).toBe('OK')
   })
 })

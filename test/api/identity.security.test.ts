@@ -3,7 +3,7 @@ import { hashApiKey } from '../../src/domain/api-key-format.js'
 import { TRANSPORTS } from '../support/api-client.js'
 import { ENGINES } from '../support/databases.js'
 import { itEachCase, useIdentityFixture } from './case-table.js'
-import { HAPPY_CASES, SECURITY_CASES, runCase } from './identity-cases.js'
+import { HAPPY_CASES, runCase, SECURITY_CASES } from './identity-cases.js'
 
 describe.each(ENGINES)('identity API, security cases (%s)', (engine) => {
   const currentFixture = useIdentityFixture(engine)
@@ -13,14 +13,19 @@ describe.each(ENGINES)('identity API, security cases (%s)', (engine) => {
     const fixture = currentFixture()
     // Drive every operation (the happy table) through this fixture so that all of their responses and log lines are scanned.
     for (const transport of TRANSPORTS) {
-      for (const testCase of HAPPY_CASES.filter((entry) => !entry.only || entry.only === transport)) await runCase(fixture, transport, testCase)
+      for (const testCase of HAPPY_CASES.filter((entry) => !entry.only || entry.only === transport))
+        await runCase(fixture, transport, testCase)
       await fixture.call(transport, 'listApiKeys', { maxResults: 1000 }, fixture.root.apiKey)
       await fixture.call(transport, 'listApiKeys', { ownerId: fixture.alice.userId }, fixture.root.apiKey)
       await fixture.call(transport, 'listUsers', {}, fixture.root.apiKey)
       await fixture.call(transport, 'getMe', {}, fixture.alice.apiKey)
     }
     await fixture.server.server.context.authenticator.flushUsage()
-    const secrets = [...fixture.rawKeys].flatMap((key) => [key, hashApiKey(key).toString('hex'), hashApiKey(key).toString('base64')])
+    const secrets = [...fixture.rawKeys].flatMap((key) => [
+      key,
+      hashApiKey(key).toString('hex'),
+      hashApiKey(key).toString('base64'),
+    ])
     expect(fixture.rawKeys.size).toBeGreaterThan(20)
     const nonCreateResponses = fixture.responses
       .filter((body: any) => body?.rawApiKey === undefined && body?.rootApiKey === undefined)

@@ -15,7 +15,8 @@ import type { ApiCase } from './identity-cases.js'
  */
 
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000'
-const TEXT = 'Vectors live in pgvector.\n\nEach memory is cut into chunks and every chunk is embedded by each embedder of its space.'
+const TEXT =
+  'Vectors live in pgvector.\n\nEach memory is cut into chunks and every chunk is embedded by each embedder of its space.'
 
 let counter = 0
 const unique = () => `${++counter}-${crypto.randomUUID().slice(0, 8)}`
@@ -25,24 +26,48 @@ const fixtureOf = (fixture: IdentityFixture) => fixture as MemoryFixture
 const actor = (fixture: IdentityFixture, who: Who | Actor): Actor => (typeof who === 'string' ? fixture[who] : who)
 
 /** A REST call that must succeed: the case's own set-up. */
-async function must(fixture: IdentityFixture, operation: Parameters<IdentityFixture['call']>[1], input: unknown, who: Who | Actor): Promise<any> {
+async function must(
+  fixture: IdentityFixture,
+  operation: Parameters<IdentityFixture['call']>[1],
+  input: unknown,
+  who: Who | Actor,
+): Promise<any> {
   const result = await fixture.call('rest', operation, input, actor(fixture, who).apiKey)
   if (result.status !== 'OK') throw new Error(`${operation} failed in set-up: ${result.message}`)
   return result.body
 }
 
 /** A space of `who`'s with one embedder of theirs pointing at the local embedding server. */
-export async function newSpace(fixture: IdentityFixture, who: Who | Actor = 'alice', overrides: Record<string, unknown> = {}): Promise<any> {
+export async function newSpace(
+  fixture: IdentityFixture,
+  who: Who | Actor = 'alice',
+  overrides: Record<string, unknown> = {},
+): Promise<any> {
   const embedderId = await fixtureOf(fixture).registerEmbedder(actor(fixture, who))
-  return must(fixture, 'createSpace', { name: `space-${unique()}`, spaceEmbedders: [{ embedderId }], ...overrides }, who)
+  return must(
+    fixture,
+    'createSpace',
+    { name: `space-${unique()}`, spaceEmbedders: [{ embedderId }], ...overrides },
+    who,
+  )
 }
 
-export async function newMemory(fixture: IdentityFixture, spaceId: string, who: Who | Actor = 'alice', overrides: Record<string, unknown> = {}): Promise<any> {
+export async function newMemory(
+  fixture: IdentityFixture,
+  spaceId: string,
+  who: Who | Actor = 'alice',
+  overrides: Record<string, unknown> = {},
+): Promise<any> {
   return must(fixture, 'createMemory', { spaceId, originalContent: `${TEXT} (${unique()})`, ...overrides }, who)
 }
 
 /** Polls over the case's transport until ingest has finished. */
-export function settled(fixture: IdentityFixture, transport: Transport, memoryId: string, who: Who | Actor = 'alice'): Promise<any> {
+export function settled(
+  fixture: IdentityFixture,
+  transport: Transport,
+  memoryId: string,
+  who: Who | Actor = 'alice',
+): Promise<any> {
   return waitFor(`memory ${memoryId} to finish ingest`, async () => {
     const result = await fixture.call(transport, 'getMemory', { memoryId }, actor(fixture, who).apiKey)
     const status = result.body?.processingStatus
@@ -51,7 +76,10 @@ export function settled(fixture: IdentityFixture, transport: Transport, memoryId
 }
 
 /** A space with a memory that has reached COMPLETED. */
-async function spaceWithMemory(fixture: IdentityFixture, spaceOverrides: Record<string, unknown> = {}): Promise<{ space: any; memory: any }> {
+async function spaceWithMemory(
+  fixture: IdentityFixture,
+  spaceOverrides: Record<string, unknown> = {},
+): Promise<{ space: any; memory: any }> {
   const space = await newSpace(fixture, 'alice', spaceOverrides)
   const memory = await newMemory(fixture, space.spaceId)
   await settled(fixture, 'rest', memory.memoryId)
@@ -65,16 +93,32 @@ const memoryIds = (result: ApiResult): string[] => result.body.memories.map((mem
 export const HAPPY_CASES: ApiCase[] = [
   {
     name: 'space: create with one embedder answers 201 with a Location, the default chunking and a READY embedder',
-    operation: 'createSpace', as: 'alice', expect: 'OK', httpStatus: 201,
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
     prepare: async (fixture) => ({ embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice) }),
-    input: (prepared) => ({ name: `notes-${unique()}`, labels: { team: 'search' }, spaceEmbedders: [{ embedderId: prepared.embedderId, defaultRetrievalWeight: 0.5 }] }),
+    input: (prepared) => ({
+      name: `notes-${unique()}`,
+      labels: { team: 'search' },
+      spaceEmbedders: [{ embedderId: prepared.embedderId, defaultRetrievalWeight: 0.5 }],
+    }),
     then: (result, prepared, fixture, transport) => {
       expect(result.body).toMatchObject({
         ownerId: fixture.alice.userId,
         labels: { team: 'search' },
         publicRead: false,
-        spaceEmbedders: [{ embedderId: prepared.embedderId, defaultRetrievalWeight: 0.5, indexState: 'READY', backfillProgress: { completedMemories: 0, totalMemories: 0 } }],
-        defaultChunkingConfig: { recursive: { chunkSize: 512, chunkOverlap: 64, keepStrategy: 'KEEP_END', separatorIsRegex: false } },
+        spaceEmbedders: [
+          {
+            embedderId: prepared.embedderId,
+            defaultRetrievalWeight: 0.5,
+            indexState: 'READY',
+            backfillProgress: { completedMemories: 0, totalMemories: 0 },
+          },
+        ],
+        defaultChunkingConfig: {
+          recursive: { chunkSize: 512, chunkOverlap: 64, keepStrategy: 'KEEP_END', separatorIsRegex: false },
+        },
         createdById: fixture.alice.userId,
       })
       if (transport === 'rest') expect(result.headers?.get('location')).toBe(`/v1/spaces/${result.body.spaceId}`)
@@ -82,8 +126,14 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'space: create keeps a client-chosen id, publicRead and a sentence chunking default',
-    operation: 'createSpace', as: 'alice', expect: 'OK', httpStatus: 201,
-    prepare: async (fixture) => ({ id: crypto.randomUUID(), embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice) }),
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
+    prepare: async (fixture) => ({
+      id: crypto.randomUUID(),
+      embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice),
+    }),
     input: (prepared) => ({
       spaceId: prepared.id,
       name: `sentences-${unique()}`,
@@ -92,11 +142,17 @@ export const HAPPY_CASES: ApiCase[] = [
       defaultChunkingConfig: { sentence: { maxChunkSize: 300 } },
     }),
     then: (result, prepared) =>
-      expect(result.body).toMatchObject({ spaceId: prepared.id, publicRead: true, defaultChunkingConfig: { sentence: { maxChunkSize: 300, minChunkSize: 0 } } }),
+      expect(result.body).toMatchObject({
+        spaceId: prepared.id,
+        publicRead: true,
+        defaultChunkingConfig: { sentence: { maxChunkSize: 300, minChunkSize: 0 } },
+      }),
   },
   {
     name: 'space: list filters by label and pages with maxResults and nextToken, without overlap',
-    operation: 'listSpaces', as: 'alice', expect: 'OK',
+    operation: 'listSpaces',
+    as: 'alice',
+    expect: 'OK',
     prepare: async (fixture) => {
       const tag = unique()
       const spaces = []
@@ -107,7 +163,12 @@ export const HAPPY_CASES: ApiCase[] = [
     then: async (result, prepared, fixture, transport) => {
       expect(result.body.spaces).toHaveLength(2)
       expect(result.body.nextToken).toEqual(expect.any(String))
-      const next = await fixture.call(transport, 'listSpaces', { labelFilter: { batch: prepared.tag }, maxResults: 2, nextToken: result.body.nextToken }, fixture.alice.apiKey)
+      const next = await fixture.call(
+        transport,
+        'listSpaces',
+        { labelFilter: { batch: prepared.tag }, maxResults: 2, nextToken: result.body.nextToken },
+        fixture.alice.apiKey,
+      )
       const seen = [...result.body.spaces, ...next.body.spaces].map((space: any) => space.spaceId)
       expect(seen.sort()).toEqual([...prepared.ids].sort())
       expect(next.body.nextToken).toBeUndefined()
@@ -115,33 +176,62 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'space: get returns what create answered',
-    operation: 'getSpace', as: 'alice', expect: 'OK',
+    operation: 'getSpace',
+    as: 'alice',
+    expect: 'OK',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId }),
     then: (result, prepared) => expect(result.body).toEqual(prepared),
   },
   {
     name: 'space: update renames, shares for reading and merges labels',
-    operation: 'updateSpace', as: 'alice', expect: 'OK',
+    operation: 'updateSpace',
+    as: 'alice',
+    expect: 'OK',
     prepare: (fixture) => newSpace(fixture, 'alice', { labels: { team: 'a' } }),
-    input: (prepared) => ({ spaceId: prepared.spaceId, name: `renamed-${unique()}`, publicRead: true, mergeLabels: { tier: 'gold' } }),
-    then: (result) => expect(result.body).toMatchObject({ name: expect.stringMatching(/^renamed-/), publicRead: true, labels: { team: 'a', tier: 'gold' } }),
+    input: (prepared) => ({
+      spaceId: prepared.spaceId,
+      name: `renamed-${unique()}`,
+      publicRead: true,
+      mergeLabels: { tier: 'gold' },
+    }),
+    then: (result) =>
+      expect(result.body).toMatchObject({
+        name: expect.stringMatching(/^renamed-/),
+        publicRead: true,
+        labels: { team: 'a', tier: 'gold' },
+      }),
   },
   {
     name: 'space: delete answers 204 and takes its memories with it',
-    operation: 'deleteSpace', as: 'alice', expect: 'OK', httpStatus: 204,
+    operation: 'deleteSpace',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 204,
     prepare: (fixture) => spaceWithMemory(fixture),
     input: (prepared) => ({ spaceId: prepared.space.spaceId }),
     then: async (_result, prepared, fixture, transport) => {
-      expect((await fixture.call(transport, 'getSpace', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).status).toBe('NOT_FOUND')
-      expect((await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey)).status).toBe('NOT_FOUND')
+      expect(
+        (await fixture.call(transport, 'getSpace', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).status,
+      ).toBe('NOT_FOUND')
+      expect(
+        (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
+          .status,
+      ).toBe('NOT_FOUND')
     },
   },
   {
     name: 'memory: create answers 201 PENDING with a Location, and ingest brings it to COMPLETED with chunks',
-    operation: 'createMemory', as: 'alice', expect: 'OK', httpStatus: 201,
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
     prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => ({ spaceId: prepared.spaceId, originalContent: TEXT, metadata: { source: 'case-table', page: 3, tags: ['a', 'b'] } }),
+    input: (prepared) => ({
+      spaceId: prepared.spaceId,
+      originalContent: TEXT,
+      metadata: { source: 'case-table', page: 3, tags: ['a', 'b'] },
+    }),
     then: async (result, prepared, fixture, transport) => {
       const memory = memoryOf(result)
       expect(memory).toMatchObject({
@@ -163,7 +253,10 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'memory: base64 markdown content with its own chunking config and a client-chosen id',
-    operation: 'createMemory', as: 'alice', expect: 'OK', httpStatus: 201,
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
     prepare: async (fixture) => ({ space: await newSpace(fixture), id: crypto.randomUUID() }),
     input: (prepared) => ({
       memoryId: prepared.id,
@@ -173,17 +266,27 @@ export const HAPPY_CASES: ApiCase[] = [
       chunkingConfig: { recursive: { chunkSize: 40, chunkOverlap: 5 } },
     }),
     then: async (result, prepared, fixture, transport) => {
-      expect(memoryOf(result)).toMatchObject({ memoryId: prepared.id, contentType: 'text/markdown', chunkingConfig: { recursive: { chunkSize: 40, chunkOverlap: 5 } } })
+      expect(memoryOf(result)).toMatchObject({
+        memoryId: prepared.id,
+        contentType: 'text/markdown',
+        chunkingConfig: { recursive: { chunkSize: 40, chunkOverlap: 5 } },
+      })
       const done = await settled(fixture, transport, prepared.id)
       expect(done.processingStatus).toBe('COMPLETED')
       expect(done.chunkCount).toBeGreaterThan(3)
       const content = await fixture.call(transport, 'getMemoryContent', { memoryId: prepared.id }, fixture.alice.apiKey)
-      expect(content.body).toEqual({ memoryId: prepared.id, contentType: 'text/markdown', originalContent: `# Title\n\n${TEXT}` })
+      expect(content.body).toEqual({
+        memoryId: prepared.id,
+        contentType: 'text/markdown',
+        originalContent: `# Title\n\n${TEXT}`,
+      })
     },
   },
   {
     name: 'memory: batch create answers per item in order; one bad item does not sink the others',
-    operation: 'batchCreateMemories', as: 'alice', expect: 'OK',
+    operation: 'batchCreateMemories',
+    as: 'alice',
+    expect: 'OK',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({
       requests: [
@@ -196,16 +299,23 @@ export const HAPPY_CASES: ApiCase[] = [
       const [first, bad, third] = result.body.results
       expect(first).toMatchObject({ memory: { spaceId: prepared.spaceId, processingStatus: 'PENDING' }, created: true })
       expect(bad.memory).toBeUndefined()
-      expect(bad.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT', details: [{ field: 'requests.1.originalContent', description: 'must not be empty' }] })
+      expect(bad.error).toMatchObject({
+        code: 400,
+        status: 'INVALID_ARGUMENT',
+        details: [{ field: 'requests.1.originalContent', description: 'must not be empty' }],
+      })
       expect(third).toMatchObject({ memory: { metadata: { n: 3 } }, created: true })
-      for (const item of [first, third]) expect((await settled(fixture, transport, item.memory.memoryId)).processingStatus).toBe('COMPLETED')
+      for (const item of [first, third])
+        expect((await settled(fixture, transport, item.memory.memoryId)).processingStatus).toBe('COMPLETED')
       const listed = await fixture.call(transport, 'listMemories', { spaceId: prepared.spaceId }, fixture.alice.apiKey)
       expect(listed.body.memories).toHaveLength(2)
     },
   },
   {
     name: 'memory: list filters by status and pages in creation order, either way',
-    operation: 'listMemories', as: 'alice', expect: 'OK',
+    operation: 'listMemories',
+    as: 'alice',
+    expect: 'OK',
     prepare: async (fixture) => {
       const space = await newSpace(fixture)
       const ids: string[] = []
@@ -217,35 +327,72 @@ export const HAPPY_CASES: ApiCase[] = [
     then: async (result, prepared, fixture, transport) => {
       const key = fixture.alice.apiKey
       expect(memoryIds(result)).toEqual(prepared.ids.slice(0, 2))
-      const next = await fixture.call(transport, 'listMemories', { spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED', maxResults: 2, nextToken: result.body.nextToken }, key)
+      const next = await fixture.call(
+        transport,
+        'listMemories',
+        { spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED', maxResults: 2, nextToken: result.body.nextToken },
+        key,
+      )
       expect(memoryIds(next)).toEqual(prepared.ids.slice(2))
       expect(next.body.nextToken).toBeUndefined()
-      const pending = await fixture.call(transport, 'listMemories', { spaceId: prepared.space.spaceId, statusFilter: 'PENDING' }, key)
+      const pending = await fixture.call(
+        transport,
+        'listMemories',
+        { spaceId: prepared.space.spaceId, statusFilter: 'PENDING' },
+        key,
+      )
       expect(pending.body.memories).toEqual([])
-      const newestFirst = await fixture.call(transport, 'listMemories', { spaceId: prepared.space.spaceId, sortBy: 'createdAt', sortOrder: 'DESCENDING' }, key)
+      const newestFirst = await fixture.call(
+        transport,
+        'listMemories',
+        { spaceId: prepared.space.spaceId, sortBy: 'createdAt', sortOrder: 'DESCENDING' },
+        key,
+      )
       expect(memoryIds(newestFirst)).toEqual([...prepared.ids].reverse())
     },
   },
   {
     name: 'memory: get content returns the original text and its content type',
-    operation: 'getMemoryContent', as: 'alice', expect: 'OK',
-    prepare: async (fixture) => newMemory(fixture, (await newSpace(fixture)).spaceId, 'alice', { originalContent: '{"a": [1, 2]}', contentType: 'application/json' }),
+    operation: 'getMemoryContent',
+    as: 'alice',
+    expect: 'OK',
+    prepare: async (fixture) =>
+      newMemory(fixture, (await newSpace(fixture)).spaceId, 'alice', {
+        originalContent: '{"a": [1, 2]}',
+        contentType: 'application/json',
+      }),
     input: (prepared) => ({ memoryId: prepared.memoryId }),
-    then: (result, prepared) => expect(result.body).toEqual({ memoryId: prepared.memoryId, contentType: 'application/json', originalContent: '{"a": [1, 2]}' }),
+    then: (result, prepared) =>
+      expect(result.body).toEqual({
+        memoryId: prepared.memoryId,
+        contentType: 'application/json',
+        originalContent: '{"a": [1, 2]}',
+      }),
   },
   {
     name: 'memory: delete answers 204 and the memory is gone',
-    operation: 'deleteMemory', as: 'alice', expect: 'OK', httpStatus: 204,
+    operation: 'deleteMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 204,
     prepare: (fixture) => spaceWithMemory(fixture),
     input: (prepared) => ({ memoryId: prepared.memory.memoryId }),
     then: async (_result, prepared, fixture, transport) => {
-      expect((await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey)).status).toBe('NOT_FOUND')
-      expect((await fixture.call(transport, 'listMemories', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).body.memories).toEqual([])
+      expect(
+        (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
+          .status,
+      ).toBe('NOT_FOUND')
+      expect(
+        (await fixture.call(transport, 'listMemories', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).body
+          .memories,
+      ).toEqual([])
     },
   },
   {
     name: 'memory: batch delete by ids reports each id in order, an unknown one as not deleted',
-    operation: 'batchDeleteMemories', as: 'alice', expect: 'OK',
+    operation: 'batchDeleteMemories',
+    as: 'alice',
+    expect: 'OK',
     prepare: async (fixture) => {
       const space = await newSpace(fixture)
       return { space, first: await newMemory(fixture, space.spaceId), second: await newMemory(fixture, space.spaceId) }
@@ -263,7 +410,9 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'memory: batch delete by space and status removes only the matching memories',
-    operation: 'batchDeleteMemories', as: 'alice', expect: 'OK',
+    operation: 'batchDeleteMemories',
+    as: 'alice',
+    expect: 'OK',
     prepare: async (fixture) => {
       const { space, memory } = await spaceWithMemory(fixture)
       const other = await newSpace(fixture)
@@ -272,34 +421,60 @@ export const HAPPY_CASES: ApiCase[] = [
     input: (prepared) => ({ spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED' }),
     then: async (result, prepared, fixture, transport) => {
       expect(result.body.deletedCount).toBe(1)
-      expect((await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey)).status).toBe('NOT_FOUND')
-      expect((await fixture.call(transport, 'getMemory', { memoryId: prepared.kept.memoryId }, fixture.alice.apiKey)).status).toBe('OK')
+      expect(
+        (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
+          .status,
+      ).toBe('NOT_FOUND')
+      expect(
+        (await fixture.call(transport, 'getMemory', { memoryId: prepared.kept.memoryId }, fixture.alice.apiKey)).status,
+      ).toBe('OK')
     },
   },
   {
     name: 'memory: dedupe answers with the memory already holding the same content (REST 200, not 201)',
-    operation: 'createMemory', as: 'alice', expect: 'OK', httpStatus: 200,
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 200,
     prepare: async (fixture) => {
       const text = `same text ${unique()}`
-      return { text, ...(await newMemory(fixture, (await newSpace(fixture)).spaceId, 'alice', { originalContent: text })) }
+      return {
+        text,
+        ...(await newMemory(fixture, (await newSpace(fixture)).spaceId, 'alice', { originalContent: text })),
+      }
     },
     input: (prepared) => ({ spaceId: prepared.spaceId, originalContent: prepared.text, dedupe: true }),
     then: async (result, prepared, fixture, transport) => {
       expect(memoryOf(result).memoryId).toBe(prepared.memoryId)
       if (transport === 'grpc') expect(result.body.created).toBe(false)
-      expect((await fixture.call(transport, 'listMemories', { spaceId: prepared.spaceId }, fixture.alice.apiKey)).body.memories).toHaveLength(1)
+      expect(
+        (await fixture.call(transport, 'listMemories', { spaceId: prepared.spaceId }, fixture.alice.apiKey)).body
+          .memories,
+      ).toHaveLength(1)
     },
   },
   {
     name: 'space: addEmbedder answers 202 and back-fills the memories already stored until READY',
-    operation: 'addSpaceEmbedder', as: 'alice', expect: 'OK', httpStatus: 202,
-    prepare: async (fixture) => ({ ...(await spaceWithMemory(fixture)), embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice) }),
-    input: (prepared) => ({ spaceId: prepared.space.spaceId, embedderId: prepared.embedderId, defaultRetrievalWeight: 2 }),
+    operation: 'addSpaceEmbedder',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 202,
+    prepare: async (fixture) => ({
+      ...(await spaceWithMemory(fixture)),
+      embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice),
+    }),
+    input: (prepared) => ({
+      spaceId: prepared.space.spaceId,
+      embedderId: prepared.embedderId,
+      defaultRetrievalWeight: 2,
+    }),
     then: async (result, prepared, fixture, transport) => {
       const added = result.body.spaceEmbedders.find((entry: any) => entry.embedderId === prepared.embedderId)
       expect(added).toMatchObject({ defaultRetrievalWeight: 2, backfillProgress: { totalMemories: 1 } })
       const ready = await waitFor('the new embedder to be READY', async () => {
-        const space = (await fixture.call(transport, 'getSpace', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).body
+        const space = (
+          await fixture.call(transport, 'getSpace', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)
+        ).body
         const entry = space.spaceEmbedders.find((item: any) => item.embedderId === prepared.embedderId)
         return entry.indexState === 'READY' ? entry : undefined
       })
@@ -308,7 +483,9 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'space: removeEmbedder drops one of two embedders',
-    operation: 'removeSpaceEmbedder', as: 'alice', expect: 'OK',
+    operation: 'removeSpaceEmbedder',
+    as: 'alice',
+    expect: 'OK',
     prepare: async (fixture) => {
       const space = await newSpace(fixture)
       const second = await fixtureOf(fixture).registerEmbedder(fixture.alice)
@@ -316,101 +493,160 @@ export const HAPPY_CASES: ApiCase[] = [
       return { space, second }
     },
     input: (prepared) => ({ spaceId: prepared.space.spaceId, embedderId: prepared.second }),
-    then: (result, prepared) => expect(result.body.spaceEmbedders.map((entry: any) => entry.embedderId)).toEqual([prepared.space.spaceEmbedders[0].embedderId]),
+    then: (result, prepared) =>
+      expect(result.body.spaceEmbedders.map((entry: any) => entry.embedderId)).toEqual([
+        prepared.space.spaceEmbedders[0].embedderId,
+      ]),
   },
 ]
 
-const memoryInput = (prepared: any, overrides: Record<string, unknown>) => ({ spaceId: prepared.spaceId, originalContent: TEXT, ...overrides })
+const memoryInput = (prepared: any, overrides: Record<string, unknown>) => ({
+  spaceId: prepared.spaceId,
+  originalContent: TEXT,
+  ...overrides,
+})
 
 export const ERROR_CASES: ApiCase[] = [
   {
     name: 'memory: empty content is refused naming originalContent',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'originalContent',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'originalContent',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { originalContent: ' \n\t ' }),
   },
   {
     name: `memory: content over ${MAX_CONTENT_BYTES} bytes is 413 naming originalContent`,
-    operation: 'createMemory', as: 'alice', expect: 'PAYLOAD_TOO_LARGE', field: 'originalContent',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'PAYLOAD_TOO_LARGE',
+    field: 'originalContent',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { originalContent: 'a'.repeat(MAX_CONTENT_BYTES + 1) }),
   },
   {
     name: 'memory: base64 content over the limit is 413 naming originalContentB64',
-    operation: 'createMemory', as: 'alice', expect: 'PAYLOAD_TOO_LARGE', field: 'originalContentB64',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'PAYLOAD_TOO_LARGE',
+    field: 'originalContentB64',
     prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => ({ spaceId: prepared.spaceId, originalContentB64: Buffer.alloc(MAX_CONTENT_BYTES + 3, 'a').toString('base64') }),
+    input: (prepared) => ({
+      spaceId: prepared.spaceId,
+      originalContentB64: Buffer.alloc(MAX_CONTENT_BYTES + 3, 'a').toString('base64'),
+    }),
   },
   {
     name: 'memory: an unknown contentType is refused naming contentType',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'contentType',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'contentType',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { contentType: 'application/pdf' }),
   },
   {
     name: 'memory: application/json content that is not JSON is refused naming originalContent',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'originalContent',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'originalContent',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { contentType: 'application/json', originalContent: '{not json' }),
   },
   {
     name: 'memory: metadata that is not an object is refused naming metadata',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'metadata', only: 'rest',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'metadata',
+    only: 'rest',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { metadata: ['a', 'b'] }),
   },
   {
     name: `memory: metadata with more than ${MAX_METADATA_PROPERTIES} properties is refused naming metadata`,
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'metadata',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'metadata',
     prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => memoryInput(prepared, { metadata: Object.fromEntries(Array.from({ length: MAX_METADATA_PROPERTIES + 1 }, (_, i) => [`k${i}`, i])) }),
+    input: (prepared) =>
+      memoryInput(prepared, {
+        metadata: Object.fromEntries(Array.from({ length: MAX_METADATA_PROPERTIES + 1 }, (_, i) => [`k${i}`, i])),
+      }),
   },
   {
     name: 'memory: chunk overlap equal to the chunk size is refused naming chunkOverlap',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'chunkingConfig.recursive.chunkOverlap',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'chunkingConfig.recursive.chunkOverlap',
     prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => memoryInput(prepared, { chunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 100 } } }),
+    input: (prepared) =>
+      memoryInput(prepared, { chunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 100 } } }),
   },
   {
     name: 'memory: both originalContent and originalContentB64 are refused',
-    operation: 'createMemory', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'originalContent',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'originalContent',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => memoryInput(prepared, { originalContentB64: 'aGVsbG8=' }),
   },
   {
     name: 'memory: a memory id used twice is 409',
-    operation: 'createMemory', as: 'alice', expect: 'ALREADY_EXISTS',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'ALREADY_EXISTS',
     prepare: async (fixture) => newMemory(fixture, (await newSpace(fixture)).spaceId),
     input: (prepared) => ({ memoryId: prepared.memoryId, spaceId: prepared.spaceId, originalContent: 'other text' }),
   },
   {
     name: 'memory: an unknown space is 404',
-    operation: 'createMemory', as: 'alice', expect: 'NOT_FOUND',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'NOT_FOUND',
     input: () => ({ spaceId: UNKNOWN_ID, originalContent: TEXT }),
   },
   {
     name: 'memory: an unknown memory is 404',
-    operation: 'getMemory', as: 'alice', expect: 'NOT_FOUND',
+    operation: 'getMemory',
+    as: 'alice',
+    expect: 'NOT_FOUND',
     input: () => ({ memoryId: UNKNOWN_ID }),
   },
   {
     name: 'memory: a page of more than 500 is refused naming maxResults',
-    operation: 'listMemories', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'maxResults',
+    operation: 'listMemories',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'maxResults',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId, maxResults: 501 }),
   },
   {
     name: 'memory: batch delete with neither ids nor a space is refused naming memoryIds',
-    operation: 'batchDeleteMemories', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'memoryIds',
+    operation: 'batchDeleteMemories',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'memoryIds',
     input: () => ({}),
   },
   {
     name: 'memory: an embedder answering the wrong dimensionality ends the memory FAILED, naming the dimensions',
-    operation: 'createMemory', as: 'alice', expect: 'OK', httpStatus: 201,
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
     prepare: async (fixture) => {
       const memory = fixtureOf(fixture)
       // The server answers 16 dimensions; the embedder says 8.
-      const embedderId = await memory.registerEmbedder(fixture.alice, { dimensionality: memory.embedder.dimensions / 2 })
+      const embedderId = await memory.registerEmbedder(fixture.alice, {
+        dimensionality: memory.embedder.dimensions / 2,
+      })
       return must(fixture, 'createSpace', { name: `wrong-dims-${unique()}`, spaceEmbedders: [{ embedderId }] }, 'alice')
     },
     input: (prepared) => memoryInput(prepared, {}),
@@ -422,52 +658,82 @@ export const ERROR_CASES: ApiCase[] = [
   },
   {
     name: 'space: no embedders is refused naming spaceEmbedders',
-    operation: 'createSpace', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'spaceEmbedders',
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'spaceEmbedders',
     input: () => ({ name: `empty-${unique()}`, spaceEmbedders: [] }),
   },
   {
     name: 'space: an unknown embedder is 404 naming spaceEmbedders.0.embedderId',
-    operation: 'createSpace', as: 'alice', expect: 'NOT_FOUND', field: 'spaceEmbedders.0.embedderId',
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'NOT_FOUND',
+    field: 'spaceEmbedders.0.embedderId',
     input: () => ({ name: `unknown-${unique()}`, spaceEmbedders: [{ embedderId: UNKNOWN_ID }] }),
   },
   {
     name: 'space: a default chunk overlap ≥ chunk size is refused naming it',
-    operation: 'createSpace', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'defaultChunkingConfig.recursive.chunkOverlap',
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'defaultChunkingConfig.recursive.chunkOverlap',
     prepare: async (fixture) => ({ embedderId: await fixtureOf(fixture).registerEmbedder(fixture.alice) }),
-    input: (prepared) => ({ name: `overlap-${unique()}`, spaceEmbedders: [{ embedderId: prepared.embedderId }], defaultChunkingConfig: { recursive: { chunkSize: 50, chunkOverlap: 80 } } }),
+    input: (prepared) => ({
+      name: `overlap-${unique()}`,
+      spaceEmbedders: [{ embedderId: prepared.embedderId }],
+      defaultChunkingConfig: { recursive: { chunkSize: 50, chunkOverlap: 80 } },
+    }),
   },
   {
     name: 'space: a name the owner already uses is 409',
-    operation: 'createSpace', as: 'alice', expect: 'ALREADY_EXISTS',
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'ALREADY_EXISTS',
     prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => ({ name: prepared.name, spaceEmbedders: [{ embedderId: prepared.spaceEmbedders[0].embedderId }] }),
+    input: (prepared) => ({
+      name: prepared.name,
+      spaceEmbedders: [{ embedderId: prepared.spaceEmbedders[0].embedderId }],
+    }),
   },
   {
     name: 'space: addEmbedder with an unknown embedder is 404 naming embedderId',
-    operation: 'addSpaceEmbedder', as: 'alice', expect: 'NOT_FOUND', field: 'embedderId',
+    operation: 'addSpaceEmbedder',
+    as: 'alice',
+    expect: 'NOT_FOUND',
+    field: 'embedderId',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId, embedderId: UNKNOWN_ID }),
   },
   {
     name: 'space: addEmbedder with an embedder already in the space is 409',
-    operation: 'addSpaceEmbedder', as: 'alice', expect: 'ALREADY_EXISTS',
+    operation: 'addSpaceEmbedder',
+    as: 'alice',
+    expect: 'ALREADY_EXISTS',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId, embedderId: prepared.spaceEmbedders[0].embedderId }),
   },
   {
     name: "space: removeEmbedder of the space's only embedder is refused naming embedderId",
-    operation: 'removeSpaceEmbedder', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'embedderId',
+    operation: 'removeSpaceEmbedder',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'embedderId',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId, embedderId: prepared.spaceEmbedders[0].embedderId }),
   },
   {
     name: 'space: an unknown space is 404',
-    operation: 'getSpace', as: 'alice', expect: 'NOT_FOUND',
+    operation: 'getSpace',
+    as: 'alice',
+    expect: 'NOT_FOUND',
     input: () => ({ spaceId: UNKNOWN_ID }),
   },
   {
     name: 'space: calls without an API key are 401',
-    operation: 'listSpaces', as: 'none', expect: 'UNAUTHENTICATED',
+    operation: 'listSpaces',
+    as: 'none',
+    expect: 'UNAUTHENTICATED',
   },
 ]
 
@@ -477,13 +743,20 @@ const alicesMemory = (publicRead: boolean) => (fixture: IdentityFixture) => spac
 function privateCases(): ApiCase[] {
   const hidden = (name: string, operation: ApiCase['operation'], input: (prepared: any) => any): ApiCase => ({
     name: `another user's private space: ${name} is 404`,
-    operation, as: 'bob', expect: 'NOT_FOUND', prepare: alicesMemory(false), input,
+    operation,
+    as: 'bob',
+    expect: 'NOT_FOUND',
+    prepare: alicesMemory(false),
+    input,
   })
   return [
     hidden('getSpace', 'getSpace', (p) => ({ spaceId: p.space.spaceId })),
     hidden('updateSpace', 'updateSpace', (p) => ({ spaceId: p.space.spaceId, name: `taken-${unique()}` })),
     hidden('deleteSpace', 'deleteSpace', (p) => ({ spaceId: p.space.spaceId })),
-    hidden('addSpaceEmbedder', 'addSpaceEmbedder', (p) => ({ spaceId: p.space.spaceId, embedderId: p.space.spaceEmbedders[0].embedderId })),
+    hidden('addSpaceEmbedder', 'addSpaceEmbedder', (p) => ({
+      spaceId: p.space.spaceId,
+      embedderId: p.space.spaceEmbedders[0].embedderId,
+    })),
     hidden('createMemory', 'createMemory', (p) => ({ spaceId: p.space.spaceId, originalContent: TEXT })),
     hidden('listMemories', 'listMemories', (p) => ({ spaceId: p.space.spaceId })),
     hidden('getMemory', 'getMemory', (p) => ({ memoryId: p.memory.memoryId })),
@@ -492,31 +765,56 @@ function privateCases(): ApiCase[] {
     hidden('batchDeleteMemories by space', 'batchDeleteMemories', (p) => ({ spaceId: p.space.spaceId })),
     {
       name: "another user's private space: batch delete by ids deletes nothing and reports not found",
-      operation: 'batchDeleteMemories', as: 'bob', expect: 'OK', prepare: alicesMemory(false),
+      operation: 'batchDeleteMemories',
+      as: 'bob',
+      expect: 'OK',
+      prepare: alicesMemory(false),
       input: (prepared) => ({ memoryIds: [prepared.memory.memoryId] }),
       then: async (result, prepared, fixture, transport) => {
-        expect(result.body).toEqual({ deletedCount: 0, results: [{ memoryId: prepared.memory.memoryId, deleted: false, error: 'not found' }] })
-        expect((await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey)).status).toBe('OK')
+        expect(result.body).toEqual({
+          deletedCount: 0,
+          results: [{ memoryId: prepared.memory.memoryId, deleted: false, error: 'not found' }],
+        })
+        expect(
+          (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
+            .status,
+        ).toBe('OK')
       },
     },
     {
       name: "another user's private space: it is not in their list",
-      operation: 'listSpaces', as: 'bob', expect: 'OK', prepare: alicesMemory(false),
-      then: (result, prepared) => expect(result.body.spaces.map((space: any) => space.spaceId)).not.toContain(prepared.space.spaceId),
+      operation: 'listSpaces',
+      as: 'bob',
+      expect: 'OK',
+      prepare: alicesMemory(false),
+      then: (result, prepared) =>
+        expect(result.body.spaces.map((space: any) => space.spaceId)).not.toContain(prepared.space.spaceId),
     },
     {
       name: "another user's embedder cannot go into one's own space: 404 naming the field",
-      operation: 'createSpace', as: 'bob', expect: 'NOT_FOUND', field: 'spaceEmbedders.0.embedderId', prepare: alicesMemory(false),
-      input: (prepared) => ({ name: `borrowed-${unique()}`, spaceEmbedders: [{ embedderId: prepared.space.spaceEmbedders[0].embedderId }] }),
+      operation: 'createSpace',
+      as: 'bob',
+      expect: 'NOT_FOUND',
+      field: 'spaceEmbedders.0.embedderId',
+      prepare: alicesMemory(false),
+      input: (prepared) => ({
+        name: `borrowed-${unique()}`,
+        spaceEmbedders: [{ embedderId: prepared.space.spaceEmbedders[0].embedderId }],
+      }),
     },
     {
       name: "a plain user cannot list another user's spaces by ownerId",
-      operation: 'listSpaces', as: 'bob', expect: 'PERMISSION_DENIED',
+      operation: 'listSpaces',
+      as: 'bob',
+      expect: 'PERMISSION_DENIED',
       input: (_p, fixture) => ({ ownerId: fixture.alice.userId }),
     },
     {
       name: "an admin reads another user's private space (GET_SPACE_ANY)",
-      operation: 'getSpace', as: 'admin', expect: 'OK', prepare: alicesMemory(false),
+      operation: 'getSpace',
+      as: 'admin',
+      expect: 'OK',
+      prepare: alicesMemory(false),
       input: (prepared) => ({ spaceId: prepared.space.spaceId }),
       then: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.alice.userId),
     },
@@ -524,25 +822,62 @@ function privateCases(): ApiCase[] {
 }
 
 function publicReadCases(): ApiCase[] {
-  const readable = (name: string, operation: ApiCase['operation'], input: (prepared: any) => any, then: ApiCase['then']): ApiCase => ({
+  const readable = (
+    name: string,
+    operation: ApiCase['operation'],
+    input: (prepared: any) => any,
+    then: ApiCase['then'],
+  ): ApiCase => ({
     name: `a publicRead space: another user may ${name}`,
-    operation, as: 'bob', expect: 'OK', prepare: alicesMemory(true), input, then,
+    operation,
+    as: 'bob',
+    expect: 'OK',
+    prepare: alicesMemory(true),
+    input,
+    then,
   })
   const refused = (name: string, operation: ApiCase['operation'], input: (prepared: any) => any): ApiCase => ({
     name: `a publicRead space: another user may not ${name} (403)`,
-    operation, as: 'bob', expect: 'PERMISSION_DENIED', prepare: alicesMemory(true), input,
+    operation,
+    as: 'bob',
+    expect: 'PERMISSION_DENIED',
+    prepare: alicesMemory(true),
+    input,
   })
   return [
-    readable('get it', 'getSpace', (p) => ({ spaceId: p.space.spaceId }), (result, p) => expect(result.body.spaceId).toBe(p.space.spaceId)),
-    readable('list its memories', 'listMemories', (p) => ({ spaceId: p.space.spaceId }), (result, p) => expect(memoryIds(result)).toEqual([p.memory.memoryId])),
-    readable('get a memory', 'getMemory', (p) => ({ memoryId: p.memory.memoryId }), (result, p) => expect(result.body.memoryId).toBe(p.memory.memoryId)),
-    readable('get a memory\'s content', 'getMemoryContent', (p) => ({ memoryId: p.memory.memoryId }), (result) => expect(result.body.originalContent).toContain('pgvector')),
+    readable(
+      'get it',
+      'getSpace',
+      (p) => ({ spaceId: p.space.spaceId }),
+      (result, p) => expect(result.body.spaceId).toBe(p.space.spaceId),
+    ),
+    readable(
+      'list its memories',
+      'listMemories',
+      (p) => ({ spaceId: p.space.spaceId }),
+      (result, p) => expect(memoryIds(result)).toEqual([p.memory.memoryId]),
+    ),
+    readable(
+      'get a memory',
+      'getMemory',
+      (p) => ({ memoryId: p.memory.memoryId }),
+      (result, p) => expect(result.body.memoryId).toBe(p.memory.memoryId),
+    ),
+    readable(
+      "get a memory's content",
+      'getMemoryContent',
+      (p) => ({ memoryId: p.memory.memoryId }),
+      (result) => expect(result.body.originalContent).toContain('pgvector'),
+    ),
     refused('add a memory', 'createMemory', (p) => ({ spaceId: p.space.spaceId, originalContent: TEXT })),
     refused('delete a memory', 'deleteMemory', (p) => ({ memoryId: p.memory.memoryId })),
     refused('batch delete its memories', 'batchDeleteMemories', (p) => ({ spaceId: p.space.spaceId })),
     refused('rename it', 'updateSpace', (p) => ({ spaceId: p.space.spaceId, name: `mine-${unique()}` })),
     refused('delete it', 'deleteSpace', (p) => ({ spaceId: p.space.spaceId })),
-    refused('remove its embedder', 'removeSpaceEmbedder', (p) => ({ spaceId: p.space.spaceId, embedderId: p.space.spaceEmbedders[0].embedderId })),
+    refused('remove its embedder', 'removeSpaceEmbedder', (p) => ({
+      spaceId: p.space.spaceId,
+      embedderId: p.space.spaceEmbedders[0].embedderId,
+    })),
   ]
 }
 

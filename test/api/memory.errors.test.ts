@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { ERROR_CASES } from './memory-cases.js'
 
 describe.each(ENGINES)('spaces and memories, errors cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startMemoryFixture(engine)), ERROR_CASES)
+  itEachCase(
+    useFixture(() => startMemoryFixture(engine)),
+    ERROR_CASES,
+  )
 })

@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { HAPPY_CASES } from './memory-cases.js'
 
 describe.each(ENGINES)('spaces and memories, happy cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startMemoryFixture(engine)), HAPPY_CASES)
+  itEachCase(
+    useFixture(() => startMemoryFixture(engine)),
+    HAPPY_CASES,
+  )
 })

@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { SECURITY_CASES } from './memory-cases.js'
 
 describe.each(ENGINES)('spaces and memories, security cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startMemoryFixture(engine)), SECURITY_CASES)
+  itEachCase(
+    useFixture(() => startMemoryFixture(engine)),
+    SECURITY_CASES,
+  )
 })

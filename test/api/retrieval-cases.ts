@@ -21,15 +21,19 @@ const the = (fixture: IdentityFixture) => fixture as RetrievalFixture
 type Event = Record<string, any>
 const eventsOf = (result: ApiResult): Event[] => result.body.events
 const kinds = (result: ApiResult) => eventsOf(result).map((event) => Object.keys(event)[0])
-const itemsOf = (result: ApiResult) => eventsOf(result).flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk] : []))
-const memoriesOf = (result: ApiResult) => eventsOf(result).flatMap((event) => (event.memoryDefinition ? [event.memoryDefinition.memory] : []))
+const itemsOf = (result: ApiResult) =>
+  eventsOf(result).flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk] : []))
+const memoriesOf = (result: ApiResult) =>
+  eventsOf(result).flatMap((event) => (event.memoryDefinition ? [event.memoryDefinition.memory] : []))
 const textOf = (key: string) => CORPUS.find((entry) => entry.key === key)!.text
 
 /** BEGIN, then each memory's definition before its first item, then END: what every finished stream looks like. */
 function expectWellFormed(result: ApiResult): void {
   const events = eventsOf(result)
   const end = events.findIndex((event) => event.resultSetBoundary?.kind === 'END')
-  expect(events[0]).toMatchObject({ resultSetBoundary: { kind: 'BEGIN', stageName: 'retrieval', resultSetId: expect.any(String) } })
+  expect(events[0]).toMatchObject({
+    resultSetBoundary: { kind: 'BEGIN', stageName: 'retrieval', resultSetId: expect.any(String) },
+  })
   expect(end).toBeGreaterThan(0)
   expect(events[0]!.resultSetBoundary.expectedItems ?? 0).toBe(itemsOf(result).length)
   expect(events[end]!.resultSetBoundary.resultSetId).toBe(events[0]!.resultSetBoundary.resultSetId)
@@ -48,50 +52,85 @@ function expectWellFormed(result: ApiResult): void {
   for (const item of itemsOf(result)) expect(memoriesOf(result)[item.memoryIndex].memoryId).toBe(item.memoryId)
 }
 
-const ask = (message: string, spaceKeys: unknown[], extra: Record<string, unknown> = {}) => ({ message, spaceKeys, ...extra })
+const ask = (message: string, spaceKeys: unknown[], extra: Record<string, unknown> = {}) => ({
+  message,
+  spaceKeys,
+  ...extra,
+})
 
 export const HAPPY_CASES: ApiCase[] = [
-  ...QUESTIONS.map(({ message, answer }): ApiCase => ({
-    name: `ranks the passage that answers "${message}" first, in a well-formed stream`,
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask(message, [{ spaceId: the(fixture).alices.spaceId }], { requestedSize: 3 }),
-    then: (result, _p, fixture) => {
-      expectWellFormed(result)
-      const items = itemsOf(result)
-      expect(the(fixture).alices.keyOf.get(items[0].memoryId)).toBe(answer)
-      expect(items[0].relevanceScore).toBe(1)
-      expect(items.length).toBeLessThanOrEqual(3)
-      expect(kinds(result).at(-1)).toBe('resultSetBoundary')
-    },
-  })),
-  ...(['VECTOR', 'KEYWORD'] as const).map((mode): ApiCase => ({
-    name: `mode ${mode} finds the Eiffel passage`,
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { mode, requestedSize: 2 }),
-    then: (result, _p, fixture) => {
-      expectWellFormed(result)
-      expect(the(fixture).alices.keyOf.get(itemsOf(result)[0].memoryId)).toBe('eiffel')
-    },
-  })),
+  ...QUESTIONS.map(
+    ({ message, answer }): ApiCase => ({
+      name: `ranks the passage that answers "${message}" first, in a well-formed stream`,
+      operation: 'retrieveMemories',
+      as: 'alice',
+      expect: 'OK',
+      input: (_p, fixture) => ask(message, [{ spaceId: the(fixture).alices.spaceId }], { requestedSize: 3 }),
+      then: (result, _p, fixture) => {
+        expectWellFormed(result)
+        const items = itemsOf(result)
+        expect(the(fixture).alices.keyOf.get(items[0].memoryId)).toBe(answer)
+        expect(items[0].relevanceScore).toBe(1)
+        expect(items.length).toBeLessThanOrEqual(3)
+        expect(kinds(result).at(-1)).toBe('resultSetBoundary')
+      },
+    }),
+  ),
+  ...(['VECTOR', 'KEYWORD'] as const).map(
+    (mode): ApiCase => ({
+      name: `mode ${mode} finds the Eiffel passage`,
+      operation: 'retrieveMemories',
+      as: 'alice',
+      expect: 'OK',
+      input: (_p, fixture) =>
+        ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { mode, requestedSize: 2 }),
+      then: (result, _p, fixture) => {
+        expectWellFormed(result)
+        expect(the(fixture).alices.keyOf.get(itemsOf(result)[0].memoryId)).toBe('eiffel')
+      },
+    }),
+  ),
   {
     name: 'two spaces, one filtered: items come from both, and the filtered one only where the filter holds',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) =>
-      ask('landmark tower wall', [{ spaceId: the(fixture).alices.spaceId, filter: "val('$.topic') = 'travel'" }, { spaceId: the(fixture).alicesSecond.spaceId }], { requestedSize: 20 }),
+      ask(
+        'landmark tower wall',
+        [
+          { spaceId: the(fixture).alices.spaceId, filter: "val('$.topic') = 'travel'" },
+          { spaceId: the(fixture).alicesSecond.spaceId },
+        ],
+        { requestedSize: 20 },
+      ),
     then: (result, _p, fixture) => {
       expectWellFormed(result)
       const { alices, alicesSecond } = the(fixture)
       const items = itemsOf(result)
-      const fromFirst = items.filter((item) => alices.keyOf.has(item.memoryId)).map((item) => alices.keyOf.get(item.memoryId))
+      const fromFirst = items
+        .filter((item) => alices.keyOf.has(item.memoryId))
+        .map((item) => alices.keyOf.get(item.memoryId))
       expect(new Set(fromFirst)).toEqual(new Set(['eiffel', 'wall']))
       expect(items.some((item) => alicesSecond.keyOf.has(item.memoryId))).toBe(true)
     },
   },
   {
     name: 'a filter with CAST and IN keeps requestedSize items when that many match',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) =>
-      ask('the', [{ spaceId: the(fixture).alices.spaceId, filter: "val('$.topic') IN ('biology', 'programming') AND NOT val('$.topic') = 'x'" }], { requestedSize: 4, mode: 'VECTOR' }),
+      ask(
+        'the',
+        [
+          {
+            spaceId: the(fixture).alices.spaceId,
+            filter: "val('$.topic') IN ('biology', 'programming') AND NOT val('$.topic') = 'x'",
+          },
+        ],
+        { requestedSize: 4, mode: 'VECTOR' },
+      ),
     then: (result, _p, fixture) => {
       const keys = itemsOf(result).map((item) => the(fixture).alices.keyOf.get(item.memoryId))
       expect(keys).toHaveLength(4)
@@ -100,19 +139,37 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'fetchMemoryContent puts the original content in each memory definition; fetchMemory false leaves them out',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { requestedSize: 2, fetchMemoryContent: true }),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) =>
+      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], {
+        requestedSize: 2,
+        fetchMemoryContent: true,
+      }),
     then: async (result, _p, fixture, transport) => {
       const [first] = memoriesOf(result)
-      expect(first).toMatchObject({ memoryId: expect.any(String), spaceId: the(fixture).alices.spaceId, processingStatus: 'COMPLETED', originalContent: textOf('eiffel') })
-      const bare = await fixture.call(transport, 'retrieveMemories', ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { fetchMemory: false }), fixture.alice.apiKey)
+      expect(first).toMatchObject({
+        memoryId: expect.any(String),
+        spaceId: the(fixture).alices.spaceId,
+        processingStatus: 'COMPLETED',
+        originalContent: textOf('eiffel'),
+      })
+      const bare = await fixture.call(
+        transport,
+        'retrieveMemories',
+        ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { fetchMemory: false }),
+        fixture.alice.apiKey,
+      )
       expect(memoriesOf(bare)).toEqual([])
       expect(itemsOf(bare).length).toBeGreaterThan(0)
     },
   },
   {
     name: 'a reranker and an LLM: items carry the reranker scores, then END, then the answer',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) =>
       ask('How do plant leaves turn sunlight into glucose?', [{ spaceId: the(fixture).alices.spaceId }], {
         requestedSize: 3,
@@ -128,9 +185,13 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'relevanceThreshold and maxResults cut the items after the rerank',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) =>
-      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { postProcessor: { rerankerId: the(fixture).aliceReranker, relevanceThreshold: 0.5, maxResults: 1 } }),
+      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], {
+        postProcessor: { rerankerId: the(fixture).aliceReranker, relevanceThreshold: 0.5, maxResults: 1 },
+      }),
     then: (result) => {
       const items = itemsOf(result)
       expect(items).toHaveLength(1)
@@ -139,19 +200,42 @@ export const HAPPY_CASES: ApiCase[] = [
   },
   {
     name: 'an LLM that fails after the items went out ends the stream with a status event, not an error',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { postProcessor: { llmId: the(fixture).deadLlm } }),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) =>
+      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], {
+        postProcessor: { llmId: the(fixture).deadLlm },
+      }),
     then: (result) => {
       expectWellFormed(result)
       expect(itemsOf(result).length).toBeGreaterThan(0)
-      expect(eventsOf(result).at(-1)).toEqual({ status: { code: 'UNAVAILABLE', message: expect.stringMatching(/^the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED$/) } })
+      expect(eventsOf(result).at(-1)).toEqual({
+        status: {
+          code: 'UNAVAILABLE',
+          message: expect.stringMatching(
+            /^the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED$/,
+          ),
+        },
+      })
     },
   },
   {
     name: 'embedderWeights choose the embedders of a space',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) =>
-      ask('memory safety without a garbage collector', [{ spaceId: the(fixture).alicesSecond.spaceId, embedderWeights: [{ embedderId: the(fixture).aliceEmbedder, weight: 0 }] }], { mode: 'VECTOR' }),
+      ask(
+        'memory safety without a garbage collector',
+        [
+          {
+            spaceId: the(fixture).alicesSecond.spaceId,
+            embedderWeights: [{ embedderId: the(fixture).aliceEmbedder, weight: 0 }],
+          },
+        ],
+        { mode: 'VECTOR' },
+      ),
     then: (result, _p, fixture) => {
       expectWellFormed(result)
       expect(the(fixture).alicesSecond.keyOf.get(itemsOf(result)[0].memoryId)).toBe('rust')
@@ -170,52 +254,120 @@ const HOSTILE_FILTERS = [
   `val('$.a') = '${'x'.repeat(20_000)}'`,
 ]
 
-const refused = (name: string, input: (fixture: RetrievalFixture) => unknown, field: string, only?: 'rest' | 'grpc'): ApiCase => ({
-  name, operation: 'retrieveMemories', as: 'alice', expect: 'INVALID_ARGUMENT', field, only,
+const refused = (
+  name: string,
+  input: (fixture: RetrievalFixture) => unknown,
+  field: string,
+  only?: 'rest' | 'grpc',
+): ApiCase => ({
+  name,
+  operation: 'retrieveMemories',
+  as: 'alice',
+  expect: 'INVALID_ARGUMENT',
+  field,
+  only,
   input: (_p, fixture) => input(the(fixture)),
 })
-const alicesKeys = (fixture: RetrievalFixture, extra: Record<string, unknown> = {}) => [{ spaceId: fixture.alices.spaceId, ...extra }]
+const alicesKeys = (fixture: RetrievalFixture, extra: Record<string, unknown> = {}) => [
+  { spaceId: fixture.alices.spaceId, ...extra },
+]
 
 export const ERROR_CASES: ApiCase[] = [
   refused('an empty message', (fixture) => ask('   ', alicesKeys(fixture)), 'message'),
   refused('no spaces', () => ask('tower', []), 'spaceKeys'),
   refused('requestedSize 0', (fixture) => ask('tower', alicesKeys(fixture), { requestedSize: 0 }), 'requestedSize'),
-  refused(`requestedSize ${MAX_REQUESTED_SIZE + 1}`, (fixture) => ask('tower', alicesKeys(fixture), { requestedSize: MAX_REQUESTED_SIZE + 1 }), 'requestedSize'),
+  refused(
+    `requestedSize ${MAX_REQUESTED_SIZE + 1}`,
+    (fixture) => ask('tower', alicesKeys(fixture), { requestedSize: MAX_REQUESTED_SIZE + 1 }),
+    'requestedSize',
+  ),
   refused('an unknown mode', (fixture) => ask('tower', alicesKeys(fixture), { mode: 'FUZZY' }), 'mode', 'rest'),
   refused('a space id that is not a UUID', () => ask('tower', [{ spaceId: 'not-a-uuid' }]), 'spaceKeys.0.spaceId'),
-  refused('the same space twice', (fixture) => ask('tower', [...alicesKeys(fixture), ...alicesKeys(fixture)]), 'spaceKeys'),
-  refused('an embedder in the weights that is not in the space', (fixture) => ask('tower', alicesKeys(fixture, { embedderWeights: [{ embedderId: UNKNOWN_ID, weight: 1 }] })), 'spaceKeys.0.embedderWeights.0.embedderId'),
-  refused('a negative embedder weight', (fixture) => ask('tower', alicesKeys(fixture, { embedderWeights: [{ embedderId: fixture.aliceEmbedder, weight: -1 }] })), 'spaceKeys.0.embedderWeights.0.weight'),
-  refused("a reranker of another user's", (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { rerankerId: fixture.bobReranker } }), 'postProcessor.rerankerId'),
-  refused('a reranker that does not exist', (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { rerankerId: UNKNOWN_ID } }), 'postProcessor.rerankerId'),
-  refused("an LLM of another user's", (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { llmId: fixture.bobLlm } }), 'postProcessor.llmId'),
-  refused('an LLM that does not exist', (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { llmId: UNKNOWN_ID } }), 'postProcessor.llmId'),
-  refused('a relevanceThreshold above 1', (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { relevanceThreshold: 1.5 } }), 'postProcessor.relevanceThreshold'),
+  refused(
+    'the same space twice',
+    (fixture) => ask('tower', [...alicesKeys(fixture), ...alicesKeys(fixture)]),
+    'spaceKeys',
+  ),
+  refused(
+    'an embedder in the weights that is not in the space',
+    (fixture) => ask('tower', alicesKeys(fixture, { embedderWeights: [{ embedderId: UNKNOWN_ID, weight: 1 }] })),
+    'spaceKeys.0.embedderWeights.0.embedderId',
+  ),
+  refused(
+    'a negative embedder weight',
+    (fixture) =>
+      ask('tower', alicesKeys(fixture, { embedderWeights: [{ embedderId: fixture.aliceEmbedder, weight: -1 }] })),
+    'spaceKeys.0.embedderWeights.0.weight',
+  ),
+  refused(
+    "a reranker of another user's",
+    (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { rerankerId: fixture.bobReranker } }),
+    'postProcessor.rerankerId',
+  ),
+  refused(
+    'a reranker that does not exist',
+    (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { rerankerId: UNKNOWN_ID } }),
+    'postProcessor.rerankerId',
+  ),
+  refused(
+    "an LLM of another user's",
+    (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { llmId: fixture.bobLlm } }),
+    'postProcessor.llmId',
+  ),
+  refused(
+    'an LLM that does not exist',
+    (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { llmId: UNKNOWN_ID } }),
+    'postProcessor.llmId',
+  ),
+  refused(
+    'a relevanceThreshold above 1',
+    (fixture) => ask('tower', alicesKeys(fixture), { postProcessor: { relevanceThreshold: 1.5 } }),
+    'postProcessor.relevanceThreshold',
+  ),
   refused('efSearch 0', (fixture) => ask('tower', alicesKeys(fixture), { hnsw: { efSearch: 0 } }), 'hnsw.efSearch'),
   {
-    ...refused('a filter syntax error names its position', (fixture) => ask('tower', alicesKeys(fixture, { filter: "val('$.a') = 'x' AND" })), 'spaceKeys.0.filter'),
+    ...refused(
+      'a filter syntax error names its position',
+      (fixture) => ask('tower', alicesKeys(fixture, { filter: "val('$.a') = 'x' AND" })),
+      'spaceKeys.0.filter',
+    ),
     then: (result) => expect(result.message).toMatch(/at position 21/),
   },
-  refused('a filter comparing a number with LIKE', (fixture) => ask('tower', alicesKeys(fixture, { filter: "val('$.a') LIKE 3" })), 'spaceKeys.0.filter'),
+  refused(
+    'a filter comparing a number with LIKE',
+    (fixture) => ask('tower', alicesKeys(fixture, { filter: "val('$.a') LIKE 3" })),
+    'spaceKeys.0.filter',
+  ),
   {
     name: 'a space that does not exist is NOT_FOUND before the stream starts',
-    operation: 'retrieveMemories', as: 'alice', expect: 'NOT_FOUND',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'NOT_FOUND',
     input: () => ask('tower', [{ spaceId: UNKNOWN_ID }]),
     then: (result) => expect(result.message).toBe(`space ${UNKNOWN_ID} not found`),
   },
   {
     name: 'no API key is UNAUTHENTICATED',
-    operation: 'retrieveMemories', as: 'none', expect: 'UNAUTHENTICATED',
+    operation: 'retrieveMemories',
+    as: 'none',
+    expect: 'UNAUTHENTICATED',
     input: (_p, fixture) => ask('tower', alicesKeys(the(fixture))),
   },
   {
     name: 'hostile filters are refused or run as plain comparisons that match nothing; the tables are intact',
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
     input: (_p, fixture) => ask('tower Paris', alicesKeys(the(fixture))),
     then: async (result, _p, fixture, transport) => {
       for (const filter of HOSTILE_FILTERS) {
         for (const mode of ['VECTOR', 'KEYWORD']) {
-          const hostile = await fixture.call(transport, 'retrieveMemories', ask('tower Paris', alicesKeys(the(fixture), { filter }), { mode }), fixture.alice.apiKey)
+          const hostile = await fixture.call(
+            transport,
+            'retrieveMemories',
+            ask('tower Paris', alicesKeys(the(fixture), { filter }), { mode }),
+            fixture.alice.apiKey,
+          )
           if (hostile.status === 'OK') expect(itemsOf(hostile), filter.slice(0, 80)).toEqual([])
           else {
             expect(hostile.status, filter.slice(0, 80)).toBe('INVALID_ARGUMENT')
@@ -223,7 +375,12 @@ export const ERROR_CASES: ApiCase[] = [
           }
         }
       }
-      const again = await fixture.call(transport, 'retrieveMemories', ask('tower Paris', alicesKeys(the(fixture))), fixture.alice.apiKey)
+      const again = await fixture.call(
+        transport,
+        'retrieveMemories',
+        ask('tower Paris', alicesKeys(the(fixture))),
+        fixture.alice.apiKey,
+      )
       expect(itemsOf(again)).toEqual(itemsOf(result))
     },
   },
@@ -232,40 +389,63 @@ export const ERROR_CASES: ApiCase[] = [
 export const SECURITY_CASES: ApiCase[] = [
   {
     name: "another user's private space answers 404 like a missing one",
-    operation: 'retrieveMemories', as: 'alice', expect: 'NOT_FOUND',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'NOT_FOUND',
     input: (_p, fixture) => ask('tower', [{ spaceId: the(fixture).bobs.spaceId }]),
     then: (result, _p, fixture) => expect(result.message).toBe(`space ${the(fixture).bobs.spaceId} not found`),
   },
   {
     name: "a private space of another user's among the caller's own still answers 404, with no items",
-    operation: 'retrieveMemories', as: 'alice', expect: 'NOT_FOUND',
-    input: (_p, fixture) => ask('tower', [{ spaceId: the(fixture).alices.spaceId }, { spaceId: the(fixture).bobs.spaceId }]),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'NOT_FOUND',
+    input: (_p, fixture) =>
+      ask('tower', [{ spaceId: the(fixture).alices.spaceId }, { spaceId: the(fixture).bobs.spaceId }]),
   },
   {
     name: "a publicRead space of another user's is readable, with its memories",
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], { fetchMemoryContent: true }),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) =>
+      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], { fetchMemoryContent: true }),
     then: (result, _p, fixture) => {
       expectWellFormed(result)
       const items = itemsOf(result)
       expect(the(fixture).bobsPublic.keyOf.get(items[0].memoryId)).toBe('eiffel')
-      expect(memoriesOf(result)[0]).toMatchObject({ spaceId: the(fixture).bobsPublic.spaceId, createdById: fixture.bob.userId, originalContent: textOf('eiffel') })
+      expect(memoriesOf(result)[0]).toMatchObject({
+        spaceId: the(fixture).bobsPublic.spaceId,
+        createdById: fixture.bob.userId,
+        originalContent: textOf('eiffel'),
+      })
     },
   },
   {
     name: "the owner's own reranker and LLM over another user's publicRead space",
-    operation: 'retrieveMemories', as: 'alice', expect: 'OK',
-    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], { postProcessor: { rerankerId: the(fixture).aliceReranker, llmId: the(fixture).aliceLlm } }),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) =>
+      ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], {
+        postProcessor: { rerankerId: the(fixture).aliceReranker, llmId: the(fixture).aliceLlm },
+      }),
     then: (result) => expect(kinds(result).at(-1)).toBe('abstractReply'),
   },
   {
     name: "bob's LLM over bob's public space is still not alice's to use",
-    operation: 'retrieveMemories', as: 'alice', expect: 'INVALID_ARGUMENT', field: 'postProcessor.llmId',
-    input: (_p, fixture) => ask('tower', [{ spaceId: the(fixture).bobsPublic.spaceId }], { postProcessor: { llmId: the(fixture).bobLlm } }),
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'postProcessor.llmId',
+    input: (_p, fixture) =>
+      ask('tower', [{ spaceId: the(fixture).bobsPublic.spaceId }], { postProcessor: { llmId: the(fixture).bobLlm } }),
   },
   {
     name: "a revoked-looking key (well-formed, unknown) is UNAUTHENTICATED, whoever's space it names",
-    operation: 'retrieveMemories', as: () => 'msk_0000000000000000000000000000000000000000', expect: 'UNAUTHENTICATED',
+    operation: 'retrieveMemories',
+    as: () => 'msk_0000000000000000000000000000000000000000',
+    expect: 'UNAUTHENTICATED',
     input: (_p, fixture) => ask('tower', [{ spaceId: the(fixture).bobsPublic.spaceId }]),
   },
 ]

@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { ERROR_CASES } from './retrieval-cases.js'
 
 describe.each(ENGINES)('retrieval, errors cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startRetrievalFixture(engine)), ERROR_CASES)
+  itEachCase(
+    useFixture(() => startRetrievalFixture(engine)),
+    ERROR_CASES,
+  )
 })

@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { HAPPY_CASES } from './retrieval-cases.js'
 
 describe.each(ENGINES)('retrieval, happy cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startRetrievalFixture(engine)), HAPPY_CASES)
+  itEachCase(
+    useFixture(() => startRetrievalFixture(engine)),
+    HAPPY_CASES,
+  )
 })

@@ -5,5 +5,8 @@ import { itEachCase, useFixture } from './case-table.js'
 import { SECURITY_CASES } from './retrieval-cases.js'
 
 describe.each(ENGINES)('retrieval, security cases (%s)', (engine) => {
-  itEachCase(useFixture(() => startRetrievalFixture(engine)), SECURITY_CASES)
+  itEachCase(
+    useFixture(() => startRetrievalFixture(engine)),
+    SECURITY_CASES,
+  )
 })

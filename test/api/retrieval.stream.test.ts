@@ -29,7 +29,12 @@ describe.each(ENGINES)('retrieval streams (%s)', (engine) => {
     await fixture?.stop()
   })
   const question = QUESTIONS[1]!
-  const withLlm = () => ({ message: question.message, spaceKeys: [{ spaceId: fixture.alices.spaceId }], requestedSize: 3, postProcessor: { llmId: fixture.aliceLlm } })
+  const withLlm = () => ({
+    message: question.message,
+    spaceKeys: [{ spaceId: fixture.alices.spaceId }],
+    requestedSize: 3,
+    postProcessor: { llmId: fixture.aliceLlm },
+  })
 
   describe.each(STREAM_KINDS)('over %s', (kind) => {
     it('the first item and END arrive while the LLM still holds its answer; the answer follows once released', async () => {
@@ -62,7 +67,12 @@ describe.each(ENGINES)('retrieval streams (%s)', (engine) => {
       try {
         const reader = await openStream(kind, fixture.client, fixture.alice.apiKey, withLlm())
         await readUntil(reader, isEnd)
-        await waitFor('the LLM to be asked', () => fixture.server.server.lifecycle.inFlight > 0 && fixture.chat.requests.at(-1)?.path.endsWith('/chat/completions'))
+        await waitFor(
+          'the LLM to be asked',
+          () =>
+            fixture.server.server.lifecycle.inFlight > 0 &&
+            fixture.chat.requests.at(-1)?.path.endsWith('/chat/completions'),
+        )
         reader.cancel()
         await waitFor('the LLM call to be cancelled', () => fixture.chat.abandoned > abandonedBefore)
         await waitFor('no call in flight', () => fixture.server.server.lifecycle.inFlight === 0)
@@ -72,7 +82,10 @@ describe.each(ENGINES)('retrieval streams (%s)', (engine) => {
     })
 
     it('an error before the first event is an ordinary error, not a stream', async () => {
-      const refused = await openStream(kind, fixture.client, fixture.alice.apiKey, { message: '', spaceKeys: [{ spaceId: fixture.alices.spaceId }] }).then(
+      const refused = await openStream(kind, fixture.client, fixture.alice.apiKey, {
+        message: '',
+        spaceKeys: [{ spaceId: fixture.alices.spaceId }],
+      }).then(
         () => undefined,
         (error: unknown) => error,
       )
@@ -82,23 +95,58 @@ describe.each(ENGINES)('retrieval streams (%s)', (engine) => {
   })
 
   it('the GET form takes the request as query parameters and streams the same items', async () => {
-    const query = new URLSearchParams({ message: question.message, spaceIds: fixture.alices.spaceId, requestedSize: '3', mode: 'HYBRID', fetchMemory: 'false' })
-    const response = await fetch(`${fixture.server.restUrl}/v1/memories:retrieve?${query}`, { headers: { authorization: `Bearer ${fixture.alice.apiKey}` } })
+    const query = new URLSearchParams({
+      message: question.message,
+      spaceIds: fixture.alices.spaceId,
+      requestedSize: '3',
+      mode: 'HYBRID',
+      fetchMemory: 'false',
+    })
+    const response = await fetch(`${fixture.server.restUrl}/v1/memories:retrieve?${query}`, {
+      headers: { authorization: `Bearer ${fixture.alice.apiKey}` },
+    })
     expect(response.status).toBe(200)
-    const events = (await response.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line))
-    const posted = await fixture.call('rest', 'retrieveMemories', { message: question.message, spaceKeys: [{ spaceId: fixture.alices.spaceId }], requestedSize: 3, fetchMemory: false }, fixture.alice.apiKey)
+    const events = (await response.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+    const posted = await fixture.call(
+      'rest',
+      'retrieveMemories',
+      {
+        message: question.message,
+        spaceKeys: [{ spaceId: fixture.alices.spaceId }],
+        requestedSize: 3,
+        fetchMemory: false,
+      },
+      fixture.alice.apiKey,
+    )
     const items = (list: any[]) => list.filter(isItem).map((event) => event.retrievedItem.chunk.chunkId)
     expect(items(events)).toEqual(items(posted.body.events))
     expect(events.some((event) => 'memoryDefinition' in event)).toBe(false)
-    const filtered = new URLSearchParams({ message: 'tower wall', spaceIds: `${fixture.alices.spaceId},${fixture.alicesSecond.spaceId}`, filter: "val('$.topic') = 'travel'" })
-    const filteredEvents = (await (await fetch(`${fixture.server.restUrl}/v1/memories:retrieve?${filtered}`, { headers: { authorization: `Bearer ${fixture.alice.apiKey}` } })).text())
+    const filtered = new URLSearchParams({
+      message: 'tower wall',
+      spaceIds: `${fixture.alices.spaceId},${fixture.alicesSecond.spaceId}`,
+      filter: "val('$.topic') = 'travel'",
+    })
+    const filteredEvents = (
+      await (
+        await fetch(`${fixture.server.restUrl}/v1/memories:retrieve?${filtered}`, {
+          headers: { authorization: `Bearer ${fixture.alice.apiKey}` },
+        })
+      ).text()
+    )
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line))
     const memoryIds = filteredEvents.filter(isItem).map((event) => event.retrievedItem.chunk.memoryId)
     expect(memoryIds.length).toBeGreaterThan(0)
-    for (const id of memoryIds) expect(['eiffel', 'wall']).toContain(fixture.alices.keyOf.get(id) ?? fixture.alicesSecond.keyOf.get(id))
-    const bad = await fetch(`${fixture.server.restUrl}/v1/memories:retrieve?message=x&spaceIds=${fixture.alices.spaceId}&requestedSize=lots&colour=red`, { headers: { authorization: `Bearer ${fixture.alice.apiKey}` } })
+    for (const id of memoryIds)
+      expect(['eiffel', 'wall']).toContain(fixture.alices.keyOf.get(id) ?? fixture.alicesSecond.keyOf.get(id))
+    const bad = await fetch(
+      `${fixture.server.restUrl}/v1/memories:retrieve?message=x&spaceIds=${fixture.alices.spaceId}&requestedSize=lots&colour=red`,
+      { headers: { authorization: `Bearer ${fixture.alice.apiKey}` } },
+    )
     expect(bad.status).toBe(400)
     expect(((await bad.json()) as any).error.details[0].field).toBe('colour')
   })
@@ -115,62 +163,108 @@ describe('retrieval streams over a slow LLM and a slow reader (first engine only
 
   // uWS closes an HTTP connection that stays idle for 10 s in some states; proxies and clients have idle timeouts too.
   const UWS_IDLE_TIMEOUT_MS = 10_000
-  it.each(['rest-ndjson', 'rest-sse'] as const)('over %s, an answer held past the 10 s idle timeout still arrives; heartbeats kept the connection busy', async (kind) => {
-    const release = fixture.chat.hold()
-    try {
-      const reader = await openStream(kind, fixture.client, fixture.alice.apiKey, { message: QUESTIONS[1]!.message, spaceKeys: [{ spaceId: fixture.alices.spaceId }], postProcessor: { llmId: fixture.aliceLlm } })
-      await readUntil(reader, isEnd)
-      await new Promise((resolve) => setTimeout(resolve, UWS_IDLE_TIMEOUT_MS + HEARTBEAT_MS / 2))
-      release()
-      expect(await reader.next()).toMatchObject({ abstractReply: { text: expect.stringMatching(/^According to the context: /) } })
-      expect(await reader.next()).toBeUndefined()
-      expect(reader.heartbeats).toBeGreaterThan(0)
-    } finally {
-      release()
-    }
-  }, 30_000)
+  it.each(['rest-ndjson', 'rest-sse'] as const)(
+    'over %s, an answer held past the 10 s idle timeout still arrives; heartbeats kept the connection busy',
+    async (kind) => {
+      const release = fixture.chat.hold()
+      try {
+        const reader = await openStream(kind, fixture.client, fixture.alice.apiKey, {
+          message: QUESTIONS[1]!.message,
+          spaceKeys: [{ spaceId: fixture.alices.spaceId }],
+          postProcessor: { llmId: fixture.aliceLlm },
+        })
+        await readUntil(reader, isEnd)
+        await new Promise((resolve) => setTimeout(resolve, UWS_IDLE_TIMEOUT_MS + HEARTBEAT_MS / 2))
+        release()
+        expect(await reader.next()).toMatchObject({
+          abstractReply: { text: expect.stringMatching(/^According to the context: /) },
+        })
+        expect(await reader.next()).toBeUndefined()
+        expect(reader.heartbeats).toBeGreaterThan(0)
+      } finally {
+        release()
+      }
+    },
+    30_000,
+  )
 
   it('a reader that stops reading while megabytes are streamed gets every byte, in order, once it reads again (backpressure)', async () => {
     const context = fixture.server.server.context
     const call = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context, call, { name: `large-${crypto.randomUUID().slice(0, 8)}`, spaceEmbedders: [{ embedderId: fixture.aliceEmbedder }] })
+    const space = await spaces.createSpace(context, call, {
+      name: `large-${crypto.randomUUID().slice(0, 8)}`,
+      spaceEmbedders: [{ embedderId: fixture.aliceEmbedder }],
+    })
     // Few distinct words, so the full-text index stays small; no chunking, so each item carries the whole text as well.
     const WORDS_PER_MEMORY = 4_000
     const MEMORY_COUNT = 100
     const ids: string[] = []
     for (let index = 0; index < MEMORY_COUNT; index++) {
-      const text = Array.from({ length: WORDS_PER_MEMORY }, (_, word) => ['alpha', 'beta', 'gamma', 'delta'][(word + index) % 4]).join(' ')
-      const { memory } = await memories.createMemory(context, call, { spaceId: space.spaceId, originalContent: text, chunkingConfig: { none: {} } })
+      const text = Array.from(
+        { length: WORDS_PER_MEMORY },
+        (_, word) => ['alpha', 'beta', 'gamma', 'delta'][(word + index) % 4],
+      ).join(' ')
+      const { memory } = await memories.createMemory(context, call, {
+        spaceId: space.spaceId,
+        originalContent: text,
+        chunkingConfig: { none: {} },
+      })
       ids.push(memory.memoryId)
     }
     for (const id of ids) expect((await fixture.settled(id)).processingStatus).toBe('COMPLETED')
-    const body = JSON.stringify({ message: 'alpha beta', spaceKeys: [{ spaceId: space.spaceId }], requestedSize: MEMORY_COUNT, mode: 'VECTOR', fetchMemoryContent: true })
-    const { response, text } = await new Promise<{ response: http.IncomingMessage; text: Promise<string> }>((resolve, reject) => {
-      const request = http.request(`${fixture.server.restUrl}/v1/memories:retrieve`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fixture.alice.apiKey}` } }, (incoming) => {
-        // Not reading: the server's writes back up into uWS's buffer until the reader resumes.
-        incoming.pause()
-        const chunks: Buffer[] = []
-        const text = new Promise<string>((done, fail) => {
-          incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
-          incoming.on('end', () => done(Buffer.concat(chunks).toString('utf8')))
-          incoming.on('error', fail)
-        })
-        resolve({ response: incoming, text })
-      })
-      request.on('error', reject)
-      request.end(body)
+    const body = JSON.stringify({
+      message: 'alpha beta',
+      spaceKeys: [{ spaceId: space.spaceId }],
+      requestedSize: MEMORY_COUNT,
+      mode: 'VECTOR',
+      fetchMemoryContent: true,
     })
+    const { response, text } = await new Promise<{ response: http.IncomingMessage; text: Promise<string> }>(
+      (resolve, reject) => {
+        const request = http.request(
+          `${fixture.server.restUrl}/v1/memories:retrieve`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${fixture.alice.apiKey}` },
+          },
+          (incoming) => {
+            // Not reading: the server's writes back up into uWS's buffer until the reader resumes.
+            incoming.pause()
+            const chunks: Buffer[] = []
+            const text = new Promise<string>((done, fail) => {
+              incoming.on('data', (chunk: Buffer) => chunks.push(chunk))
+              incoming.on('end', () => done(Buffer.concat(chunks).toString('utf8')))
+              incoming.on('error', fail)
+            })
+            resolve({ response: incoming, text })
+          },
+        )
+        request.on('error', reject)
+        request.end(body)
+      },
+    )
     // A pause long enough for the server to fill the socket and hit backpressure; the outcome does not depend on its length.
     await new Promise((resolve) => setTimeout(resolve, 500))
     response.resume()
-    const events = (await text).split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line))
-    expect(events.map((event) => Object.keys(event)[0])).toEqual(['resultSetBoundary', ...ids.flatMap(() => ['memoryDefinition', 'retrievedItem']), 'resultSetBoundary'])
-    expect(new Set(events.flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk.memoryId] : [])))).toEqual(new Set(ids))
+    const events = (await text)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line))
+    expect(events.map((event) => Object.keys(event)[0])).toEqual([
+      'resultSetBoundary',
+      ...ids.flatMap(() => ['memoryDefinition', 'retrievedItem']),
+      'resultSetBoundary',
+    ])
+    expect(
+      new Set(events.flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk.memoryId] : []))),
+    ).toEqual(new Set(ids))
     const total = events.reduce((sum, event) => sum + JSON.stringify(event).length, 0)
     // Far more than a loopback socket and uWS's first write take at once.
     expect(total).toBeGreaterThan(4_000_000)
-    for (const event of events.filter((entry) => entry.memoryDefinition)) expect(event.memoryDefinition.memory.originalContent.split(' ')).toHaveLength(WORDS_PER_MEMORY)
-    for (const event of events.filter((entry) => entry.retrievedItem)) expect(event.retrievedItem.chunk.chunkText.split(' ')).toHaveLength(WORDS_PER_MEMORY)
+    for (const event of events.filter((entry) => entry.memoryDefinition))
+      expect(event.memoryDefinition.memory.originalContent.split(' ')).toHaveLength(WORDS_PER_MEMORY)
+    for (const event of events.filter((entry) => entry.retrievedItem))
+      expect(event.retrievedItem.chunk.chunkText.split(' ')).toHaveLength(WORDS_PER_MEMORY)
   }, 120_000)
 })
 
@@ -184,10 +278,16 @@ describe.each(ENGINES)('retrieval streams through a drain (%s)', (engine) => {
   })
 
   it('streams already running on every transport finish with their answer; new ones are refused; then the server quiesces', async () => {
-    const request = { message: QUESTIONS[0]!.message, spaceKeys: [{ spaceId: fixture.alices.spaceId }], postProcessor: { llmId: fixture.aliceLlm } }
+    const request = {
+      message: QUESTIONS[0]!.message,
+      spaceKeys: [{ spaceId: fixture.alices.spaceId }],
+      postProcessor: { llmId: fixture.aliceLlm },
+    }
     const release = fixture.chat.hold()
     try {
-      const readers = await Promise.all(STREAM_KINDS.map((kind) => openStream(kind, fixture.client, fixture.alice.apiKey, request)))
+      const readers = await Promise.all(
+        STREAM_KINDS.map((kind) => openStream(kind, fixture.client, fixture.alice.apiKey, request)),
+      )
       for (const reader of readers) await readUntil(reader, isEnd)
       expect(fixture.server.server.lifecycle.inFlight).toBe(STREAM_KINDS.length)
       const drain = await fixture.call('rest', 'drain', { reason: 'stream test' }, fixture.root.apiKey)
@@ -201,7 +301,9 @@ describe.each(ENGINES)('retrieval streams through a drain (%s)', (engine) => {
       }
       release()
       for (const reader of readers) {
-        expect(await reader.next()).toMatchObject({ abstractReply: { text: expect.stringMatching(/^According to the context: /) } })
+        expect(await reader.next()).toMatchObject({
+          abstractReply: { text: expect.stringMatching(/^According to the context: /) },
+        })
         expect(await reader.next()).toBeUndefined()
       }
       await waitFor('the drain to quiesce', () => fixture.server.server.lifecycle.state === 'QUIESCED')

@@ -24,11 +24,20 @@ describe('revocation across server processes (postgresql)', () => {
     fixture = await startIdentityFixture('postgresql')
     sandbox = createSandbox()
     processB = ServerProcess.start(sandbox, [
-      '--db-url', fixture.server.database!.jdbcUrl,
-      '--tls-disabled', '--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1',
-      '--data-dir', sandbox.makeDir('data'),
+      '--db-url',
+      fixture.server.database!.jdbcUrl,
+      '--tls-disabled',
+      '--rest-port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--bind-address',
+      '127.0.0.1',
+      '--data-dir',
+      sandbox.makeDir('data'),
       // Servers sharing a database share its encryption key.
-      '--encryption-key-file', TEST_ENCRYPTION_KEY_FILE,
+      '--encryption-key-file',
+      TEST_ENCRYPTION_KEY_FILE,
     ])
     await processB.waitForReady()
     const listening = await processB.listening()
@@ -53,10 +62,14 @@ describe('revocation across server processes (postgresql)', () => {
     await write()
     const written = performance.now()
     const first = await clientB.call('rest', 'getMe', {}, apiKey)
-    await waitFor('process B to refuse the key', async () => (await clientB.call('rest', 'getMe', {}, apiKey)).status === 'UNAUTHENTICATED', {
-      timeoutMs: AUTH_CACHE_TTL_MS,
-      intervalMs: 1,
-    })
+    await waitFor(
+      'process B to refuse the key',
+      async () => (await clientB.call('rest', 'getMe', {}, apiKey)).status === 'UNAUTHENTICATED',
+      {
+        timeoutMs: AUTH_CACHE_TTL_MS,
+        intervalMs: 1,
+      },
+    )
     return { nextRequestRefused: first.status === 'UNAUTHENTICATED', refusedAfterMs: performance.now() - written }
   }
 
@@ -67,7 +80,12 @@ describe('revocation across server processes (postgresql)', () => {
       results.push({
         write: 'deactivate',
         ...(await measure(deactivated.apiKey, async () => {
-          const result = await fixture.call('rest', 'updateApiKey', { apiKeyId: deactivated.apiKeyId, status: 'INACTIVE' }, fixture.alice.apiKey)
+          const result = await fixture.call(
+            'rest',
+            'updateApiKey',
+            { apiKeyId: deactivated.apiKeyId, status: 'INACTIVE' },
+            fixture.alice.apiKey,
+          )
           expect(result.status).toBe('OK')
         })),
       })
@@ -75,7 +93,12 @@ describe('revocation across server processes (postgresql)', () => {
       results.push({
         write: 'delete',
         ...(await measure(deleted.apiKey, async () => {
-          const result = await fixture.call('grpc', 'deleteApiKey', { apiKeyId: deleted.apiKeyId }, fixture.alice.apiKey)
+          const result = await fixture.call(
+            'grpc',
+            'deleteApiKey',
+            { apiKeyId: deleted.apiKeyId },
+            fixture.alice.apiKey,
+          )
           expect(result.status).toBe('OK')
         })),
       })
@@ -103,6 +126,9 @@ describe('revocation across server processes (postgresql)', () => {
     await fixture.call('rest', 'updateApiKey', { apiKeyId: key.apiKeyId, status: 'INACTIVE' }, fixture.alice.apiKey)
     expect((await clientB.call('rest', 'getMe', {}, key.apiKey)).status).toBe('UNAUTHENTICATED')
     // The feed comes back by itself.
-    await waitFor('the feed to come back', () => processB.logs.filter((line) => /listening for API key changes/.test(line)).length >= 2)
+    await waitFor(
+      'the feed to come back',
+      () => processB.logs.filter((line) => /listening for API key changes/.test(line)).length >= 2,
+    )
   })
 })

@@ -34,11 +34,18 @@ describe('bench build check', () => {
 
   it('reports missing generated code even when the executable exists', () => {
     const root = checkout(['src/main.ts', 'dist/memsvc'])
-    expect(staleReason(root, path.join(root, 'dist/memsvc'))).toBe(`${GENERATED_CODE} (generated protobuf code) is missing`)
+    expect(staleReason(root, path.join(root, 'dist/memsvc'))).toBe(
+      `${GENERATED_CODE} (generated protobuf code) is missing`,
+    )
   })
 
   it('reports sources newer than the executable, by input', () => {
-    const root = checkout(['src/main.ts', `${GENERATED_CODE}/memsvc/v1/apikeys.ts`, 'proto/memsvc/v1/apikeys.proto', 'dist/memsvc'])
+    const root = checkout([
+      'src/main.ts',
+      `${GENERATED_CODE}/memsvc/v1/apikeys.ts`,
+      'proto/memsvc/v1/apikeys.proto',
+      'dist/memsvc',
+    ])
     touch('dist/memsvc', ONE_MINUTE_MS)
     touch('proto/memsvc/v1/apikeys.proto', 2 * ONE_MINUTE_MS)
     expect(staleReason(root, path.join(root, 'dist/memsvc'))).toBe('proto changed since dist/memsvc was built')

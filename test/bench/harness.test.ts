@@ -14,10 +14,27 @@ const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
 /** The harness stops itself long before this (quick mode takes about 50 s on two busy cores). */
 const RUN_TIMEOUT_MS = 150_000
 
-const COMPARISON_ROWS = ['rest-list', 'rest-me', 'grpc-list', 'rest-create', 'soak', 'soak-floor-patched', 'soak-floor-unpatched']
-const OTHER_ROWS = ['rss-idle', 'rss-load', 'rss-after', 'ready-external-fresh', 'ready-external-existing', 'ready-embedded-existing', 'ready-embedded-first']
+const COMPARISON_ROWS = [
+  'rest-list',
+  'rest-me',
+  'grpc-list',
+  'rest-create',
+  'soak',
+  'soak-floor-patched',
+  'soak-floor-unpatched',
+]
+const OTHER_ROWS = [
+  'rss-idle',
+  'rss-load',
+  'rss-after',
+  'ready-external-fresh',
+  'ready-external-existing',
+  'ready-embedded-existing',
+  'ready-embedded-first',
+]
 
-const hasCommand = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
+const hasCommand = (command: string) =>
+  spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0
 
 function skipReason(): string | undefined {
   const missing = ['wrk', 'h2load'].filter((tool) => !hasCommand(tool))
@@ -49,11 +66,15 @@ afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
 function runHarness(extraArgs: string[] = ['--unpatched-soak']): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // --no-build: npm test has just built dist/memsvc; rebuilding here would race the other suites using it.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--quick', ...extraArgs, '--no-build', '--out', outDir], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bench/run.ts', '--quick', ...extraArgs, '--no-build', '--out', outDir],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, NODE_OPTIONS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let output = ''
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -74,7 +95,11 @@ describe.skipIf(reason !== undefined)('bench harness (npm run bench -- --quick)'
       const { code, output } = await runHarness()
       expect(code, output.slice(-4000)).toBe(0)
 
-      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'latest.json'), 'utf8')) as { complete: boolean; rows: Row[]; machine: { before: { uptime: string }; after: { uptime: string } } }
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'latest.json'), 'utf8')) as {
+        complete: boolean
+        rows: Row[]
+        machine: { before: { uptime: string }; after: { uptime: string } }
+      }
       expect(report.complete).toBe(true)
       expect(report.machine.before.uptime).toMatch(/load average/)
       expect(report.machine.after.uptime).toMatch(/load average/)
@@ -95,7 +120,13 @@ describe.skipIf(reason !== undefined)('bench harness (npm run bench -- --quick)'
   )
 })
 
-const MEMORY_ROWS = ['memory-ingest', 'memory-ingest-flatness', 'memory-create-latency', 'memory-retrieve-vector', 'memory-recall']
+const MEMORY_ROWS = [
+  'memory-ingest',
+  'memory-ingest-flatness',
+  'memory-create-latency',
+  'memory-retrieve-vector',
+  'memory-recall',
+]
 const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid']
 
 describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory --quick)', () => {
@@ -105,15 +136,23 @@ describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory -
       const { code, output } = await runHarness(['--memory'])
       expect(code, output.slice(-4000)).toBe(0)
 
-      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'memory-latest.json'), 'utf8')) as { complete: boolean; rows: Row[] }
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'memory-latest.json'), 'utf8')) as {
+        complete: boolean
+        rows: Row[]
+      }
       expect(report.complete).toBe(true)
       expect(report.rows.map((row) => row.id).sort()).toEqual([...MEMORY_ROWS, ...MEMORY_OTHER_ROWS].sort())
       const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
       for (const row of report.rows) {
         expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
-        expect(isNumber(row.p50Ms) || !['memory-create-latency', 'memory-retrieve-vector', 'memory-retrieve-hybrid'].includes(row.id), `${row.id}: p50Ms`).toBe(true)
+        expect(
+          isNumber(row.p50Ms) ||
+            !['memory-create-latency', 'memory-retrieve-vector', 'memory-retrieve-hybrid'].includes(row.id),
+          `${row.id}: p50Ms`,
+        ).toBe(true)
         if (!MEMORY_ROWS.includes(row.id)) continue
-        for (const field of ['floorValue', 'ratio', 'target'] as const) expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+        for (const field of ['floorValue', 'ratio', 'target'] as const)
+          expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
       }
       // Recall is a fraction of the exact top 10, whatever the machine's speed.
       const recall = report.rows.find((row) => row.id === 'memory-recall')!.value

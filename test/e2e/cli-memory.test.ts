@@ -4,9 +4,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
+import { CliUser, cleanUp, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
-import { cleanUp, CliUser, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
+import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
 
 const TEST_TIMEOUT_MS = 90_000
 const FILES: Record<string, string> = {
@@ -37,7 +37,11 @@ afterAll(async () => {
 const transcript: string[] = []
 async function shown(args: string[]) {
   const result = await user.ok(args)
-  transcript.push(`$ memsvc ${args.join(' ')}`, result.stdout.trimEnd(), ...(result.stderr.trim() ? [result.stderr.trimEnd()] : []))
+  transcript.push(
+    `$ memsvc ${args.join(' ')}`,
+    result.stdout.trimEnd(),
+    ...(result.stderr.trim() ? [result.stderr.trimEnd()] : []),
+  )
   return result
 }
 
@@ -47,12 +51,49 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
 
   it('an embedder pointing at the local embedding server, and a space using it', async () => {
     embedderId = (
-      await shown(['embedder', 'create', '--display-name', 'local', '--provider-type', 'TEI', '--endpoint-url', embedder.url, '--model-identifier', 'hashed-bow', '--dimensionality', String(embedder.dimensions), '--no-credentials', '-o', 'json'])
+      await shown([
+        'embedder',
+        'create',
+        '--display-name',
+        'local',
+        '--provider-type',
+        'TEI',
+        '--endpoint-url',
+        embedder.url,
+        '--model-identifier',
+        'hashed-bow',
+        '--dimensionality',
+        String(embedder.dimensions),
+        '--no-credentials',
+        '-o',
+        'json',
+      ])
     ).json<{ embedderId: string }>().embedderId
-    const space = (await shown(['space', 'create', '--name', 'docs', '--embedder', embedderId, '--chunk-size', '40', '--label', 'team=cli', '-o', 'json'])).json<any>()
+    const space = (
+      await shown([
+        'space',
+        'create',
+        '--name',
+        'docs',
+        '--embedder',
+        embedderId,
+        '--chunk-size',
+        '40',
+        '--label',
+        'team=cli',
+        '-o',
+        'json',
+      ])
+    ).json<any>()
     spaceId = space.spaceId
-    expect(space).toMatchObject({ name: 'docs', labels: { team: 'cli' }, spaceEmbedders: [{ embedderId, indexState: 'READY' }] })
-    expect(space.defaultChunkingConfig).toEqual({ recursive: expect.objectContaining({ chunkSize: 40, chunkOverlap: 5, keepStrategy: 'KEEP_END' }) })
+    expect(space).toMatchObject({
+      name: 'docs',
+      labels: { team: 'cli' },
+      spaceEmbedders: [{ embedderId, indexState: 'READY' }],
+    })
+    expect(space.defaultChunkingConfig).toEqual({
+      recursive: expect.objectContaining({ chunkSize: 40, chunkOverlap: 5, keepStrategy: 'KEEP_END' }),
+    })
     const listed = await shown(['space', 'list'])
     expect(listed.stdout).toMatch(new RegExp(`${spaceId}\\s+docs\\s+1\\s+no`))
   })
@@ -69,23 +110,52 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(batch.stdout.match(/COMPLETED/g)).toHaveLength(3)
     const listed = (await user.ok(['memory', 'list', '--space', spaceId, '-o', 'json'])).json<{ memories: any[] }>()
     expect(listed.memories).toHaveLength(3)
-    for (const memory of listed.memories) expect(memory).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: expect.any(Number) })
-    expect(listed.memories.map((memory) => memory.metadata.file).sort()).toEqual(['notes/nested/facts.json', 'notes/paris.md', 'notes/tokyo.txt'])
-    expect(listed.memories.find((memory) => memory.metadata.file === 'notes/paris.md').contentType).toBe('text/markdown')
+    for (const memory of listed.memories)
+      expect(memory).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: expect.any(Number) })
+    expect(listed.memories.map((memory) => memory.metadata.file).sort()).toEqual([
+      'notes/nested/facts.json',
+      'notes/paris.md',
+      'notes/tokyo.txt',
+    ])
+    expect(listed.memories.find((memory) => memory.metadata.file === 'notes/paris.md').contentType).toBe(
+      'text/markdown',
+    )
     await shown(['memory', 'list', '--space', spaceId])
   })
 
   it('create from an argument and from a file, get with --content, delete', async () => {
-    const memory = (await shown(['memory', 'create', '--space', spaceId, 'Lima is the capital of Peru.', '--metadata', '{"source":"cli"}', '--wait', '-o', 'json'])).json<any>()
+    const memory = (
+      await shown([
+        'memory',
+        'create',
+        '--space',
+        spaceId,
+        'Lima is the capital of Peru.',
+        '--metadata',
+        '{"source":"cli"}',
+        '--wait',
+        '-o',
+        'json',
+      ])
+    ).json<any>()
     expect(memory).toMatchObject({ processingStatus: 'COMPLETED', metadata: { source: 'cli' } })
-    const fromFile = (await user.ok(['memory', 'create', '--space', spaceId, '--file', 'notes/paris.md', '--dedupe', '-o', 'json'])).json<any>()
+    const fromFile = (
+      await user.ok(['memory', 'create', '--space', spaceId, '--file', 'notes/paris.md', '--dedupe', '-o', 'json'])
+    ).json<any>()
     // The same content is already stored (by the batch): dedupe answers with that memory.
     expect(fromFile.metadata).toEqual({ file: 'notes/paris.md' })
-    const piped = await user.run(['memory', 'create', '--space', spaceId, '--wait', '-o', 'json'], {}, undefined, 'Quito is the capital of Ecuador.\n')
+    const piped = await user.run(
+      ['memory', 'create', '--space', spaceId, '--wait', '-o', 'json'],
+      {},
+      undefined,
+      'Quito is the capital of Ecuador.\n',
+    )
     expect(piped.code, piped.stderr).toBe(EXIT.OK)
     const fromStdin = piped.json<any>()
     expect(fromStdin.processingStatus).toBe('COMPLETED')
-    expect((await user.ok(['memory', 'get', fromStdin.memoryId, '--content'])).stdout).toBe('Quito is the capital of Ecuador.\n')
+    expect((await user.ok(['memory', 'get', fromStdin.memoryId, '--content'])).stdout).toBe(
+      'Quito is the capital of Ecuador.\n',
+    )
     const content = await shown(['memory', 'get', memory.memoryId, '--content'])
     expect(content.stdout).toBe('Lima is the capital of Peru.')
     await shown(['memory', 'delete', memory.memoryId])
@@ -93,13 +163,23 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
   })
 
   it('bad input is refused before or by the server, naming the flag or field', async () => {
-    expectError(await user.run(['memory', 'create', '--space', spaceId, 'text', '--metadata', '[1]']), EXIT.BAD_INPUT, /--metadata/)
-    expectError(await user.run(['memory', 'create', '--space', spaceId, '   ']), EXIT.FAILED, /INVALID_ARGUMENT: originalContent: must not be empty/)
+    expectError(
+      await user.run(['memory', 'create', '--space', spaceId, 'text', '--metadata', '[1]']),
+      EXIT.BAD_INPUT,
+      /--metadata/,
+    )
+    expectError(
+      await user.run(['memory', 'create', '--space', spaceId, '   ']),
+      EXIT.FAILED,
+      /INVALID_ARGUMENT: originalContent: must not be empty/,
+    )
     expectError(await user.run(['space', 'create', '--name', 'empty']), EXIT.BAD_INPUT, /--embedder is required/)
   })
 
   it('space update and delete', async () => {
-    const updated = (await shown(['space', 'update', spaceId, '--public-read', '--merge-label', 'tier=gold', '-o', 'json'])).json<any>()
+    const updated = (
+      await shown(['space', 'update', spaceId, '--public-read', '--merge-label', 'tier=gold', '-o', 'json'])
+    ).json<any>()
     expect(updated).toMatchObject({ publicRead: true, labels: { team: 'cli', tier: 'gold' } })
     await shown(['space', 'delete', spaceId])
     expectError(await user.run(['space', 'get', spaceId]), EXIT.FAILED, /not found/i)

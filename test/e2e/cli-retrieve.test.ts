@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReranker } from '../../src/domain/rerankers.js'
-import { cleanUp, CliUser, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
+import { CliUser, cleanUp, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
@@ -55,16 +55,41 @@ async function shown(args: string[], expectedCode: number = EXIT.OK) {
   const result = await user.run(args)
   expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code: expectedCode })
   // Shell quoting for reading: double quotes around text holding single quotes (no $ expansion happens before a dot).
-  const quoted = args.map((arg) => (/['"]/.test(arg) || /\s/.test(arg) ? (arg.includes("'") ? `"${arg}"` : `'${arg}'`) : arg))
-  transcript.push(`$ memsvc ${quoted.join(' ')}`, ...[result.stdout.trimEnd(), result.stderr.trimEnd()].filter(Boolean), ...(result.code ? [`(exit ${result.code})`] : []))
+  const quoted = args.map((arg) =>
+    /['"]/.test(arg) || /\s/.test(arg) ? (arg.includes("'") ? `"${arg}"` : `'${arg}'`) : arg,
+  )
+  transcript.push(
+    `$ memsvc ${quoted.join(' ')}`,
+    ...[result.stdout.trimEnd(), result.stderr.trimEnd()].filter(Boolean),
+    ...(result.code ? [`(exit ${result.code})`] : []),
+  )
   return result
 }
 
-async function loadSpace(name: string, embedderId: string, entries: readonly (typeof CORPUS)[number][]): Promise<{ spaceId: string; ids: Map<string, string> }> {
-  const spaceId = (await user.ok(['space', 'create', '--name', name, '--embedder', embedderId, '-o', 'json'])).json<{ spaceId: string }>().spaceId
+async function loadSpace(
+  name: string,
+  embedderId: string,
+  entries: readonly (typeof CORPUS)[number][],
+): Promise<{ spaceId: string; ids: Map<string, string> }> {
+  const spaceId = (await user.ok(['space', 'create', '--name', name, '--embedder', embedderId, '-o', 'json'])).json<{
+    spaceId: string
+  }>().spaceId
   const ids = new Map<string, string>()
   for (const entry of entries) {
-    const memory = (await user.ok(['memory', 'create', '--space', spaceId, entry.text, '--metadata', JSON.stringify(entry.metadata), '--wait', '-o', 'json'])).json<{ memoryId: string }>()
+    const memory = (
+      await user.ok([
+        'memory',
+        'create',
+        '--space',
+        spaceId,
+        entry.text,
+        '--metadata',
+        JSON.stringify(entry.metadata),
+        '--wait',
+        '-o',
+        'json',
+      ])
+    ).json<{ memoryId: string }>()
     ids.set(memory.memoryId, entry.key)
   }
   return { spaceId, ids }
@@ -79,11 +104,47 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
 
   it('set-up: an embedder, two spaces of the corpus, an LLM (CLI) and a reranker (domain)', async () => {
     const embedderId = (
-      await user.ok(['embedder', 'create', '--display-name', 'local', '--provider-type', 'TEI', '--endpoint-url', embedder.url, '--model-identifier', 'hashed-bow', '--dimensionality', '32', '--no-credentials', '-o', 'json'])
+      await user.ok([
+        'embedder',
+        'create',
+        '--display-name',
+        'local',
+        '--provider-type',
+        'TEI',
+        '--endpoint-url',
+        embedder.url,
+        '--model-identifier',
+        'hashed-bow',
+        '--dimensionality',
+        '32',
+        '--no-credentials',
+        '-o',
+        'json',
+      ])
     ).json<{ embedderId: string }>().embedderId
-    travel = await loadSpace('travel', embedderId, CORPUS.filter((entry) => ['eiffel', 'wall', 'rust'].includes(entry.key)))
-    science = await loadSpace('science', embedderId, CORPUS.filter((entry) => ['photosynthesis', 'mitochondria', 'postgres'].includes(entry.key)))
-    const llm = ['llm', 'create', '--display-name', 'local chat', '--provider-type', 'VLLM', '--model-identifier', 'fake-chat', '--no-credentials', '-o', 'json']
+    travel = await loadSpace(
+      'travel',
+      embedderId,
+      CORPUS.filter((entry) => ['eiffel', 'wall', 'rust'].includes(entry.key)),
+    )
+    science = await loadSpace(
+      'science',
+      embedderId,
+      CORPUS.filter((entry) => ['photosynthesis', 'mitochondria', 'postgres'].includes(entry.key)),
+    )
+    const llm = [
+      'llm',
+      'create',
+      '--display-name',
+      'local chat',
+      '--provider-type',
+      'VLLM',
+      '--model-identifier',
+      'fake-chat',
+      '--no-credentials',
+      '-o',
+      'json',
+    ]
     llmId = (await user.ok([...llm, '--endpoint-url', chat.url])).json<{ llmId: string }>().llmId
     deadLlmId = (await user.ok([...llm, '--endpoint-url', await unreachableUrl()])).json<{ llmId: string }>().llmId
     const rootKey = user.readConfig().apiKey!
@@ -97,10 +158,21 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
 
   it('two spaces, a filter, a reranker and an LLM answer: rows as they arrive, then the answer', async () => {
     const result = await shown([
-      'memory', 'retrieve', 'Which tower stands in Paris?',
-      '--space', travel.spaceId, '--space', science.spaceId,
-      '--filter', "val('$.topic') IN ('travel', 'biology')",
-      '--reranker', rerankerId, '--llm', llmId, '--size', '3',
+      'memory',
+      'retrieve',
+      'Which tower stands in Paris?',
+      '--space',
+      travel.spaceId,
+      '--space',
+      science.spaceId,
+      '--filter',
+      "val('$.topic') IN ('travel', 'biology')",
+      '--reranker',
+      rerankerId,
+      '--llm',
+      llmId,
+      '--size',
+      '3',
     ])
     const lines = result.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^RANK\s+SCORE\s+MEMORY\s+CHUNK$/)
@@ -120,27 +192,84 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
   })
 
   it('-o json prints the events as NDJSON, in stream order', async () => {
-    const result = await shown(['memory', 'retrieve', 'memory safety without a garbage collector', '--space', travel.spaceId, '--mode', 'keyword', '--size', '1', '-o', 'json'])
-    const events = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
-    expect(events.map((event) => Object.keys(event)[0])).toEqual(['resultSetBoundary', 'memoryDefinition', 'retrievedItem', 'resultSetBoundary'])
-    expect(events[2].retrievedItem.chunk).toMatchObject({ memoryIndex: 0, chunkText: CORPUS.find((entry) => entry.key === 'rust')!.text })
-    expect(events[1].memoryDefinition.memory).toMatchObject({ spaceId: travel.spaceId, processingStatus: 'COMPLETED', chunkingConfig: { recursive: expect.any(Object) } })
+    const result = await shown([
+      'memory',
+      'retrieve',
+      'memory safety without a garbage collector',
+      '--space',
+      travel.spaceId,
+      '--mode',
+      'keyword',
+      '--size',
+      '1',
+      '-o',
+      'json',
+    ])
+    const events = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(events.map((event) => Object.keys(event)[0])).toEqual([
+      'resultSetBoundary',
+      'memoryDefinition',
+      'retrievedItem',
+      'resultSetBoundary',
+    ])
+    expect(events[2].retrievedItem.chunk).toMatchObject({
+      memoryIndex: 0,
+      chunkText: CORPUS.find((entry) => entry.key === 'rust')!.text,
+    })
+    expect(events[1].memoryDefinition.memory).toMatchObject({
+      spaceId: travel.spaceId,
+      processingStatus: 'COMPLETED',
+      chunkingConfig: { recursive: expect.any(Object) },
+    })
   })
 
   it('an LLM that fails after the items went out: the rows, then one error line and exit 1', async () => {
-    const result = await shown(['memory', 'retrieve', 'Which tower stands in Paris?', '--space', travel.spaceId, '--llm', deadLlmId, '--size', '2'], EXIT.FAILED)
+    const result = await shown(
+      [
+        'memory',
+        'retrieve',
+        'Which tower stands in Paris?',
+        '--space',
+        travel.spaceId,
+        '--llm',
+        deadLlmId,
+        '--size',
+        '2',
+      ],
+      EXIT.FAILED,
+    )
     expect(result.stdout).toMatch(/^RANK\s+SCORE\s+MEMORY\s+CHUNK\n1 /)
-    expect(result.stderr).toMatch(/^error: the answer is incomplete: UNAVAILABLE: the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/)
+    expect(result.stderr).toMatch(
+      /^error: the answer is incomplete: UNAVAILABLE: the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/,
+    )
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
   })
 
   it('bad input is refused before the stream, naming the flag or field', async () => {
     expectError(await user.run(['memory', 'retrieve', 'x']), EXIT.BAD_INPUT, /--space is required/)
-    expectError(await user.run(['memory', 'retrieve', 'x', '--space', travel.spaceId, '--size', '0']), EXIT.BAD_INPUT, /--size/)
-    expectError(await user.run(['memory', 'retrieve', 'x', '--space', travel.spaceId, '--mode', 'fuzzy']), EXIT.BAD_INPUT, /--mode/)
-    const badFilter = await shown(['memory', 'retrieve', 'x', '--space', travel.spaceId, '--filter', "val('$.a') = 'x' AND"], EXIT.FAILED)
+    expectError(
+      await user.run(['memory', 'retrieve', 'x', '--space', travel.spaceId, '--size', '0']),
+      EXIT.BAD_INPUT,
+      /--size/,
+    )
+    expectError(
+      await user.run(['memory', 'retrieve', 'x', '--space', travel.spaceId, '--mode', 'fuzzy']),
+      EXIT.BAD_INPUT,
+      /--mode/,
+    )
+    const badFilter = await shown(
+      ['memory', 'retrieve', 'x', '--space', travel.spaceId, '--filter', "val('$.a') = 'x' AND"],
+      EXIT.FAILED,
+    )
     expectError(badFilter, EXIT.FAILED, /INVALID_ARGUMENT: .*position 21.*\(field spaceKeys\.0\.filter\)/)
-    expectError(await user.run(['memory', 'retrieve', 'x', '--space', '00000000-0000-4000-8000-000000000000']), EXIT.FAILED, /NOT_FOUND: space 00000000-0000-4000-8000-000000000000 not found/)
+    expectError(
+      await user.run(['memory', 'retrieve', 'x', '--space', '00000000-0000-4000-8000-000000000000']),
+      EXIT.FAILED,
+      /NOT_FOUND: space 00000000-0000-4000-8000-000000000000 not found/,
+    )
     // The transcript for the report: MEMSVC_TRANSCRIPT=path writes it.
     if (process.env.MEMSVC_TRANSCRIPT) fs.writeFileSync(process.env.MEMSVC_TRANSCRIPT, `${transcript.join('\n')}\n`)
   })

@@ -4,8 +4,18 @@
 // one server address whose certificate changes underneath).
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  CliUser,
+  certificateFingerprint,
+  cleanUp,
+  EXIT,
+  expectError,
+  freePort,
+  RAW_KEY_PATTERN,
+  type RunningServer,
+  startServer,
+} from '../support/cli.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
-import { certificateFingerprint, cleanUp, CliUser, EXIT, expectError, freePort, RAW_KEY_PATTERN, type RunningServer, startServer } from '../support/cli.js'
 
 const TEST_TIMEOUT_MS = 90_000
 
@@ -59,7 +69,9 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
 
   it('later commands verify against the pin, also after a restart with the same certificate', async () => {
     expect((await user.ok(['user', 'me', '-o', 'json'])).json()).toMatchObject({ username: 'root' })
-    expect((await user.ok(['system', 'info'])).stdout).toMatch(/connection\s+TLS, pinned certificate SHA-256 [0-9A-F:]{95}/)
+    expect((await user.ok(['system', 'info'])).stdout).toMatch(
+      /connection\s+TLS, pinned certificate SHA-256 [0-9A-F:]{95}/,
+    )
     await restart(firstDataDir)
     expect((await user.ok(['apikey', 'list', '-o', 'json'])).json<{ keys: unknown[] }>().keys).toHaveLength(1)
     await user.ok(['system', 'health'])
@@ -76,7 +88,9 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
       expectError(
         await user.run(args),
         EXIT.UNREACHABLE,
-        new RegExp(`the TLS certificate of ${address.replaceAll('.', '\\.')} has CHANGED: pinned SHA-256 ${pinned}, server now presents ${presented}\\. .*"memsvc init --repin".*pinnedCertificateSha256`),
+        new RegExp(
+          `the TLS certificate of ${address.replaceAll('.', '\\.')} has CHANGED: pinned SHA-256 ${pinned}, server now presents ${presented}\\. .*"memsvc init --repin".*pinnedCertificateSha256`,
+        ),
       )
     }
     expect(fs.readFileSync(user.configFile, 'utf8')).toBe(before)
@@ -103,7 +117,13 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
     fs.writeFileSync(user.configFile, JSON.stringify({ ...config, pinnedCertificateSha256: wrong }))
     expectError(await user.run(['user', 'me']), EXIT.UNREACHABLE, /has CHANGED: pinned SHA-256 (AA:){31}AA/)
     // Lower case without colons is accepted too.
-    fs.writeFileSync(user.configFile, JSON.stringify({ ...config, pinnedCertificateSha256: config.pinnedCertificateSha256!.replaceAll(':', '').toLowerCase() }))
+    fs.writeFileSync(
+      user.configFile,
+      JSON.stringify({
+        ...config,
+        pinnedCertificateSha256: config.pinnedCertificateSha256!.replaceAll(':', '').toLowerCase(),
+      }),
+    )
     await user.ok(['user', 'me'])
     fs.writeFileSync(user.configFile, JSON.stringify(config))
   })
@@ -115,7 +135,10 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
     const body = result.json<{ rootApiKey: string; pinnedCertificateSha256: string }>()
     expect(body.pinnedCertificateSha256).toBe(certificateFingerprint(thirdDataDir))
     expect(body.rootApiKey).not.toBe(rootKey)
-    expect(user.readConfig()).toMatchObject({ apiKey: body.rootApiKey, pinnedCertificateSha256: body.pinnedCertificateSha256 })
+    expect(user.readConfig()).toMatchObject({
+      apiKey: body.rootApiKey,
+      pinnedCertificateSha256: body.pinnedCertificateSha256,
+    })
     // The replaced key is not lost: the previous config is kept beside it, still 0600.
     expect(result.stderr).toContain(`The previous settings (for ${address}) are kept in ${user.configFile}.previous`)
     expect(JSON.parse(fs.readFileSync(`${user.configFile}.previous`, 'utf8'))).toMatchObject({ apiKey: rootKey })
@@ -124,6 +147,10 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
   })
 
   it('a plaintext client against the TLS port is told to use https (exit 3)', async () => {
-    expectError(await user.run(['system', 'info', '--server', `http://127.0.0.1:${grpcPort}`]), EXIT.UNREACHABLE, /answers with TLS, not plaintext; use --server https:\/\/127\.0\.0\.1:\d+/)
+    expectError(
+      await user.run(['system', 'info', '--server', `http://127.0.0.1:${grpcPort}`]),
+      EXIT.UNREACHABLE,
+      /answers with TLS, not plaintext; use --server https:\/\/127\.0\.0\.1:\d+/,
+    )
   })
 })

@@ -9,8 +9,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BUILT_EXECUTABLE, createSandbox, killAllProcesses, runCli, type Sandbox } from '../support/executable.js'
 import { EXIT, runAsUser } from '../support/cli.js'
+import { BUILT_EXECUTABLE, createSandbox, killAllProcesses, runCli, type Sandbox } from '../support/executable.js'
 
 const TEST_TIMEOUT_MS = 60_000
 const FAKE_VERSION = '9.9.9-e2e'
@@ -48,7 +48,8 @@ function upgrade(executable: string, args: string[]) {
 }
 
 /** The first line of --version (the second names the runtime), as `memsvc upgrade` reads it. */
-const versionOf = (executable: string) => runCli({ ...sandbox, executable }, ['--version']).then((result) => result.stdout.split('\n')[0]!.trim())
+const versionOf = (executable: string) =>
+  runCli({ ...sandbox, executable }, ['--version']).then((result) => result.stdout.split('\n')[0]!.trim())
 /** Leftover temp files of an upgrade in the install directory. */
 const leftovers = (dir: string) => fs.readdirSync(dir).filter((name) => name !== 'memsvc')
 
@@ -96,9 +97,17 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const executable = install()
     const result = await upgrade(executable, ['--from', path.join(candidates, 'memsvc-fake'), '--check'])
     expect(result.code, result.stderr).toBe(EXIT.OK)
-    expect(result.stdout).toMatch(new RegExp(`^current\\s+${builtVersion.replaceAll('.', '\\.').replaceAll('+', '\\+')}\\s.*\\ncandidate\\s+${FAKE_VERSION}\\s`))
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^current\\s+${builtVersion.replaceAll('.', '\\.').replaceAll('+', '\\+')}\\s.*\\ncandidate\\s+${FAKE_VERSION}\\s`,
+      ),
+    )
     const json = await upgrade(executable, ['--from', path.join(candidates, 'memsvc-fake'), '--check', '-o', 'json'])
-    expect(JSON.parse(json.stdout)).toMatchObject({ current: builtVersion, candidate: FAKE_VERSION, upgradeAvailable: true })
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      current: builtVersion,
+      candidate: FAKE_VERSION,
+      upgradeAvailable: true,
+    })
     expect(await versionOf(executable)).toBe(builtVersion)
     expect(leftovers(path.dirname(executable))).toEqual([])
   })
@@ -117,7 +126,9 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const result = await upgrade(executable, ['--from', path.join(candidates, 'memsvc-fake')])
     expect(result.code, result.stderr).toBe(EXIT.OK)
     expect(result.stdout).toBe(`upgraded ${executable}: ${builtVersion} -> ${FAKE_VERSION}\n`)
-    expect(result.stderr).toMatch(/^downloading .*memsvc-fake \(\d+\.\d kB\)\n(.*\n)*downloaded \d+\.\d kB in \d+\.\d s\n$/)
+    expect(result.stderr).toMatch(
+      /^downloading .*memsvc-fake \(\d+\.\d kB\)\n(.*\n)*downloaded \d+\.\d kB in \d+\.\d s\n$/,
+    )
     expect(await versionOf(executable)).toBe(FAKE_VERSION)
     expect(fs.statSync(executable).mode & 0o777).toBe(0o755)
     expect(leftovers(path.dirname(executable))).toEqual([]) // no .old, no temp file
@@ -128,7 +139,11 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const wrong = 'ab'.repeat(32)
     const result = await upgrade(executable, ['--from', path.join(candidates, 'memsvc-fake'), '--sha256', wrong])
     expect(result.code).toBe(EXIT.FAILED)
-    expect(result.stderr).toMatch(new RegExp(`\\nerror: checksum mismatch for .*memsvc-fake: expected ${wrong} \\(from --sha256\\), got [0-9a-f]{64}; nothing was changed\\n$`))
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `\\nerror: checksum mismatch for .*memsvc-fake: expected ${wrong} \\(from --sha256\\), got [0-9a-f]{64}; nothing was changed\\n$`,
+      ),
+    )
     expect(await versionOf(executable)).toBe(builtVersion)
     expect(leftovers(path.dirname(executable))).toEqual([])
 
@@ -148,7 +163,12 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const result = await upgrade(executable, ['--from', lonely])
     expect(result.code).toBe(EXIT.BAD_INPUT)
     expect(result.stderr).toMatch(/^error: no checksum: .*memsvc-lonely\.sha256 does not exist; pass --sha256 HEX/)
-    const missing = await upgrade(executable, ['--from', path.join(candidates, 'nothing-here'), '--sha256', 'ab'.repeat(32)])
+    const missing = await upgrade(executable, [
+      '--from',
+      path.join(candidates, 'nothing-here'),
+      '--sha256',
+      'ab'.repeat(32),
+    ])
     expect(missing.code).toBe(EXIT.FAILED)
     expect(missing.stderr).toMatch(/^error: cannot download: .*nothing-here does not exist\n$/)
   })
@@ -157,7 +177,9 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const executable = install()
     const result = await upgrade(executable, ['--from', path.join(candidates, 'memsvc-broken')])
     expect(result.code).toBe(EXIT.FAILED)
-    expect(result.stderr).toMatch(/error: the new executable does not run \("--version": .*Segmentation fault\); nothing was changed\n$/)
+    expect(result.stderr).toMatch(
+      /error: the new executable does not run \("--version": .*Segmentation fault\); nothing was changed\n$/,
+    )
     expect(await versionOf(executable)).toBe(builtVersion)
     expect(leftovers(path.dirname(executable))).toEqual([])
   })
@@ -179,7 +201,9 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const result = await upgrade(install(), ['--from', `${baseUrl}/memsvc-real`, '--check'])
     expect(result.code, result.stderr).toBe(EXIT.OK)
     // The progress lines: at least one intermediate "x of y" line before "downloaded".
-    expect(result.stderr).toMatch(/downloading .*memsvc-real \(\d+\.\d MB\)\n( {2}\d+\.\d [kM]B of \d+\.\d MB \d+%\n)+downloaded \d+\.\d MB in/)
+    expect(result.stderr).toMatch(
+      /downloading .*memsvc-real \(\d+\.\d MB\)\n( {2}\d+\.\d [kM]B of \d+\.\d MB \d+%\n)+downloaded \d+\.\d MB in/,
+    )
     const real = install()
     const upgraded = await upgrade(real, ['--from', `${baseUrl}/memsvc-real`])
     expect(upgraded.code, upgraded.stderr).toBe(EXIT.OK)
@@ -201,7 +225,14 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     const env = { PATH: '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' }
     const from = path.join(candidates, 'memsvc-fake')
 
-    const dryRun = await runAsUser(NOBODY.uid, NOBODY.gid, executable, ['upgrade', '--from', from, '--dry-run'], env, sandbox.dir)
+    const dryRun = await runAsUser(
+      NOBODY.uid,
+      NOBODY.gid,
+      executable,
+      ['upgrade', '--from', from, '--dry-run'],
+      env,
+      sandbox.dir,
+    )
     expect(dryRun.code, dryRun.stderr).toBe(EXIT.OK)
     expect(dryRun.stderr).toMatch(/is not writable \(EACCES\); a real run would install into .*\/\.local\/bin/)
     expect(fs.existsSync(path.join(home, '.local'))).toBe(false)
@@ -210,7 +241,9 @@ describe('memsvc upgrade', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(result.code, result.stderr).toBe(EXIT.OK)
     const fallback = path.join(home, '.local', 'bin', 'memsvc')
     expect(result.stdout).toBe(`installed ${FAKE_VERSION} as ${fallback}\n`)
-    expect(result.stderr).toContain(`note: ${installDir} is not writable (EACCES), so the new executable went into ${path.dirname(fallback)} instead; ${executable} is unchanged.`)
+    expect(result.stderr).toContain(
+      `note: ${installDir} is not writable (EACCES), so the new executable went into ${path.dirname(fallback)} instead; ${executable} is unchanged.`,
+    )
     expect(result.stderr).toContain(`${path.dirname(fallback)} must be on your PATH (before ${installDir})`)
     expect(await versionOf(executable)).toBe(builtVersion)
     expect(await versionOf(fallback)).toBe(FAKE_VERSION)

@@ -4,8 +4,17 @@
 // one user, like a session: init first, drain last.
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  CliUser,
+  cleanUp,
+  EXIT,
+  expectError,
+  freePort,
+  RAW_KEY_PATTERN,
+  type RunningServer,
+  startServer,
+} from '../support/cli.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
-import { cleanUp, CliUser, EXIT, expectError, freePort, RAW_KEY_PATTERN, type RunningServer, startServer } from '../support/cli.js'
 
 const TEST_TIMEOUT_MS = 60_000
 const DAY_MS = 86_400_000
@@ -73,7 +82,21 @@ const COMMANDS = [
 describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => {
   it('has --help with examples and the exit codes on every command', async () => {
     const top = await user.ok(['--help'])
-    for (const word of ['init', 'apikey', 'embedder', 'llm', 'reranker', 'user', 'system', 'upgrade', 'version', 'serve', 'Exit codes:', 'SERVICE_API_KEY']) expect(top.stdout).toContain(word)
+    for (const word of [
+      'init',
+      'apikey',
+      'embedder',
+      'llm',
+      'reranker',
+      'user',
+      'system',
+      'upgrade',
+      'version',
+      'serve',
+      'Exit codes:',
+      'SERVICE_API_KEY',
+    ])
+      expect(top.stdout).toContain(word)
     for (const command of COMMANDS) {
       const help = await user.ok([...command, '--help'])
       expect(help.stdout, command.join(' ')).toContain('Examples:')
@@ -81,31 +104,62 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
       expect(help.stdout, command.join(' ')).toContain('--output')
     }
     const llmCreate = await user.ok(['llm', 'create', '--help'])
-    for (const flag of ['--no-chat', '--no-streaming', '--no-function-calling', '--temperature', '--stop-sequence', '--adc-scope', '--adc-quota-project', '--no-credentials', '--api-key-secret', '--credential-header', '--credential-prefix', '--modality']) {
+    for (const flag of [
+      '--no-chat',
+      '--no-streaming',
+      '--no-function-calling',
+      '--temperature',
+      '--stop-sequence',
+      '--adc-scope',
+      '--adc-quota-project',
+      '--no-credentials',
+      '--api-key-secret',
+      '--credential-header',
+      '--credential-prefix',
+      '--modality',
+    ]) {
       expect(llmCreate.stdout).toContain(flag)
     }
   })
 
   it('prints its version', async () => {
     expect((await user.ok(['version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
-    expect((await user.ok(['version', '--output', 'json'])).json()).toEqual({ version: expect.any(String), runtime: { node: expect.any(String), openssl: expect.any(String), uws: expect.any(String) } })
+    expect((await user.ok(['version', '--output', 'json'])).json()).toEqual({
+      version: expect.any(String),
+      runtime: { node: expect.any(String), openssl: expect.any(String), uws: expect.any(String) },
+    })
   })
 
   it('before init: info works without a key, other commands say where a key comes from (exit 2)', async () => {
     const info = (await user.ok(['system', 'info', '--server', server.address, '-o', 'json'])).json()
     expect(info).toMatchObject({ initialized: false, lifecycleState: 'READY', storage: 'embedded', tlsEnabled: false })
-    expectError(await user.run(['apikey', 'list', '--server', server.address]), EXIT.BAD_INPUT, /no API key for http:\/\/127\.0\.0\.1:\d+: pass --api-key, set SERVICE_API_KEY, or run "memsvc init"/)
+    expectError(
+      await user.run(['apikey', 'list', '--server', server.address]),
+      EXIT.BAD_INPUT,
+      /no API key for http:\/\/127\.0\.0\.1:\d+: pass --api-key, set SERVICE_API_KEY, or run "memsvc init"/,
+    )
   })
 
   it('init saves the root key, user id and server in a 0600 config file', async () => {
     const result = await user.ok(['init', '--server', server.address, '--output', 'json'])
-    const body = result.json<{ rootApiKey: string; userId: string; server: string; alreadyInitialized: boolean; configFile: string }>()
+    const body = result.json<{
+      rootApiKey: string
+      userId: string
+      server: string
+      alreadyInitialized: boolean
+      configFile: string
+    }>()
     expect(body).toMatchObject({ alreadyInitialized: false, server: server.address, configFile: user.configFile })
     expect(body.rootApiKey).toMatch(RAW_KEY_PATTERN)
     rootKey = body.rootApiKey
     rootUserId = body.userId
     const config = user.readConfig()
-    expect(config).toEqual({ server: server.address, apiKey: rootKey, userId: rootUserId, initializedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) })
+    expect(config).toEqual({
+      server: server.address,
+      apiKey: rootKey,
+      userId: rootUserId,
+      initializedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    })
     expect(fs.statSync(user.configFile).mode & 0o777).toBe(0o600)
     expect(fs.statSync(user.configFile.replace(/\/config\.json$/, '')).mode & 0o777).toBe(0o700)
     const me = (await user.ok(['user', 'me', '-o', 'json'])).json()
@@ -114,7 +168,11 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
 
   it('init again explains what to do, exits 1 and leaves the saved key alone', async () => {
     const before = fs.readFileSync(user.configFile, 'utf8')
-    expectError(await user.run(['init']), EXIT.FAILED, /already initialised.*already holds a key for it.*Nothing was changed/)
+    expectError(
+      await user.run(['init']),
+      EXIT.FAILED,
+      /already initialised.*already holds a key for it.*Nothing was changed/,
+    )
     // Another user of the same server, with no config of their own:
     expectError(
       await user.run(['init', '--server', server.address], { XDG_CONFIG_HOME: sandbox.makeDir('other-user-config') }),
@@ -126,24 +184,50 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
 
   it('init --api-key on an initialised server saves that key after checking it', async () => {
     const otherConfig = sandbox.makeDir('adopting-user-config')
-    expectError(await user.run(['init', '--server', server.address, '--api-key', 'msk_wrong'], { XDG_CONFIG_HOME: otherConfig }), EXIT.FAILED, /^error: UNAUTHENTICATED/)
+    expectError(
+      await user.run(['init', '--server', server.address, '--api-key', 'msk_wrong'], { XDG_CONFIG_HOME: otherConfig }),
+      EXIT.FAILED,
+      /^error: UNAUTHENTICATED/,
+    )
     expect(fs.existsSync(`${otherConfig}/memsvc/config.json`)).toBe(false)
-    const adopted = await user.ok(['init', '--server', server.address, '--api-key', rootKey], { XDG_CONFIG_HOME: otherConfig })
+    const adopted = await user.ok(['init', '--server', server.address, '--api-key', rootKey], {
+      XDG_CONFIG_HOME: otherConfig,
+    })
     expect(adopted.stdout).toContain('saved your key for user root')
     expect(adopted.stdout).not.toContain(rootKey)
-    expect(JSON.parse(fs.readFileSync(`${otherConfig}/memsvc/config.json`, 'utf8'))).toMatchObject({ server: server.address, apiKey: rootKey, userId: rootUserId })
+    expect(JSON.parse(fs.readFileSync(`${otherConfig}/memsvc/config.json`, 'utf8'))).toMatchObject({
+      server: server.address,
+      apiKey: rootKey,
+      userId: rootUserId,
+    })
   })
 
   it('apikey create prints the raw key once; table and JSON', async () => {
-    const table = await user.ok(['apikey', 'create', '--label', 'env=prod', '--label', 'team=search', '--expires-at', '30d'])
+    const table = await user.ok([
+      'apikey',
+      'create',
+      '--label',
+      'env=prod',
+      '--label',
+      'team=search',
+      '--expires-at',
+      '30d',
+    ])
     expect(table.stdout).toMatch(RAW_KEY_PATTERN)
     expect(table.stdout).toContain('shown only this once')
     expect(table.stdout).toMatch(/labels\s+env=prod,team=search/)
 
     const before = Date.now()
-    const created = (await user.ok(['apikey', 'create', '--label', 'app=cli-test', '--expires-at', '7d', '-o', 'json'])).json<{ apiKeyMetadata: ApiKey; rawApiKey: string }>()
+    const created = (
+      await user.ok(['apikey', 'create', '--label', 'app=cli-test', '--expires-at', '7d', '-o', 'json'])
+    ).json<{ apiKeyMetadata: ApiKey; rawApiKey: string }>()
     expect(created.rawApiKey).toMatch(RAW_KEY_PATTERN)
-    expect(created.apiKeyMetadata).toMatchObject({ status: 'ACTIVE', labels: { 'app': 'cli-test' }, userId: rootUserId, keyPrefix: created.rawApiKey.slice(0, 12) })
+    expect(created.apiKeyMetadata).toMatchObject({
+      status: 'ACTIVE',
+      labels: { app: 'cli-test' },
+      userId: rootUserId,
+      keyPrefix: created.rawApiKey.slice(0, 12),
+    })
     expect(created.apiKeyMetadata.expiresAt).toBeGreaterThanOrEqual(before + 7 * DAY_MS - 1000)
     expect(created.apiKeyMetadata.expiresAt).toBeLessThanOrEqual(Date.now() + 7 * DAY_MS)
 
@@ -154,12 +238,20 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
 
   it('apikey create accepts an ISO date and epoch milliseconds; the server rejects the past (exit 1)', async () => {
     const iso = new Date(Date.now() + 10 * DAY_MS).toISOString().slice(0, 10)
-    const byDate = (await user.ok(['apikey', 'create', '--expires-at', iso, '-o', 'json'])).json<{ apiKeyMetadata: ApiKey }>()
+    const byDate = (await user.ok(['apikey', 'create', '--expires-at', iso, '-o', 'json'])).json<{
+      apiKeyMetadata: ApiKey
+    }>()
     expect(byDate.apiKeyMetadata.expiresAt).toBe(Date.parse(iso))
     const epoch = Date.now() + DAY_MS
-    const byEpoch = (await user.ok(['apikey', 'create', '--expires-at', String(epoch), '-o', 'json'])).json<{ apiKeyMetadata: ApiKey }>()
+    const byEpoch = (await user.ok(['apikey', 'create', '--expires-at', String(epoch), '-o', 'json'])).json<{
+      apiKeyMetadata: ApiKey
+    }>()
     expect(byEpoch.apiKeyMetadata.expiresAt).toBe(epoch)
-    expectError(await user.run(['apikey', 'create', '--expires-at', '2020-01-01']), EXIT.FAILED, /^error: INVALID_ARGUMENT: expiresAt: must be in the future \(field expiresAt\)$/)
+    expectError(
+      await user.run(['apikey', 'create', '--expires-at', '2020-01-01']),
+      EXIT.FAILED,
+      /^error: INVALID_ARGUMENT: expiresAt: must be in the future \(field expiresAt\)$/,
+    )
   })
 
   it('prints a server error as one line with code, message and field (exit 1)', async () => {
@@ -179,7 +271,12 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
     ]
     for (const [args, pattern] of cases) expectError(await user.run(args), EXIT.BAD_INPUT, pattern)
     // Parser errors: same exit code; the usage hint goes on a second line.
-    for (const args of [['apikey', 'list', '--bogus'], ['apikey', 'list', '--output', 'xml'], ['apikey'], ['apikey', 'update', 'x', '--merge-label', 'a=1', '--replace-label', 'b=2']]) {
+    for (const args of [
+      ['apikey', 'list', '--bogus'],
+      ['apikey', 'list', '--output', 'xml'],
+      ['apikey'],
+      ['apikey', 'update', 'x', '--merge-label', 'a=1', '--replace-label', 'b=2'],
+    ]) {
       const result = await user.run(args)
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: EXIT.BAD_INPUT, stdout: '' })
       expect(result.stderr).toMatch(/^error: .+\nRun "memsvc .*--help" for usage\.\n$/)
@@ -192,15 +289,25 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
     expect(all.nextToken).toBeUndefined()
     expect(JSON.stringify(all)).not.toMatch(RAW_KEY_PATTERN)
 
-    const prod = (await user.ok(['apikey', 'list', '--label', 'env=prod', '--status', 'active', '-o', 'json'])).json<{ keys: ApiKey[] }>()
+    const prod = (await user.ok(['apikey', 'list', '--label', 'env=prod', '--status', 'active', '-o', 'json'])).json<{
+      keys: ApiKey[]
+    }>()
     expect(prod.keys.map((key) => key.labels)).toEqual([{ env: 'prod', team: 'search' }])
 
-    const firstPage = (await user.ok(['apikey', 'list', '--max-results', '2', '-o', 'json'])).json<{ keys: ApiKey[]; nextToken: string }>()
+    const firstPage = (await user.ok(['apikey', 'list', '--max-results', '2', '-o', 'json'])).json<{
+      keys: ApiKey[]
+      nextToken: string
+    }>()
     expect(firstPage.keys).toHaveLength(2)
     expect(firstPage.nextToken).toEqual(expect.any(String))
-    const secondPage = (await user.ok(['apikey', 'list', '--max-results', '2', '--next-token', firstPage.nextToken, '-o', 'json'])).json<{ keys: ApiKey[] }>()
+    const secondPage = (
+      await user.ok(['apikey', 'list', '--max-results', '2', '--next-token', firstPage.nextToken, '-o', 'json'])
+    ).json<{ keys: ApiKey[] }>()
     expect(secondPage.keys[0]!.apiKeyId).not.toBe(firstPage.keys[0]!.apiKeyId)
-    const everything = (await user.ok(['apikey', 'list', '--max-results', '2', '--all', '-o', 'json'])).json<{ keys: ApiKey[]; nextToken?: string }>()
+    const everything = (await user.ok(['apikey', 'list', '--max-results', '2', '--all', '-o', 'json'])).json<{
+      keys: ApiKey[]
+      nextToken?: string
+    }>()
     expect(everything.keys.map((key) => key.apiKeyId)).toEqual(all.keys.map((key) => key.apiKeyId))
     expect(everything.nextToken).toBeUndefined()
 
@@ -223,7 +330,10 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
   })
 
   it('apikey update: status and the three label forms; a deactivated key stops working', async () => {
-    const created = (await user.ok(['apikey', 'create', '--label', 'a=1', '-o', 'json'])).json<{ apiKeyMetadata: ApiKey; rawApiKey: string }>()
+    const created = (await user.ok(['apikey', 'create', '--label', 'a=1', '-o', 'json'])).json<{
+      apiKeyMetadata: ApiKey
+      rawApiKey: string
+    }>()
     const id = created.apiKeyMetadata.apiKeyId
     const merged = (await user.ok(['apikey', 'update', id, '--merge-label', 'b=2', '-o', 'json'])).json<ApiKey>()
     expect(merged.labels).toEqual({ a: '1', b: '2' })
@@ -234,45 +344,75 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
 
     const inactive = await user.ok(['apikey', 'update', id, '--status', 'INACTIVE'])
     expect(inactive.stdout).toMatch(/status\s+INACTIVE/)
-    expectError(await user.run(['user', 'me', '--api-key', created.rawApiKey]), EXIT.FAILED, /^error: UNAUTHENTICATED: .*check --api-key/)
+    expectError(
+      await user.run(['user', 'me', '--api-key', created.rawApiKey]),
+      EXIT.FAILED,
+      /^error: UNAUTHENTICATED: .*check --api-key/,
+    )
     await user.ok(['apikey', 'update', id, '--status', 'active'])
     await user.ok(['user', 'me', '--api-key', created.rawApiKey])
   })
 
   it('apikey delete: JSON result; deleting again is NOT_FOUND (exit 1)', async () => {
-    const created = (await user.ok(['apikey', 'create', '-o', 'json'])).json<{ apiKeyMetadata: ApiKey; rawApiKey: string }>()
+    const created = (await user.ok(['apikey', 'create', '-o', 'json'])).json<{
+      apiKeyMetadata: ApiKey
+      rawApiKey: string
+    }>()
     const id = created.apiKeyMetadata.apiKeyId
     expect((await user.ok(['apikey', 'delete', id, '-o', 'json'])).json()).toEqual({ apiKeyId: id, deleted: true })
     expectError(await user.run(['user', 'me', '--api-key', created.rawApiKey]), EXIT.FAILED, /^error: UNAUTHENTICATED/)
     expectError(await user.run(['apikey', 'delete', id]), EXIT.FAILED, /^error: NOT_FOUND: /)
-    expectError(await user.run(['apikey', 'delete', 'not-a-uuid']), EXIT.FAILED, /^error: INVALID_ARGUMENT: .*\(field apiKeyId\)$/)
+    expectError(
+      await user.run(['apikey', 'delete', 'not-a-uuid']),
+      EXIT.FAILED,
+      /^error: INVALID_ARGUMENT: .*\(field apiKeyId\)$/,
+    )
   })
 
   it('user create|list|get|delete|me, and a regular user is refused admin commands', async () => {
-    const ana = (await user.ok(['user', 'create', 'ana', '--display-name', 'Ana Lima', '-o', 'json'])).json<{ userId: string }>()
+    const ana = (await user.ok(['user', 'create', 'ana', '--display-name', 'Ana Lima', '-o', 'json'])).json<{
+      userId: string
+    }>()
     expect(ana).toMatchObject({ username: 'ana', displayName: 'Ana Lima', role: 'USER' })
     const ops = (await user.ok(['user', 'create', 'ops', '--role', 'admin', '-o', 'json'])).json()
     expect(ops).toMatchObject({ username: 'ops', role: 'ADMIN' })
     expectError(await user.run(['user', 'create', 'ana']), EXIT.FAILED, /^error: ALREADY_EXISTS: /)
 
-    const users = (await user.ok(['user', 'list', '--all', '-o', 'json'])).json<{ users: Array<{ username: string }> }>()
+    const users = (await user.ok(['user', 'list', '--all', '-o', 'json'])).json<{
+      users: Array<{ username: string }>
+    }>()
     expect(users.users.map((entry) => entry.username).sort()).toEqual(['ana', 'ops', 'root'])
     expect((await user.ok(['user', 'list'])).stdout).toMatch(/^ID\s+USERNAME\s+DISPLAY NAME\s+ROLE/)
     expect((await user.ok(['user', 'get', ana.userId])).stdout).toMatch(/display name\s+Ana Lima/)
 
-    const anaKey = (await user.ok(['apikey', 'create', '--owner-id', ana.userId, '-o', 'json'])).json<{ rawApiKey: string }>().rawApiKey
+    const anaKey = (await user.ok(['apikey', 'create', '--owner-id', ana.userId, '-o', 'json'])).json<{
+      rawApiKey: string
+    }>().rawApiKey
     expect((await user.ok(['user', 'me', '--api-key', anaKey, '-o', 'json'])).json()).toMatchObject({ username: 'ana' })
-    expectError(await user.run(['user', 'list', '--api-key', anaKey]), EXIT.FAILED, /^error: PERMISSION_DENIED: .*admin/)
+    expectError(
+      await user.run(['user', 'list', '--api-key', anaKey]),
+      EXIT.FAILED,
+      /^error: PERMISSION_DENIED: .*admin/,
+    )
     const anaKeys = (await user.ok(['apikey', 'list', '--api-key', anaKey, '-o', 'json'])).json<{ keys: ApiKey[] }>()
     expect(anaKeys.keys.map((key) => key.userId)).toEqual([ana.userId])
 
-    expect((await user.ok(['user', 'delete', ana.userId, '-o', 'json'])).json()).toEqual({ userId: ana.userId, deleted: true })
+    expect((await user.ok(['user', 'delete', ana.userId, '-o', 'json'])).json()).toEqual({
+      userId: ana.userId,
+      deleted: true,
+    })
     expectError(await user.run(['user', 'get', ana.userId]), EXIT.FAILED, /^error: NOT_FOUND: /)
   })
 
   it('system info and system health (table and JSON)', async () => {
     const info = (await user.ok(['system', 'info', '-o', 'json'])).json()
-    expect(info).toMatchObject({ server: server.address, initialized: true, lifecycleState: 'READY', version: expect.any(String), license: { present: true } })
+    expect(info).toMatchObject({
+      server: server.address,
+      initialized: true,
+      lifecycleState: 'READY',
+      version: expect.any(String),
+      license: { present: true },
+    })
     expect((await user.ok(['system', 'info'])).stdout).toMatch(/connection\s+plaintext \(no TLS\)/)
 
     const health = await user.ok(['system', 'health'])
@@ -288,7 +428,11 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
       state: 'READY',
     })
     await user.ok(['system', 'health', '--probe', 'startup', '--service', 'memsvc.v1.ApiKeyService'])
-    expectError(await user.run(['system', 'health', '--service', 'no.such.Service']), EXIT.FAILED, /^error: NOT_FOUND: unknown service/)
+    expectError(
+      await user.run(['system', 'health', '--service', 'no.such.Service']),
+      EXIT.FAILED,
+      /^error: NOT_FOUND: unknown service/,
+    )
   })
 
   it('flag beats environment beats config file, for the server and the key', async () => {
@@ -298,10 +442,18 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
     expectError(await user.run(['system', 'info'], { SERVICE_SERVER: closed }), EXIT.UNREACHABLE, /cannot connect/)
     await user.ok(['user', 'me', '--server', server.address], { SERVICE_SERVER: closed })
     // Key: env beats config; flag beats env.
-    expectError(await user.run(['user', 'me'], { SERVICE_API_KEY: 'msk_not_a_key' }), EXIT.FAILED, /^error: UNAUTHENTICATED/)
+    expectError(
+      await user.run(['user', 'me'], { SERVICE_API_KEY: 'msk_not_a_key' }),
+      EXIT.FAILED,
+      /^error: UNAUTHENTICATED/,
+    )
     await user.ok(['user', 'me', '--api-key', rootKey], { SERVICE_API_KEY: 'msk_not_a_key' })
     // The saved key is never sent to another server.
-    expectError(await user.run(['user', 'me', '--server', closed]), EXIT.BAD_INPUT, /no API key for .*belongs to http:\/\/127\.0\.0\.1:\d+/)
+    expectError(
+      await user.run(['user', 'me', '--server', closed]),
+      EXIT.BAD_INPUT,
+      /no API key for .*belongs to http:\/\/127\.0\.0\.1:\d+/,
+    )
   })
 
   it('connection failures: one line naming the address (exit 3)', async () => {
@@ -311,8 +463,16 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
       EXIT.UNREACHABLE,
       new RegExp(`^error: cannot connect to 127\\.0\\.0\\.1:${port}: connection refused; .*--server`),
     )
-    expectError(await user.run(['system', 'info', '--server', `127.0.0.1:${server.grpcPort}`]), EXIT.UNREACHABLE, /does not answer with TLS; .*use --server http:\/\/127\.0\.0\.1:\d+/)
-    expectError(await user.run(['system', 'info', '--server', 'http://no-such-host.invalid:9090']), EXIT.UNREACHABLE, /cannot resolve host "no-such-host\.invalid"/)
+    expectError(
+      await user.run(['system', 'info', '--server', `127.0.0.1:${server.grpcPort}`]),
+      EXIT.UNREACHABLE,
+      /does not answer with TLS; .*use --server http:\/\/127\.0\.0\.1:\d+/,
+    )
+    expectError(
+      await user.run(['system', 'info', '--server', 'http://no-such-host.invalid:9090']),
+      EXIT.UNREACHABLE,
+      /cannot resolve host "no-such-host\.invalid"/,
+    )
   })
 
   it('system drain: readiness flips, new calls are refused by the server (exit 1, not 3)', async () => {

@@ -4,7 +4,14 @@
 // LLMs, rerankers), users, and drain last (it takes the server out of service).
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromiumAvailable, launchBrowser, type Page, type PageProblems, type TestBrowser, watchPage } from '../support/browser.js'
+import {
+  chromiumAvailable,
+  launchBrowser,
+  type Page,
+  type PageProblems,
+  type TestBrowser,
+  watchPage,
+} from '../support/browser.js'
 import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
 import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 
@@ -46,7 +53,11 @@ async function unlabelledControls(): Promise<string[]> {
       .filter((element) => {
         const control = element as HTMLInputElement
         if (control.type === 'hidden' || control.closest('[aria-hidden="true"]')) return false
-        return (control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby')
+        return (
+          (control.labels?.length ?? 0) === 0 &&
+          !control.getAttribute('aria-label') &&
+          !control.getAttribute('aria-labelledby')
+        )
       })
       .map((element) => element.outerHTML.slice(0, 120)),
   )
@@ -55,7 +66,10 @@ async function unlabelledControls(): Promise<string[]> {
 function api(method: string, pathname: string, key: string | undefined, body?: unknown) {
   return request(`${base}${pathname}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
 }
@@ -63,7 +77,17 @@ function api(method: string, pathname: string, key: string | undefined, body?: u
 describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built executable)', () => {
   beforeAll(async () => {
     sandbox = createSandbox()
-    server = ServerProcess.start(sandbox, ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--data-dir', sandbox.makeDir('data'), '--tls-disabled'])
+    server = ServerProcess.start(sandbox, [
+      '--rest-port',
+      '0',
+      '--grpc-port',
+      '0',
+      '--bind-address',
+      '127.0.0.1',
+      '--data-dir',
+      sandbox.makeDir('data'),
+      '--tls-disabled',
+    ])
     await server.waitForReady(START_TIMEOUT_MS)
     base = server.restBase
     browser = await launchBrowser()
@@ -105,7 +129,9 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     for (const [, file, extension] of assets) {
       const asset = await request(`${base}/console/${file}`)
       expect(asset.status).toBe(200)
-      expect(asset.headers['content-type']).toBe(extension === 'js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8')
+      expect(asset.headers['content-type']).toBe(
+        extension === 'js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
+      )
       expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable')
       expect(asset.headers['content-security-policy']).toBe(EXPECTED_CSP)
     }
@@ -152,14 +178,19 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await expect.poll(() => page.getByTestId('version').textContent()).toBe(info.version)
     expect(await page.getByTestId('lifecycle-state').textContent()).toBe('READY')
     // Readiness also follows the server's periodic database check, which can blip on a loaded machine.
-    await expect.poll(async () => {
-      const readiness = await page.getByTestId('readiness').textContent()
-      if (readiness !== 'Ready') {
-        await page.getByRole('button', { name: 'Refresh', exact: true }).click()
-        await page.getByTestId('readiness').waitFor()
-      }
-      return readiness
-    }, { timeout: 15_000, interval: 1_000 }).toBe('Ready')
+    await expect
+      .poll(
+        async () => {
+          const readiness = await page.getByTestId('readiness').textContent()
+          if (readiness !== 'Ready') {
+            await page.getByRole('button', { name: 'Refresh', exact: true }).click()
+            await page.getByTestId('readiness').waitFor()
+          }
+          return readiness
+        },
+        { timeout: 15_000, interval: 1_000 },
+      )
+      .toBe('Ready')
     const counts = page.getByRole('group', { name: 'Counts' })
     expect(await counts.getByRole('article', { name: 'API keys' }).locator('.count').textContent()).toBe('1')
     for (const name of ['Embedders', 'LLMs', 'Rerankers']) {
@@ -216,7 +247,10 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(await confirm.count()).toBe(0)
     expect(await row.count()).toBe(1)
     await row.getByRole('button', { name: 'Delete', exact: true }).click()
-    await page.getByRole('dialog', { name: /Delete API key/ }).getByRole('button', { name: 'Delete key', exact: true }).click()
+    await page
+      .getByRole('dialog', { name: /Delete API key/ })
+      .getByRole('button', { name: 'Delete key', exact: true })
+      .click()
     await expect.poll(() => row.count()).toBe(0)
     const listed = JSON.parse((await api('GET', '/v1/apikeys', rootKey)).body) as { keys: Array<{ keyPrefix: string }> }
     expect(listed.keys.map((key) => key.keyPrefix)).not.toContain(raw.slice(0, 12))
@@ -224,7 +258,9 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
 
   it('debug mode shows each action as curl (key masked unless revealed) and its raw JSON response with the HTTP status', async () => {
     await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
-    expect(await page.getByRole('button', { name: 'Debug mode', exact: true }).getAttribute('aria-pressed')).toBe('true')
+    expect(await page.getByRole('button', { name: 'Debug mode', exact: true }).getAttribute('aria-pressed')).toBe(
+      'true',
+    )
     const panel = page.getByRole('complementary', { name: 'Debug' })
     await page.getByLabel(labelled('Labels')).fill('purpose=debug-demo')
     await page.getByRole('button', { name: 'Create API key', exact: true }).click()
@@ -238,7 +274,10 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(curl).toContain('-H "Authorization: Bearer $MEMSVC_API_KEY"')
     expect(curl).toContain(`-d '{"labels":{"purpose":"debug-demo"}}'`)
     expect(curl).not.toContain(rootKey)
-    const response = JSON.parse((await entry.getByTestId('debug-response').textContent())!) as { apiKeyMetadata: { labels: unknown }; rawApiKey: string }
+    const response = JSON.parse((await entry.getByTestId('debug-response').textContent())!) as {
+      apiKeyMetadata: { labels: unknown }
+      rawApiKey: string
+    }
     expect(response.apiKeyMetadata.labels).toEqual({ purpose: 'debug-demo' })
     // The one-time key is not kept in the debug log.
     expect(response.rawApiKey).not.toContain(raw)
@@ -256,7 +295,9 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await page.getByRole('button', { name: 'Create API key', exact: true }).click()
     const failed = panel.locator('details.debug-entry[open]').first()
     await expect.poll(() => failed.getByTestId('debug-status').textContent()).toBe('400 Bad Request')
-    const error = JSON.parse((await failed.getByTestId('debug-response').textContent())!) as { error: { status: string; details: Array<{ field: string }> } }
+    const error = JSON.parse((await failed.getByTestId('debug-response').textContent())!) as {
+      error: { status: string; details: Array<{ field: string }> }
+    }
     expect(error.error.status).toBe('INVALID_ARGUMENT')
     expect(error.error.details[0]!.field).toMatch(/^labels/)
     expect(await page.locator('[data-field="labels"] .field-error').textContent()).toMatch(/label keys/)
@@ -277,7 +318,12 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     // The API path follows the provider's default (validation/registry-values.ts) until it is edited by hand.
     const provider = form.getByLabel(labelled('Provider type'))
     const apiPath = form.getByLabel(labelled('API path'))
-    for (const [value, path] of [['TEI', '/embed'], ['VENDORD', '/v2/embed'], ['VLLM', '/embeddings'], ['TEI', '/embed']]) {
+    for (const [value, path] of [
+      ['TEI', '/embed'],
+      ['VENDORD', '/v2/embed'],
+      ['VLLM', '/embeddings'],
+      ['TEI', '/embed'],
+    ]) {
       await provider.selectOption(value!)
       expect(await apiPath.inputValue()).toBe(path)
     }
@@ -307,11 +353,23 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await expect.poll(() => page.locator('h2.page-title').textContent()).toBe('MiniLM on TEI')
     const settings = page.getByRole('region', { name: 'Settings' })
     expect(await settings.textContent()).toContain('/embed')
-    expect(await settings.textContent()).toMatch(/Inline API key in Authorization \(Bearer …\) · fingerprint [0-9a-f]{8}/)
+    expect(await settings.textContent()).toMatch(
+      /Inline API key in Authorization \(Bearer …\) · fingerprint [0-9a-f]{8}/,
+    )
     expect(await page.content()).not.toContain(secret)
     const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!)
-    const stored = JSON.parse((await api('GET', `/v1/embedders/${id}`, rootKey)).body) as { dimensionality: number; maxSequenceLength: number; labels: unknown; credentials: { kind: string; apiKey: { secretFingerprint: string } } }
-    expect(stored).toMatchObject({ dimensionality: 384, maxSequenceLength: 512, labels: { team: 'search' }, credentials: { kind: 'API_KEY' } })
+    const stored = JSON.parse((await api('GET', `/v1/embedders/${id}`, rootKey)).body) as {
+      dimensionality: number
+      maxSequenceLength: number
+      labels: unknown
+      credentials: { kind: string; apiKey: { secretFingerprint: string } }
+    }
+    expect(stored).toMatchObject({
+      dimensionality: 384,
+      maxSequenceLength: 512,
+      labels: { team: 'search' },
+      credentials: { kind: 'API_KEY' },
+    })
 
     // Edit: only what changed is sent; the stored secret is kept when none is typed.
     await page.getByRole('link', { name: 'Edit', exact: true }).click()
@@ -328,7 +386,10 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await row.waitFor()
     expect(await row.textContent()).toContain('MiniLM (TEI)')
     await row.getByRole('button', { name: 'Delete', exact: true }).click()
-    await page.getByRole('dialog', { name: /Delete embedder/ }).getByRole('button', { name: 'Delete embedder', exact: true }).click()
+    await page
+      .getByRole('dialog', { name: /Delete embedder/ })
+      .getByRole('button', { name: 'Delete embedder', exact: true })
+      .click()
     await expect.poll(() => row.count()).toBe(0)
     expect((await api('GET', `/v1/embedders/${id}`, rootKey)).status).toBe(404)
   })
@@ -340,12 +401,30 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await form.waitFor()
     expect(await form.getByLabel(labelled('API path')).inputValue()).toBe('/v1/chat/completions')
     const capabilities = form.getByRole('group', { name: 'Capabilities' }).last()
-    const checked = await capabilities.getByRole('checkbox').evaluateAll((boxes) => boxes.filter((box) => (box as HTMLInputElement).checked).map((box) => (box as HTMLInputElement).value))
+    const checked = await capabilities
+      .getByRole('checkbox')
+      .evaluateAll((boxes) =>
+        boxes.filter((box) => (box as HTMLInputElement).checked).map((box) => (box as HTMLInputElement).value),
+      )
     expect(checked).toEqual(['supportsChat', 'supportsSamplingParameters', 'supportsSystemMessages'])
-    const ranges = await form.locator('input[name^="defaultSamplingParams."]').evaluateAll((inputs) =>
-      Object.fromEntries(inputs.map((input) => [(input as HTMLInputElement).name.split('.')[1], [(input as HTMLInputElement).min, (input as HTMLInputElement).max]])),
-    )
-    expect(ranges).toMatchObject({ temperature: ['0', '2'], topP: ['0', '1'], frequencyPenalty: ['-2', '2'], presencePenalty: ['-2', '2'], maxTokens: ['1', '2147483647'], topK: ['1', '2147483647'] })
+    const ranges = await form
+      .locator('input[name^="defaultSamplingParams."]')
+      .evaluateAll((inputs) =>
+        Object.fromEntries(
+          inputs.map((input) => [
+            (input as HTMLInputElement).name.split('.')[1],
+            [(input as HTMLInputElement).min, (input as HTMLInputElement).max],
+          ]),
+        ),
+      )
+    expect(ranges).toMatchObject({
+      temperature: ['0', '2'],
+      topP: ['0', '1'],
+      frequencyPenalty: ['-2', '2'],
+      presencePenalty: ['-2', '2'],
+      maxTokens: ['1', '2147483647'],
+      topK: ['1', '2147483647'],
+    })
 
     await form.getByLabel(labelled('Provider type')).selectOption('OLLAMA')
     await form.getByLabel(labelled('Display name')).fill('Llama 3.1 on Ollama')
@@ -356,7 +435,9 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await form.getByLabel(labelled('Client config (JSON)')).fill('{not json')
     await form.getByRole('button', { name: 'Register LLM', exact: true }).click()
     // Out of range: caught in the browser, shown the same way as the server's errors.
-    await expect.poll(() => form.locator('[data-field="defaultSamplingParams.temperature"] .field-error').textContent()).toMatch(/2/)
+    await expect
+      .poll(() => form.locator('[data-field="defaultSamplingParams.temperature"] .field-error').textContent())
+      .toMatch(/2/)
     await form.getByLabel(labelled('Temperature')).fill('0.7')
     await form.getByRole('button', { name: 'Register LLM', exact: true }).click()
     // Not valid JSON: only the server knows; its error lands next to the field it names.
@@ -400,7 +481,11 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
       await form.waitFor()
       const providerType = form.getByLabel(labelled('Provider type'))
       const apiPath = form.getByLabel(labelled('API path'))
-      for (const [value, path] of [['TEI', '/rerank'], ['VENDORD', '/v2/rerank'], ['VLLM', '/v1/rerank']]) {
+      for (const [value, path] of [
+        ['TEI', '/rerank'],
+        ['VENDORD', '/v2/rerank'],
+        ['VLLM', '/v1/rerank'],
+      ]) {
         await providerType.selectOption(value!)
         expect(await apiPath.inputValue()).toBe(path)
       }
@@ -418,9 +503,13 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
       await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
       const panel = page.getByRole('complementary', { name: 'Debug' })
       await page.getByRole('button', { name: 'Probe now', exact: true }).click()
-      await expect.poll(() => panel.getByTestId('debug-curl').allTextContents()).toContainEqual(expect.stringContaining(`-X POST '${base}/v1/rerankers/${id}:probe'`))
+      await expect
+        .poll(() => panel.getByTestId('debug-curl').allTextContents())
+        .toContainEqual(expect.stringContaining(`-X POST '${base}/v1/rerankers/${id}:probe'`))
       await expect.poll(() => page.getByTestId('last-probe').textContent(), { timeout: 30_000 }).toMatch(/^OK/)
-      expect(provider.requests.some((sent) => sent.path === '/v1/rerank' && sent.body.model === 'BAAI/bge-reranker-base')).toBe(true)
+      expect(
+        provider.requests.some((sent) => sent.path === '/v1/rerank' && sent.body.model === 'BAAI/bge-reranker-base'),
+      ).toBe(true)
       await screenshot('reranker-detail')
       await page.getByRole('button', { name: 'Debug mode', exact: true }).click()
 
@@ -429,7 +518,10 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
       await row.waitFor()
       expect(await row.textContent()).toContain('BGE reranker')
       await row.getByRole('button', { name: 'Delete', exact: true }).click()
-      await page.getByRole('dialog', { name: /Delete reranker/ }).getByRole('button', { name: 'Delete reranker', exact: true }).click()
+      await page
+        .getByRole('dialog', { name: /Delete reranker/ })
+        .getByRole('button', { name: 'Delete reranker', exact: true })
+        .click()
       await expect.poll(() => row.count()).toBe(0)
       expect((await api('GET', `/v1/rerankers/${id}`, rootKey)).status).toBe(404)
     } finally {
@@ -464,7 +556,10 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     await page.reload()
     await page.getByTestId('version').waitFor()
     await page.keyboard.press('Tab')
-    const skip = await page.evaluate(() => ({ text: document.activeElement?.textContent, outline: getComputedStyle(document.activeElement!).outlineStyle }))
+    const skip = await page.evaluate(() => ({
+      text: document.activeElement?.textContent,
+      outline: getComputedStyle(document.activeElement!).outlineStyle,
+    }))
     expect(skip).toEqual({ text: 'Skip to content', outline: 'solid' })
     await page.keyboard.press('Enter')
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
@@ -480,7 +575,11 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid')
     await page.keyboard.type('via=keyboard')
     // The date-time field has a tab stop per part (month, day, …): Tab on until the button.
-    for (let presses = 0; presses < 12 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Create API key'; presses++) {
+    for (
+      let presses = 0;
+      presses < 12 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Create API key';
+      presses++
+    ) {
       await page.keyboard.press('Tab')
     }
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Create API key')
@@ -534,8 +633,11 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
     expect(watched.requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([])
     // The only API errors Chromium logged are the ones the tests provoked or the console handles.
     for (const answer of apiErrorAnswers) {
-      expect(answer).toMatch(/^(400 \/v1\/(apikeys(\/[0-9a-f-]{36})?|embedders|llms)|401 \/v1\/users\/me|409 \/v1\/users|40[45] \/v1\/admin:drain|503 \/(readyz|startupz))$/)
+      expect(answer).toMatch(
+        /^(400 \/v1\/(apikeys(\/[0-9a-f-]{36})?|embedders|llms)|401 \/v1\/users\/me|409 \/v1\/users|40[45] \/v1\/admin:drain|503 \/(readyz|startupz))$/,
+      )
     }
-    for (const file of fs.readdirSync(SCREENSHOT_DIR).filter((name) => name.startsWith('memsvc-console-'))) expect(fs.statSync(`${SCREENSHOT_DIR}/${file}`).size).toBeGreaterThan(1000)
+    for (const file of fs.readdirSync(SCREENSHOT_DIR).filter((name) => name.startsWith('memsvc-console-')))
+      expect(fs.statSync(`${SCREENSHOT_DIR}/${file}`).size).toBeGreaterThan(1000)
   })
 })

@@ -23,7 +23,17 @@ afterAll(async () => {
   await database?.drop()
 })
 
-const baseFlags = (dataDir: string) => ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--data-dir', dataDir]
+const baseFlags = (dataDir: string) => [
+  '--rest-port',
+  '0',
+  '--grpc-port',
+  '0',
+  '--bind-address',
+  '127.0.0.1',
+  '--tls-disabled',
+  '--data-dir',
+  dataDir,
+]
 
 function writeKey(name: string): string {
   const file = path.join(sandbox.makeDir('keys'), name)
@@ -51,7 +61,10 @@ describe('encryption key', () => {
       expect((await first.stop()).code).toBe(0)
 
       const other = writeKey('other.key')
-      const line = await expectRefused(ServerProcess.start(sandbox, [...baseFlags(dataDir), '--encryption-key-file', other]), /encryption key mismatch: .*other\.key holds key [0-9a-f]{12} but this database's secrets are encrypted with key [0-9a-f]{12}/)
+      const line = await expectRefused(
+        ServerProcess.start(sandbox, [...baseFlags(dataDir), '--encryption-key-file', other]),
+        /encryption key mismatch: .*other\.key holds key [0-9a-f]{12} but this database's secrets are encrypted with key [0-9a-f]{12}/,
+      )
       for (const file of [original, other]) expect(line).not.toContain(fs.readFileSync(file, 'utf8').trim())
 
       // The environment variable works as well as the flag.
@@ -63,18 +76,31 @@ describe('encryption key', () => {
   )
 
   it(
-    'a second server on the same PostgreSQL database with its own generated key exits 2; with the first one\'s key file it starts',
+    "a second server on the same PostgreSQL database with its own generated key exits 2; with the first one's key file it starts",
     async () => {
       database = await createTestDatabase()
       const firstDir = sandbox.makeDir('pg-first')
       const first = ServerProcess.start(sandbox, [...baseFlags(firstDir), '--db-url', database.jdbcUrl])
       await first.waitForReady(START_TIMEOUT_MS)
-      expect(first.hasLogged(/WARN .*created a new encryption key.*every server sharing this database must use the same key/)).toBe(true)
+      expect(
+        first.hasLogged(
+          /WARN .*created a new encryption key.*every server sharing this database must use the same key/,
+        ),
+      ).toBe(true)
       const sharedKey = path.join(firstDir, 'encryption.key')
       expect(fs.statSync(sharedKey).mode & 0o777).toBe(0o600)
 
-      await expectRefused(ServerProcess.start(sandbox, [...baseFlags(sandbox.makeDir('pg-second')), '--db-url', database.jdbcUrl]), /encryption key mismatch/)
-      const replica = ServerProcess.start(sandbox, [...baseFlags(sandbox.makeDir('pg-third')), '--db-url', database.jdbcUrl, '--encryption-key-file', sharedKey])
+      await expectRefused(
+        ServerProcess.start(sandbox, [...baseFlags(sandbox.makeDir('pg-second')), '--db-url', database.jdbcUrl]),
+        /encryption key mismatch/,
+      )
+      const replica = ServerProcess.start(sandbox, [
+        ...baseFlags(sandbox.makeDir('pg-third')),
+        '--db-url',
+        database.jdbcUrl,
+        '--encryption-key-file',
+        sharedKey,
+      ])
       await replica.waitForReady(START_TIMEOUT_MS)
       expect((await replica.stop()).code).toBe(0)
       expect((await first.stop()).code).toBe(0)
@@ -87,9 +113,21 @@ describe('encryption key', () => {
     async () => {
       const malformed = path.join(sandbox.makeDir('keys'), 'malformed.key')
       fs.writeFileSync(malformed, 'not a key\n', { mode: 0o600 })
-      await expectRefused(ServerProcess.start(sandbox, [...baseFlags(sandbox.makeDir('bad-key-data')), '--encryption-key-file', malformed]), /must hold 32 bytes/)
+      await expectRefused(
+        ServerProcess.start(sandbox, [
+          ...baseFlags(sandbox.makeDir('bad-key-data')),
+          '--encryption-key-file',
+          malformed,
+        ]),
+        /must hold 32 bytes/,
+      )
 
-      const missing = await runCli(sandbox, ['serve', ...baseFlags(sandbox.makeDir('missing-key-data')), '--encryption-key-file', path.join(sandbox.dir, 'nope.key')])
+      const missing = await runCli(sandbox, [
+        'serve',
+        ...baseFlags(sandbox.makeDir('missing-key-data')),
+        '--encryption-key-file',
+        path.join(sandbox.dir, 'nope.key'),
+      ])
       expect(missing.code).toBe(EXIT_CONFIG_ERROR)
       expect(missing.stderr.trim()).toMatch(/^memsvc: --encryption-key-file: cannot read \S+nope\.key: ENOENT$/)
     },

@@ -21,7 +21,9 @@ import {
 } from '../support/executable.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
-const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const PACKAGE_VERSION = (
+  JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version
 /** package.json version, optionally followed by +<git short sha>. */
 const VERSION_PATTERN = new RegExp(`^${PACKAGE_VERSION.replaceAll('.', '\\.')}(\\+[0-9a-f]{4,40})?$`)
 const EXIT_CONFIG_ERROR = 2
@@ -57,18 +59,36 @@ afterEach(() => killAllProcesses())
 afterAll(() => {
   killAllProcesses()
   sandbox?.remove()
-  if (measurements.length > 0) console.log(`executable ${BUILT_EXECUTABLE}: ${(fs.statSync(BUILT_EXECUTABLE).size / 1024 / 1024).toFixed(1)} MB\n${measurements.join('\n')}`)
+  if (measurements.length > 0)
+    console.log(
+      `executable ${BUILT_EXECUTABLE}: ${(fs.statSync(BUILT_EXECUTABLE).size / 1024 / 1024).toFixed(1)} MB\n${measurements.join('\n')}`,
+    )
 })
 
 function plaintextFlags(dataDir: string): string[] {
-  return ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--tls-disabled']
+  return [
+    '--rest-port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--bind-address',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+    '--tls-disabled',
+  ]
 }
 
 function tlsFlags(dataDir: string): string[] {
   return ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir]
 }
 
-async function expectJson(server: ServerProcess, pathname: string, status: number, body: Record<string, unknown>): Promise<void> {
+async function expectJson(
+  server: ServerProcess,
+  pathname: string,
+  status: number,
+  body: Record<string, unknown>,
+): Promise<void> {
   const response = await server.get(pathname)
   expect({ pathname, status: response.status }).toEqual({ pathname, status })
   expect(JSON.parse(response.body)).toMatchObject(body)
@@ -82,7 +102,9 @@ async function stopCleanly(server: ServerProcess, signal: NodeJS.Signals = 'SIGT
 
 async function recordIdle(label: string, server: ServerProcess): Promise<void> {
   await sleep(IDLE_BEFORE_RSS_MS)
-  measurements.push(`${label}: spawn to READY ${Math.round(server.readyAfterMs!)} ms, idle RSS ${formatRss(server.rssKb())}`)
+  measurements.push(
+    `${label}: spawn to READY ${Math.round(server.readyAfterMs!)} ms, idle RSS ${formatRss(server.rssKb())}`,
+  )
 }
 
 interface PeerCertificate {
@@ -93,11 +115,14 @@ interface PeerCertificate {
 /** The certificate a TLS listener presents (not verified: we inspect it instead). */
 function peerCertificate(port: number, alpn?: string[]): Promise<PeerCertificate> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: alpn }, () => {
-      const raw = socket.getPeerCertificate().raw
-      socket.destroy()
-      resolve({ raw, x509: new crypto.X509Certificate(raw) })
-    })
+    const socket = tls.connect(
+      { host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false, ALPNProtocols: alpn },
+      () => {
+        const raw = socket.getPeerCertificate().raw
+        socket.destroy()
+        resolve({ raw, x509: new crypto.X509Certificate(raw) })
+      },
+    )
     socket.on('error', reject)
   })
 }
@@ -132,7 +157,16 @@ describe('command line', () => {
   it('lists the environment variables in serve --help', async () => {
     const result = await runCli(sandbox, ['serve', '--help'])
     expect(result.code).toBe(0)
-    for (const variable of ['SERVICE_REST_PORT', 'SERVICE_GRPC_PORT', 'DB_URL', 'DB_USER', 'DB_MAX_POOL_SIZE', 'SERVICE_TLS_CERT_FILE', 'SERVICE_METRICS_SECRET', 'SERVICE_DATA_DIR']) {
+    for (const variable of [
+      'SERVICE_REST_PORT',
+      'SERVICE_GRPC_PORT',
+      'DB_URL',
+      'DB_USER',
+      'DB_MAX_POOL_SIZE',
+      'SERVICE_TLS_CERT_FILE',
+      'SERVICE_METRICS_SECRET',
+      'SERVICE_DATA_DIR',
+    ]) {
       expect(result.stdout).toContain(variable)
     }
   })
@@ -145,21 +179,38 @@ describe('command line', () => {
     }
     const cases: Array<{ name: string; args: () => string[]; env?: NodeJS.ProcessEnv; flag: string }> = [
       { name: 'port out of range', args: () => ['--rest-port', '70000'], flag: '--rest-port' },
-      { name: 'port out of range from the environment', args: () => [], env: { SERVICE_GRPC_PORT: '70000' }, flag: '--grpc-port' },
+      {
+        name: 'port out of range from the environment',
+        args: () => [],
+        env: { SERVICE_GRPC_PORT: '70000' },
+        flag: '--grpc-port',
+      },
       { name: 'certificate without its key', args: () => ['--tls-cert-file', certFile()], flag: '--tls-cert-file' },
       {
         name: 'unreadable key file',
         args: () => ['--tls-cert-file', certFile(), '--tls-key-file', path.join(sandbox.dir, 'missing', 'server.key')],
         flag: '--tls-key-file',
       },
-      { name: 'malformed database URL', args: () => ['--db-url', 'jdbc:mysql://db.example:3306/memsvc'], flag: '--db-url' },
-      { name: 'min idle above max pool', args: () => ['--db-min-idle', '10', '--db-max-pool', '5'], flag: '--db-min-idle' },
+      {
+        name: 'malformed database URL',
+        args: () => ['--db-url', 'jdbc:mysql://db.example:3306/memsvc'],
+        flag: '--db-url',
+      },
+      {
+        name: 'min idle above max pool',
+        args: () => ['--db-min-idle', '10', '--db-max-pool', '5'],
+        flag: '--db-min-idle',
+      },
     ]
     for (const testCase of cases) {
       it(testCase.name, async () => {
         const dataDir = sandbox.makeDir(`bad-flags-${crypto.randomUUID()}`)
         // Only the flags under test, so none is given twice (yargs would make an array of it).
-        const result = await runCli(sandbox, ['serve', '--data-dir', dataDir, '--bind-address', '127.0.0.1', ...testCase.args()], { env: testCase.env })
+        const result = await runCli(
+          sandbox,
+          ['serve', '--data-dir', dataDir, '--bind-address', '127.0.0.1', ...testCase.args()],
+          { env: testCase.env },
+        )
         expect(result.code).toBe(EXIT_CONFIG_ERROR)
         const lines = result.stderr.trim().split('\n')
         expect(lines).toHaveLength(1)
@@ -180,7 +231,10 @@ describe('embedded database', () => {
   it(
     'first start creates the database, answers the probes, guards /metrics and stops on SIGTERM',
     async () => {
-      const server = ServerProcess.start(sandbox, [...plaintextFlags(dataDir), `-Dservice.metrics.secret=${METRICS_SECRET}`])
+      const server = ServerProcess.start(sandbox, [
+        ...plaintextFlags(dataDir),
+        `-Dservice.metrics.secret=${METRICS_SECRET}`,
+      ])
       await server.listening()
       // Probes answer from the first moment, whatever the state.
       expect((await server.get('/livez')).status).toBe(200)
@@ -188,7 +242,11 @@ describe('embedded database', () => {
       expect(server.hasLogged(/creating the embedded database/)).toBe(true)
       expect(server.hasLogged(/single-node/)).toBe(true)
       // The native HTTP addon was extracted to this user's cache, not loaded from a package.
-      expect(fs.readdirSync(path.join(sandbox.env.XDG_CACHE_HOME!, 'memsvc')).filter((name) => /^uws-[0-9a-f]+\.node$/.test(name))).toHaveLength(1)
+      expect(
+        fs
+          .readdirSync(path.join(sandbox.env.XDG_CACHE_HOME!, 'memsvc'))
+          .filter((name) => /^uws-[0-9a-f]+\.node$/.test(name)),
+      ).toHaveLength(1)
       measurements.push(`embedded, first start (initdb): spawn to READY ${Math.round(server.readyAfterMs!)} ms`)
 
       await expectJson(server, '/livez', 200, { state: 'READY' })
@@ -206,23 +264,39 @@ describe('embedded database', () => {
 
       const info = await server.get('/v1/system/info')
       expect(info.status).toBe(200)
-      const thirdParty = JSON.parse(fs.readFileSync(path.join(sandbox.dir, 'licenses', 'third-party.json'), 'utf8')) as unknown[]
+      const thirdParty = JSON.parse(
+        fs.readFileSync(path.join(sandbox.dir, 'licenses', 'third-party.json'), 'utf8'),
+      ) as unknown[]
       expect(JSON.parse(info.body)).toMatchObject({
         storage: 'embedded',
         lifecycleState: 'READY',
-        license: { directory: path.join(sandbox.dir, 'licenses'), present: true, thirdPartyPackages: thirdParty.length },
+        license: {
+          directory: path.join(sandbox.dir, 'licenses'),
+          present: true,
+          thirdPartyPackages: thirdParty.length,
+        },
       })
       expect(JSON.parse(info.body).version).toMatch(VERSION_PATTERN)
       // The runtime the executable carries: the pinned Node 24, its OpenSSL, the uWS built from third_party.
-      expect(JSON.parse(info.body).runtime).toEqual({ node: expect.stringMatching(/^24\./), openssl: expect.stringMatching(/^3\./), uws: expect.stringMatching(/^20\.67\.0 /) })
+      expect(JSON.parse(info.body).runtime).toEqual({
+        node: expect.stringMatching(/^24\./),
+        openssl: expect.stringMatching(/^3\./),
+        uws: expect.stringMatching(/^20\.67\.0 /),
+      })
 
       // The OpenAPI document the executable serves is the one the build wrote beside it, byte for byte once parsed.
       const served = await server.get('/v1/openapi.json')
       expect(served.status).toBe(200)
-      expect(JSON.parse(served.body)).toEqual(JSON.parse(fs.readFileSync(path.join(path.dirname(BUILT_EXECUTABLE), 'openapi.json'), 'utf8')))
+      expect(JSON.parse(served.body)).toEqual(
+        JSON.parse(fs.readFileSync(path.join(path.dirname(BUILT_EXECUTABLE), 'openapi.json'), 'utf8')),
+      )
 
       // Once the init API exists, it also gives us data to find again after a restart.
-      const init = await request(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      const init = await request(`${server.restBase}/v1/system/init`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
       initialized = init.status === 200
 
       await stopCleanly(server)
@@ -283,7 +357,9 @@ describe('embedded database', () => {
     'SERVICE_TLS_SELF_SIGNED_HOSTNAMES changes the certificate names',
     async () => {
       const before = new crypto.X509Certificate(fs.readFileSync(path.join(dataDir, 'tls', 'server.crt')))
-      const server = ServerProcess.start(sandbox, tlsFlags(dataDir), { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: 'memsvc.test, 10.9.8.7' })
+      const server = ServerProcess.start(sandbox, tlsFlags(dataDir), {
+        SERVICE_TLS_SELF_SIGNED_HOSTNAMES: 'memsvc.test, 10.9.8.7',
+      })
       const { restPort } = await server.listening(START_TIMEOUT_MS)
       const { x509 } = await peerCertificate(restPort)
       expect(subjectAltNames(x509)).toEqual(['DNS:memsvc.test', 'IP Address:10.9.8.7'])
@@ -321,7 +397,12 @@ describe('external PostgreSQL', () => {
   it(
     'starts on PostgreSQL and stops on SIGINT',
     async () => {
-      const server = ServerProcess.start(sandbox, [...plaintextFlags(sandbox.makeDir('pg-data')), ...keyFlags, '--db-url', database.jdbcUrl])
+      const server = ServerProcess.start(sandbox, [
+        ...plaintextFlags(sandbox.makeDir('pg-data')),
+        ...keyFlags,
+        '--db-url',
+        database.jdbcUrl,
+      ])
       await server.waitForReady(START_TIMEOUT_MS)
       expect(server.hasLogged(/creating the embedded database/)).toBe(false)
       const info = await server.get('/v1/system/info')
@@ -337,7 +418,12 @@ describe('external PostgreSQL', () => {
     async () => {
       const viaProxy = `jdbc:postgresql://127.0.0.1:${proxy.port}/${database.name}?user=${admin.username}`
       proxy.disable()
-      const server = ServerProcess.start(sandbox, [...plaintextFlags(sandbox.makeDir('pg-proxy-data')), ...keyFlags, '--db-url', viaProxy])
+      const server = ServerProcess.start(sandbox, [
+        ...plaintextFlags(sandbox.makeDir('pg-proxy-data')),
+        ...keyFlags,
+        '--db-url',
+        viaProxy,
+      ])
       await server.listening(START_TIMEOUT_MS)
       await server.waitForLog(/database not reachable yet/, START_TIMEOUT_MS)
       await sleep(DATABASE_DOWN_HOLD_MS)
@@ -350,12 +436,20 @@ describe('external PostgreSQL', () => {
       await server.waitForReady(DATABASE_CHANGE_TIMEOUT_MS)
 
       proxy.disable()
-      await waitUntil('/readyz 503 after the database is lost', async () => (await server.get('/readyz')).status === 503, DATABASE_CHANGE_TIMEOUT_MS)
+      await waitUntil(
+        '/readyz 503 after the database is lost',
+        async () => (await server.get('/readyz')).status === 503,
+        DATABASE_CHANGE_TIMEOUT_MS,
+      )
       await expectJson(server, '/livez', 200, { state: 'READY' })
       await expectJson(server, '/readyz', 503, { ready: false, state: 'READY' })
 
       proxy.enable()
-      await waitUntil('/readyz 200 after the database is back', async () => (await server.get('/readyz')).status === 200, DATABASE_CHANGE_TIMEOUT_MS)
+      await waitUntil(
+        '/readyz 200 after the database is back',
+        async () => (await server.get('/readyz')).status === 200,
+        DATABASE_CHANGE_TIMEOUT_MS,
+      )
       expect(server.hasLogged(/database reachable again/)).toBe(true)
       await stopCleanly(server)
     },

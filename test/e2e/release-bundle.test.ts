@@ -47,7 +47,17 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(fs.readdirSync(RELEASE_DIR).sort()).toEqual(['SHA256SUMS', path.basename(tarball)])
     const top = `memsvc-${version}-linux-x64/`
     const listing = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort()
-    expect(listing).toEqual([top, `${top}INSTALL.txt`, `${top}licenses/`, `${top}licenses/LICENSE`, `${top}licenses/THIRD_PARTY_NOTICES.md`, `${top}licenses/third-party.json`, `${top}memsvc`, `${top}memsvc.env.example`, `${top}memsvc.service`])
+    expect(listing).toEqual([
+      top,
+      `${top}INSTALL.txt`,
+      `${top}licenses/`,
+      `${top}licenses/LICENSE`,
+      `${top}licenses/THIRD_PARTY_NOTICES.md`,
+      `${top}licenses/third-party.json`,
+      `${top}memsvc`,
+      `${top}memsvc.env.example`,
+      `${top}memsvc.service`,
+    ])
     const check = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: RELEASE_DIR, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)
     expect(check.stdout).toBe(`${path.basename(tarball)}: OK\n`)
@@ -55,13 +65,16 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
     const bundle = unpack('listing')
     expect(sha256(path.join(bundle, 'memsvc'))).toBe(sha256(BUILT_EXECUTABLE))
     expect(fs.statSync(path.join(bundle, 'memsvc')).mode & 0o777).toBe(0o755)
-    expect(fs.readFileSync(path.join(bundle, 'memsvc.service'), 'utf8')).toContain('ExecStart=/opt/memsvc/current/memsvc serve\n')
+    expect(fs.readFileSync(path.join(bundle, 'memsvc.service'), 'utf8')).toContain(
+      'ExecStart=/opt/memsvc/current/memsvc serve\n',
+    )
     expect(fs.readFileSync(path.join(bundle, 'memsvc.env.example'), 'utf8')).not.toMatch(/^SERVICE_METRICS_SECRET=/m)
     expect(fs.readFileSync(path.join(bundle, 'INSTALL.txt'), 'utf8')).toContain('./memsvc system install')
   })
 
   it('the unpacked bundle answers READY on its embedded database without any network, reading its own licences', async () => {
-    if (!hasCommand('unshare') || !hasCommand('ip')) throw new Error('unshare (util-linux) and ip (iproute2) are needed')
+    if (!hasCommand('unshare') || !hasCommand('ip'))
+      throw new Error('unshare (util-linux) and ip (iproute2) are needed')
     const bundle = unpack('airgapped')
     const data = sandbox.makeDir('airgapped-data')
     // Inside the namespace only loopback exists (brought up so the CLI can reach the server).
@@ -78,7 +91,11 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
       './memsvc system info --server http://127.0.0.1:9090 --output json',
       'kill -TERM $server; wait $server',
     ].join('\n')
-    const { stdout } = await run('unshare', ['-n', 'sh', '-c', script], { cwd: bundle, env: sandbox.env, timeout: TEST_TIMEOUT_MS - 10_000 })
+    const { stdout } = await run('unshare', ['-n', 'sh', '-c', script], {
+      cwd: bundle,
+      env: sandbox.env,
+      timeout: TEST_TIMEOUT_MS - 10_000,
+    })
     const [links, ...json] = stdout.split('\n')
     expect(links).toBe('links: lo ')
     const info = JSON.parse(json.join('\n')) as Record<string, unknown>
@@ -86,7 +103,11 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
       version,
       lifecycleState: 'READY',
       storage: 'embedded',
-      license: { present: true, directory: path.join(bundle, 'licenses'), productLicense: expect.stringMatching(/^Apache License/) },
+      license: {
+        present: true,
+        directory: path.join(bundle, 'licenses'),
+        productLicense: expect.stringMatching(/^Apache License/),
+      },
     })
     expect((info.license as { thirdPartyPackages: number }).thirdPartyPackages).toBeGreaterThan(0)
   })
@@ -104,7 +125,11 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(result.stderr).toContain(`previous version kept; to go back: mv ${executable}.old ${executable}`)
     expect(fs.readdirSync(dir).sort()).toEqual(['licenses', 'licenses.old', 'memsvc', 'memsvc.old'])
     expect(fs.readFileSync(path.join(dir, 'licenses.old', 'LICENSE'), 'utf8')).toBe('the old licence\n')
-    expect(fs.readdirSync(path.join(dir, 'licenses')).sort()).toEqual(['LICENSE', 'THIRD_PARTY_NOTICES.md', 'third-party.json'])
+    expect(fs.readdirSync(path.join(dir, 'licenses')).sort()).toEqual([
+      'LICENSE',
+      'THIRD_PARTY_NOTICES.md',
+      'third-party.json',
+    ])
   })
 
   it('upgrade --from a tarball that does not match SHA256SUMS changes nothing (exit 1)', async () => {
@@ -115,7 +140,11 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
     const before = sha256(sandbox.executable)
     const result = await runCli(sandbox, ['upgrade', '--from', copy], { timeoutMs: 120_000 })
     expect(result.code).toBe(EXIT.FAILED)
-    expect(result.stderr).toMatch(new RegExp(`error: checksum mismatch for .*: expected ${'ab'.repeat(32)} \\(from .*/SHA256SUMS\\), got [0-9a-f]{64}; nothing was changed\\n$`))
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `error: checksum mismatch for .*: expected ${'ab'.repeat(32)} \\(from .*/SHA256SUMS\\), got [0-9a-f]{64}; nothing was changed\\n$`,
+      ),
+    )
     expect(sha256(sandbox.executable)).toBe(before)
     expect(fs.readdirSync(sandbox.dir).filter((name) => name.endsWith('.old'))).toEqual([])
   })

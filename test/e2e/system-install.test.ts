@@ -11,8 +11,23 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEnvFile } from '../../src/install/env-file.js'
 import { EXIT, SERVER_START_TIMEOUT_MS } from '../support/cli.js'
-import { createSandbox, killAllProcesses, runCli, type Sandbox, ServerProcess, waitUntil } from '../support/executable.js'
-import { hasCommand, listeningPorts, listTree, modeAndOwner, provideSystemUnits, sha256, writeFakeBundle } from '../support/installed.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  runCli,
+  type Sandbox,
+  ServerProcess,
+  waitUntil,
+} from '../support/executable.js'
+import {
+  hasCommand,
+  listeningPorts,
+  listTree,
+  modeAndOwner,
+  provideSystemUnits,
+  sha256,
+  writeFakeBundle,
+} from '../support/installed.js'
 
 const TEST_TIMEOUT_MS = 120_000
 /** The issue's bar for `systemd-analyze security --offline=yes`. */
@@ -54,7 +69,11 @@ function startInstalled(root: string, flags: string[] = [], extraEnv: NodeJS.Pro
     ...extraEnv,
   }
   // Ports 0: several tests run servers side by side; the env file's ports are checked as text.
-  return ServerProcess.start({ ...sandbox, executable: path.join(root, 'opt/memsvc/current/memsvc') }, ['--rest-port', '0', '--grpc-port', '0', ...flags], env)
+  return ServerProcess.start(
+    { ...sandbox, executable: path.join(root, 'opt/memsvc/current/memsvc') },
+    ['--rest-port', '0', '--grpc-port', '0', ...flags],
+    env,
+  )
 }
 
 async function systemInfo(server: ServerProcess): Promise<Record<string, unknown>> {
@@ -85,19 +104,46 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     const root = newRoot()
     const result = await system(['install', '--root', root, '--rest-port', '8443', '--grpc-port', '9443'])
     expect(result.code, result.stderr).toBe(EXIT.OK)
-    expect(result.stderr).toContain(`staged into ${root}; on the target host: systemctl daemon-reload && systemctl enable --now memsvc`)
+    expect(result.stderr).toContain(
+      `staged into ${root}; on the target host: systemctl daemon-reload && systemctl enable --now memsvc`,
+    )
 
     expect(listTree(root)).toEqual([
-      'etc', 'etc/memsvc', 'etc/memsvc/memsvc.env', 'etc/systemd', 'etc/systemd/system', 'etc/systemd/system/memsvc.service',
-      'opt', 'opt/memsvc', 'opt/memsvc/current', 'opt/memsvc/install.json', 'opt/memsvc/releases', `opt/memsvc/releases/${version}`,
-      `opt/memsvc/releases/${version}/licenses`, `opt/memsvc/releases/${version}/memsvc`,
-      'usr', 'usr/local', 'usr/local/bin', 'usr/local/bin/memsvc', 'var', 'var/lib', 'var/lib/memsvc',
+      'etc',
+      'etc/memsvc',
+      'etc/memsvc/memsvc.env',
+      'etc/systemd',
+      'etc/systemd/system',
+      'etc/systemd/system/memsvc.service',
+      'opt',
+      'opt/memsvc',
+      'opt/memsvc/current',
+      'opt/memsvc/install.json',
+      'opt/memsvc/releases',
+      `opt/memsvc/releases/${version}`,
+      `opt/memsvc/releases/${version}/licenses`,
+      `opt/memsvc/releases/${version}/memsvc`,
+      'usr',
+      'usr/local',
+      'usr/local/bin',
+      'usr/local/bin/memsvc',
+      'var',
+      'var/lib',
+      'var/lib/memsvc',
     ])
     // Staged files belong to whoever ran the install (the target host's memsvc user does not exist here).
     const modes = Object.fromEntries(
-      ['etc', 'etc/memsvc', 'etc/memsvc/memsvc.env', 'etc/systemd/system/memsvc.service', 'opt/memsvc', `opt/memsvc/releases/${version}/memsvc`, 'var/lib', 'var/lib/memsvc', 'usr/local/bin'].map(
-        (file) => [file, modeAndOwner(path.join(root, file))],
-      ),
+      [
+        'etc',
+        'etc/memsvc',
+        'etc/memsvc/memsvc.env',
+        'etc/systemd/system/memsvc.service',
+        'opt/memsvc',
+        `opt/memsvc/releases/${version}/memsvc`,
+        'var/lib',
+        'var/lib/memsvc',
+        'usr/local/bin',
+      ].map((file) => [file, modeAndOwner(path.join(root, file))]),
     )
     expect(modes).toEqual({
       etc: `0755 ${OWNER}`,
@@ -113,10 +159,16 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(fs.readlinkSync(path.join(root, 'usr/local/bin/memsvc'))).toBe(`${PREFIX}/current/memsvc`)
     expect(fs.readlinkSync(path.join(root, 'opt/memsvc/current'))).toBe(`releases/${version}`)
     expect(sha256(path.join(release(root), 'memsvc'))).toBe(sha256(sandbox.executable))
-    expect(fs.readdirSync(path.join(release(root), 'licenses')).sort()).toEqual(fs.readdirSync(path.join(sandbox.dir, 'licenses')).sort())
+    expect(fs.readdirSync(path.join(release(root), 'licenses')).sort()).toEqual(
+      fs.readdirSync(path.join(sandbox.dir, 'licenses')).sort(),
+    )
 
     const env = readEnv(root)
-    expect(env).toMatchObject({ SERVICE_REST_PORT: '8443', SERVICE_GRPC_PORT: '9443', SERVICE_SHUTDOWN_TIMEOUT_SEC: '30' })
+    expect(env).toMatchObject({
+      SERVICE_REST_PORT: '8443',
+      SERVICE_GRPC_PORT: '9443',
+      SERVICE_SHUTDOWN_TIMEOUT_SEC: '30',
+    })
     expect(env.SERVICE_METRICS_SECRET).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(env.DB_URL).toBeUndefined()
     expect(env.SERVICE_DEBUG_DB_LISTEN).toBeUndefined()
@@ -124,21 +176,49 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     const unit = fs.readFileSync(path.join(root, 'etc/systemd/system/memsvc.service'), 'utf8')
     const lines = new Set(unit.split('\n'))
     for (const line of [
-      'Type=notify', 'NotifyAccess=all', 'User=memsvc', 'Group=memsvc', 'EnvironmentFile=/etc/memsvc/memsvc.env', `ExecStart=${PREFIX}/current/memsvc serve`,
-      'Restart=on-failure', 'TimeoutStopSec=60s', 'KillSignal=SIGTERM', 'KillMode=mixed', 'StateDirectory=memsvc', 'StateDirectoryMode=0700',
-      'NoNewPrivileges=yes', 'ProtectSystem=strict', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'AmbientCapabilities=', 'PrivateUsers=yes',
-    ]) expect(lines, line).toContain(line)
+      'Type=notify',
+      'NotifyAccess=all',
+      'User=memsvc',
+      'Group=memsvc',
+      'EnvironmentFile=/etc/memsvc/memsvc.env',
+      `ExecStart=${PREFIX}/current/memsvc serve`,
+      'Restart=on-failure',
+      'TimeoutStopSec=60s',
+      'KillSignal=SIGTERM',
+      'KillMode=mixed',
+      'StateDirectory=memsvc',
+      'StateDirectoryMode=0700',
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      'ProtectHome=yes',
+      'PrivateTmp=yes',
+      'CapabilityBoundingSet=',
+      'AmbientCapabilities=',
+      'PrivateUsers=yes',
+    ])
+      expect(lines, line).toContain(line)
     expect(unit).not.toMatch(/ReadWritePaths|CAP_NET_BIND_SERVICE/)
     expect(JSON.parse(fs.readFileSync(path.join(root, 'opt/memsvc/install.json'), 'utf8'))).toEqual({
-      version, user: 'memsvc', userCreated: false, unit: '/etc/systemd/system/memsvc.service', binLink: '/usr/local/bin/memsvc', envFile: '/etc/memsvc/memsvc.env', stateDir: '/var/lib/memsvc',
+      version,
+      user: 'memsvc',
+      userCreated: false,
+      unit: '/etc/systemd/system/memsvc.service',
+      binLink: '/usr/local/bin/memsvc',
+      envFile: '/etc/memsvc/memsvc.env',
+      stateDir: '/var/lib/memsvc',
     })
 
-    if (!hasCommand('systemd-analyze')) throw new Error('systemd-analyze is missing: apt-get install systemd (scripts/test.mjs installs it)')
+    if (!hasCommand('systemd-analyze'))
+      throw new Error('systemd-analyze is missing: apt-get install systemd (scripts/test.mjs installs it)')
     provideSystemUnits(root)
     const verify = spawnSync('systemd-analyze', ['verify', `--root=${root}`, 'memsvc.service'], { encoding: 'utf8' })
     expect(verify.status, verify.stderr).toBe(0)
     expect(verify.stderr).toBe('')
-    const security = spawnSync('systemd-analyze', ['security', '--offline=yes', `--root=${root}`, '--no-pager', 'memsvc.service'], { encoding: 'utf8' })
+    const security = spawnSync(
+      'systemd-analyze',
+      ['security', '--offline=yes', `--root=${root}`, '--no-pager', 'memsvc.service'],
+      { encoding: 'utf8' },
+    )
     const exposure = /Overall exposure level for memsvc\.service: (\d+\.\d)/.exec(security.stdout)
     expect(exposure, security.stdout + security.stderr).not.toBeNull()
     expect(Number(exposure![1])).toBeLessThanOrEqual(MAX_EXPOSURE)
@@ -159,26 +239,46 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     // systemd's side of sd_notify: a datagram socket; python3 because Node cannot bind one.
     const notifySocket = path.join(sandbox.makeDir(`notify-${roots}`), 'notify')
     const received = `${notifySocket}.log`
-    const listener = spawn('python3', ['-c', [
-      'import socket, sys',
-      's = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])',
-      'print("bound", flush=True)',
-      'while True:',
-      '    open(sys.argv[2], "a").write(s.recv(4096).decode() + "\\n")',
-    ].join('\n'), notifySocket, received], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const listener = spawn(
+      'python3',
+      [
+        '-c',
+        [
+          'import socket, sys',
+          's = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1])',
+          'print("bound", flush=True)',
+          'while True:',
+          '    open(sys.argv[2], "a").write(s.recv(4096).decode() + "\\n")',
+        ].join('\n'),
+        notifySocket,
+        received,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     try {
       await new Promise((resolve) => listener.stdout.once('data', resolve))
       const server = startInstalled(root, [], { NOTIFY_SOCKET: notifySocket })
       await server.waitForReady(SERVER_START_TIMEOUT_MS)
       const info = await systemInfo(server)
-      expect(info).toMatchObject({ storage: 'embedded', debugDatabaseListen: '', license: { present: true, directory: path.join(release(root), 'licenses') } })
+      expect(info).toMatchObject({
+        storage: 'embedded',
+        debugDatabaseListen: '',
+        license: { present: true, directory: path.join(release(root), 'licenses') },
+      })
       expect(fs.existsSync(path.join(root, 'var/lib/memsvc/pgdata/PG_VERSION'))).toBe(true)
       expect(server.hasLogged(/built-in default secret/)).toBe(false)
-      expect((await server.get('/metrics', { 'X-Service-Metrics-Key': readEnv(root).SERVICE_METRICS_SECRET! })).status).toBe(200)
+      expect(
+        (await server.get('/metrics', { 'X-Service-Metrics-Key': readEnv(root).SERVICE_METRICS_SECRET! })).status,
+      ).toBe(200)
       expect((await server.get('/metrics')).status).toBe(401)
-      await waitUntil('READY=1 at systemd', () => fs.existsSync(received) && /^READY=1$/m.test(fs.readFileSync(received, 'utf8')))
+      await waitUntil(
+        'READY=1 at systemd',
+        () => fs.existsSync(received) && /^READY=1$/m.test(fs.readFileSync(received, 'utf8')),
+      )
       expect((await server.stop()).code).toBe(0)
-      expect(fs.readFileSync(received, 'utf8')).toMatch(/READY=1\nSTATUS=ready: REST on port \d+, gRPC on port \d+\n(.*\n)*STOPPING=1\nSTATUS=draining after SIGTERM\n/)
+      expect(fs.readFileSync(received, 'utf8')).toMatch(
+        /READY=1\nSTATUS=ready: REST on port \d+, gRPC on port \d+\n(.*\n)*STOPPING=1\nSTATUS=draining after SIGTERM\n/,
+      )
     } finally {
       listener.kill()
     }
@@ -195,7 +295,9 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     const again = await system(['install', '--root', root, '--rest-port', '8181', '--debug'])
     expect(again.code, again.stderr).toBe(EXIT.OK)
     expect(again.stdout).toContain('keep /etc/memsvc/memsvc.env (never overwritten)')
-    expect(again.stderr).toContain('--rest-port, --debug not applied: /etc/memsvc/memsvc.env exists and is kept; edit it instead')
+    expect(again.stderr).toContain(
+      '--rest-port, --debug not applied: /etc/memsvc/memsvc.env exists and is kept; edit it instead',
+    )
     expect(fs.readFileSync(envFile, 'utf8')).toBe(before)
     expect(fs.readFileSync(path.join(root, 'var/lib/memsvc/marker'), 'utf8')).toBe('data')
     expect(fs.readFileSync(path.join(root, 'etc/systemd/system/memsvc.service'), 'utf8')).toBe(unitBefore)
@@ -207,12 +309,20 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     expect((await system(['install', '--root', root])).code).toBe(EXIT.OK)
     const bundle = writeFakeBundle(sandbox.makeDir(`bundle-${roots}`), '9.9.9-e2e')
     const installed = path.join(root, 'opt/memsvc/current/memsvc')
-    const upgraded = await runCli({ ...sandbox, executable: installed }, ['upgrade', '--from', bundle], { timeoutMs: 60_000 })
+    const upgraded = await runCli({ ...sandbox, executable: installed }, ['upgrade', '--from', bundle], {
+      timeoutMs: 60_000,
+    })
     expect(upgraded.code, upgraded.stderr).toBe(EXIT.OK)
-    expect(upgraded.stdout).toBe(`upgraded ${path.join(root, 'opt/memsvc/releases/9.9.9-e2e/memsvc')}: ${version} -> 9.9.9-e2e (executable and licences)\n`)
-    expect(upgraded.stderr).toContain(`previous version kept; to go back: ln -sfn releases/${version} ${path.join(root, 'opt/memsvc/current')}`)
+    expect(upgraded.stdout).toBe(
+      `upgraded ${path.join(root, 'opt/memsvc/releases/9.9.9-e2e/memsvc')}: ${version} -> 9.9.9-e2e (executable and licences)\n`,
+    )
+    expect(upgraded.stderr).toContain(
+      `previous version kept; to go back: ln -sfn releases/${version} ${path.join(root, 'opt/memsvc/current')}`,
+    )
     expect(fs.readlinkSync(path.join(root, 'opt/memsvc/current'))).toBe('releases/9.9.9-e2e')
-    expect(fs.readFileSync(path.join(root, 'opt/memsvc/current/licenses/LICENSE'), 'utf8')).toBe('licence of 9.9.9-e2e\n')
+    expect(fs.readFileSync(path.join(root, 'opt/memsvc/current/licenses/LICENSE'), 'utf8')).toBe(
+      'licence of 9.9.9-e2e\n',
+    )
     expect(execFileSync(installed, ['--version'], { encoding: 'utf8' }).trim()).toBe('9.9.9-e2e')
     expect(fs.readdirSync(path.join(root, 'opt/memsvc/releases')).sort()).toEqual(['9.9.9-e2e', version].sort())
 
@@ -223,7 +333,9 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     // Installing the release that is already current changes nothing, and keeps the other one.
     const reinstall = await system(['install', '--root', root])
     expect(reinstall.code, reinstall.stderr).toBe(EXIT.OK)
-    expect(reinstall.stdout).toContain(`install ${version} as ${PREFIX}/releases/${version} (executable + licenses/) and point ${PREFIX}/current at it\n`)
+    expect(reinstall.stdout).toContain(
+      `install ${version} as ${PREFIX}/releases/${version} (executable + licenses/) and point ${PREFIX}/current at it\n`,
+    )
     expect(fs.readdirSync(path.join(root, 'opt/memsvc/releases')).sort()).toEqual(['9.9.9-e2e', version].sort())
   })
 
@@ -237,19 +349,38 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
 
     const dryRun = await system(['uninstall', '--root', root, '--dry-run'])
     expect(dryRun.code, dryRun.stderr).toBe(EXIT.OK)
-    expect(dryRun.stdout).toBe([
-      'would remove the unit /etc/systemd/system/memsvc.service',
-      'would remove the link /usr/local/bin/memsvc',
-      `would remove the releases and licences under ${PREFIX}`,
-      'would remove the addon cache /var/cache/memsvc',
-      '',
-    ].join('\n'))
+    expect(dryRun.stdout).toBe(
+      [
+        'would remove the unit /etc/systemd/system/memsvc.service',
+        'would remove the link /usr/local/bin/memsvc',
+        `would remove the releases and licences under ${PREFIX}`,
+        'would remove the addon cache /var/cache/memsvc',
+        '',
+      ].join('\n'),
+    )
     expect(fs.existsSync(path.join(root, 'opt/memsvc/current/memsvc'))).toBe(true)
 
     const kept = await system(['uninstall', '--root', root])
     expect(kept.code, kept.stderr).toBe(EXIT.OK)
-    expect(kept.stderr).toContain('kept /etc/memsvc/memsvc.env and /var/lib/memsvc (data); "system uninstall --purge" removes them')
-    expect(listTree(root)).toEqual(['etc', 'etc/memsvc', 'etc/memsvc/memsvc.env', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/cache', 'var/lib', 'var/lib/memsvc', 'var/lib/memsvc/marker'])
+    expect(kept.stderr).toContain(
+      'kept /etc/memsvc/memsvc.env and /var/lib/memsvc (data); "system uninstall --purge" removes them',
+    )
+    expect(listTree(root)).toEqual([
+      'etc',
+      'etc/memsvc',
+      'etc/memsvc/memsvc.env',
+      'etc/systemd',
+      'etc/systemd/system',
+      'opt',
+      'usr',
+      'usr/local',
+      'usr/local/bin',
+      'var',
+      'var/cache',
+      'var/lib',
+      'var/lib/memsvc',
+      'var/lib/memsvc/marker',
+    ])
 
     const notInstalled = await system(['uninstall', '--root', root])
     expect(notInstalled.code).toBe(EXIT.FAILED)
@@ -258,8 +389,21 @@ describe('memsvc system install --root', { timeout: TEST_TIMEOUT_MS }, () => {
     expect((await system(['install', '--root', root])).code).toBe(EXIT.OK)
     const purged = await system(['uninstall', '--root', root, '--purge'])
     expect(purged.code, purged.stderr).toBe(EXIT.OK)
-    expect(purged.stdout).toContain('remove ALL DATA (embedded database, encryption key, certificates) in /var/lib/memsvc')
-    expect(listTree(root)).toEqual(['etc', 'etc/systemd', 'etc/systemd/system', 'opt', 'usr', 'usr/local', 'usr/local/bin', 'var', 'var/cache', 'var/lib'])
+    expect(purged.stdout).toContain(
+      'remove ALL DATA (embedded database, encryption key, certificates) in /var/lib/memsvc',
+    )
+    expect(listTree(root)).toEqual([
+      'etc',
+      'etc/systemd',
+      'etc/systemd/system',
+      'opt',
+      'usr',
+      'usr/local',
+      'usr/local/bin',
+      'var',
+      'var/cache',
+      'var/lib',
+    ])
   })
 })
 
@@ -272,14 +416,31 @@ describe('debug installs', { timeout: TEST_TIMEOUT_MS }, () => {
     // 5432 is this machine's PostgreSQL: the flag (beating the env file) picks a free port instead.
     const server = startInstalled(root, ['--debug-db-listen', '127.0.0.1:0'])
     await server.waitForReady(SERVER_START_TIMEOUT_MS)
-    const warning = await server.waitForLog(/WARN .*DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD/)
+    const warning = await server.waitForLog(
+      /WARN .*DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD/,
+    )
     const port = Number(/listen=127\.0\.0\.1:(\d+)/.exec(warning)![1])
     expect((await systemInfo(server)).debugDatabaseListen).toBe(`127.0.0.1:${port}`)
-    const psql = spawnSync('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-Atc', 'select count(*) from schema_migrations'], {
-      encoding: 'utf8',
-      env: { PATH: '/usr/bin:/bin', PGCONNECT_TIMEOUT: '10' },
-      timeout: 30_000,
-    })
+    const psql = spawnSync(
+      'psql',
+      [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        'postgres',
+        '-Atc',
+        'select count(*) from schema_migrations',
+      ],
+      {
+        encoding: 'utf8',
+        env: { PATH: '/usr/bin:/bin', PGCONNECT_TIMEOUT: '10' },
+        timeout: 30_000,
+      },
+    )
     expect(psql.status, psql.stderr).toBe(0)
     expect(Number(psql.stdout.trim())).toBeGreaterThan(0)
     const { restPort, grpcPort } = await server.listening()
@@ -300,9 +461,17 @@ describe('debug installs', { timeout: TEST_TIMEOUT_MS }, () => {
   })
 
   it('the debug port is refused with an external database: serve exits 2, install --debug --db-url exits 2', async () => {
-    const serve = await runCli(sandbox, ['serve', '--db-url', 'postgres://postgres@127.0.0.1:5432/postgres', '--debug-db-listen', '5433'])
+    const serve = await runCli(sandbox, [
+      'serve',
+      '--db-url',
+      'postgres://postgres@127.0.0.1:5432/postgres',
+      '--debug-db-listen',
+      '5433',
+    ])
     expect(serve.code).toBe(EXIT.BAD_INPUT)
-    expect(serve.stderr).toBe('memsvc: --debug-db-listen: only for the embedded database; with --db-url connect to that PostgreSQL directly\n')
+    expect(serve.stderr).toBe(
+      'memsvc: --debug-db-listen: only for the embedded database; with --db-url connect to that PostgreSQL directly\n',
+    )
     const install = await system(['install', '--root', newRoot(), '--debug', '--db-url', 'postgres://db/memsvc'])
     expect(install.code).toBe(EXIT.BAD_INPUT)
     expect(install.stderr).toBe('error: --debug exposes the embedded database; with --db-url there is none to expose\n')

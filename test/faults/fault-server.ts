@@ -4,7 +4,7 @@
 import { expect } from 'vitest'
 import { createTestDatabase, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
 import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
-import { httpRequest, type HttpResult } from '../support/http-client.js'
+import { type HttpResult, httpRequest } from '../support/http-client.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 
 /** An embedded first start (initdb) or a crash recovery on a loaded two-core machine took over a minute. */
@@ -13,7 +13,20 @@ export const START_TIMEOUT_MS = 120_000
 export const REQUEST_TIMEOUT_MS = 15_000
 
 export function serveFlags(dataDir: string, extra: string[] = []): string[] {
-  return ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--metrics-scrape-secret', 'faults', '--data-dir', dataDir, ...extra]
+  return [
+    '--rest-port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--bind-address',
+    '127.0.0.1',
+    '--tls-disabled',
+    '--metrics-scrape-secret',
+    'faults',
+    '--data-dir',
+    dataDir,
+    ...extra,
+  ]
 }
 
 export interface ProxiedServer {
@@ -50,7 +63,11 @@ export async function startBehindProxy(extraFlags: string[] = []): Promise<Proxi
 
 /** POST /v1/system/init; the root API key. */
 export async function initialize(server: ServerProcess): Promise<string> {
-  const init = await httpRequest(`${server.restBase}/v1/system/init`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+  const init = await httpRequest(`${server.restBase}/v1/system/init`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  })
   expect(init.status, init.body).toBe(200)
   return init.json().rootApiKey as string
 }
@@ -65,9 +82,16 @@ export function createKey(server: ServerProcess, rootKey: string, label: string)
 }
 
 /** A create as one load attempt: the status, and the key's id when it was acknowledged. */
-export async function createKeyAttempt(server: ServerProcess, rootKey: string, label: string): Promise<{ status: number; ackId?: string }> {
+export async function createKeyAttempt(
+  server: ServerProcess,
+  rootKey: string,
+  label: string,
+): Promise<{ status: number; ackId?: string }> {
   const response = await createKey(server, rootKey, label)
-  return { status: response.status, ackId: response.status === 201 ? (response.json().apiKeyMetadata.apiKeyId as string) : undefined }
+  return {
+    status: response.status,
+    ackId: response.status === 201 ? (response.json().apiKeyMetadata.apiKeyId as string) : undefined,
+  }
 }
 
 /** Counts of each status, for the figures' notes. */

@@ -3,7 +3,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanUp, CliUser, EXIT, type RunningServer, SERVER_START_TIMEOUT_MS, startServer } from '../support/cli.js'
+import { CliUser, cleanUp, EXIT, type RunningServer, SERVER_START_TIMEOUT_MS, startServer } from '../support/cli.js'
 import { createSandbox, type Sandbox, ServerProcess } from '../support/executable.js'
 
 const GROUP_OR_OTHER_BITS = 0o077
@@ -15,7 +15,8 @@ function openToOthers(root: string): string[] {
   const visit = (file: string) => {
     const stat = fs.lstatSync(file)
     if (stat.isSymbolicLink()) return
-    if (stat.mode & GROUP_OR_OTHER_BITS) found.push(`${path.relative(root, file) || '.'} ${(stat.mode & 0o777).toString(8)}`)
+    if (stat.mode & GROUP_OR_OTHER_BITS)
+      found.push(`${path.relative(root, file) || '.'} ${(stat.mode & 0o777).toString(8)}`)
     if (stat.isDirectory()) for (const name of fs.readdirSync(file)) visit(path.join(file, name))
   }
   visit(root)
@@ -83,7 +84,17 @@ describe('file modes of everything memsvc writes', () => {
     async () => {
       const shared = sandbox.makeDir('shared-data')
       fs.chmodSync(shared, 0o777)
-      const refused = ServerProcess.start(sandbox, ['--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--tls-disabled', '--data-dir', shared])
+      const refused = ServerProcess.start(sandbox, [
+        '--rest-port',
+        '0',
+        '--grpc-port',
+        '0',
+        '--bind-address',
+        '127.0.0.1',
+        '--tls-disabled',
+        '--data-dir',
+        shared,
+      ])
       const exit = await refused.exited
       expect(exit.code, refused.logs.join('\n')).toBe(EXIT.BAD_INPUT)
       const errors = refused.logs.filter((line) => / ERROR /.test(line))

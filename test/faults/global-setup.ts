@@ -11,7 +11,11 @@ export default function setup(project: TestProject): () => void {
   fs.writeFileSync(file, '')
   project.provide('faultFiguresFile', file)
   return () => {
-    const rows = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as FigureRow)
+    const rows = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as FigureRow)
     fs.rmSync(path.dirname(file), { recursive: true, force: true })
     if (rows.length === 0) return
     rows.sort((a, b) => a.scenario.localeCompare(b.scenario))

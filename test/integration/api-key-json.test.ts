@@ -17,7 +17,9 @@ const KEY_COUNT = 7
 /** toApiKey() of each row, in list order: created_at, then id (keys made in the same millisecond). */
 async function expectedKeys(sql: Queryable, ids: string[]) {
   const keys = await Promise.all(ids.map(async (id) => toApiKey((await apiKeysSql.findApiKey(sql, id))!)))
-  return keys.sort((a, b) => a.createdAt - b.createdAt || (a.apiKeyId < b.apiKeyId ? -1 : a.apiKeyId > b.apiKeyId ? 1 : 0))
+  return keys.sort(
+    (a, b) => a.createdAt - b.createdAt || (a.apiKeyId < b.apiKeyId ? -1 : a.apiKeyId > b.apiKeyId ? 1 : 0),
+  )
 }
 
 describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) => {
@@ -30,9 +32,17 @@ describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) 
     server = await startTestServer({ engine })
     sql = server.server.context.database!.primary
     const now = new Date()
-    await insertUser(sql, { id: ownerId, username: `json-${ownerId.slice(0, 8)}`, display_name: 'JSON "quoted" \\ owner', role: 'USER', created_at: now, updated_at: now })
+    await insertUser(sql, {
+      id: ownerId,
+      username: `json-${ownerId.slice(0, 8)}`,
+      display_name: 'JSON "quoted" \\ owner',
+      role: 'USER',
+      created_at: now,
+      updated_at: now,
+    })
     for (let i = 0; i < KEY_COUNT; i++) {
-      const labels: Record<string, string> = i % 3 === 0 ? {} : { app: `search-${i}`, 'team.name': 'a "quoted" \\ value é' }
+      const labels: Record<string, string> =
+        i % 3 === 0 ? {} : { app: `search-${i}`, 'team.name': 'a "quoted" \\ value é' }
       const expiresAt = i % 2 === 0 ? new Date(Date.now() + 86_400_000 + i) : undefined
       const { row } = await issueApiKey(sql, { ownerId, creatorId: ownerId, labels, expiresAt })
       ids.push(row.id)
@@ -51,7 +61,8 @@ describe.each(ENGINES)('API key list JSON built by the database (%s)', (engine) 
     const expected = await expectedKeys(sql, ids)
     expect(page.items.map((item) => JSON.parse(item))).toEqual(expected)
     // json_agg separates elements with ", ": only whitespace may differ, not the field order.
-    const fieldOrder = (items: object[]) => items.map((item) => Object.keys(item).filter((key) => item[key as keyof typeof item] !== undefined))
+    const fieldOrder = (items: object[]) =>
+      items.map((item) => Object.keys(item).filter((key) => item[key as keyof typeof item] !== undefined))
     expect(fieldOrder(page.items.map((item) => JSON.parse(item)))).toEqual(fieldOrder(expected))
     expect(page.next).toBeUndefined()
   })

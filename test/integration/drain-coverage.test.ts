@@ -10,8 +10,8 @@ import { createLogger } from '../../src/observability/logger.js'
 import { createMetrics } from '../../src/observability/metrics.js'
 import { GrpcServer } from '../../src/transport/grpc/grpc-server.js'
 import { registerGrpcServices } from '../../src/transport/grpc/services/index.js'
-import type { HttpServer } from '../../src/transport/rest/http-server.js'
 import type { DrainExemption } from '../../src/transport/request-pipeline.js'
+import type { HttpServer } from '../../src/transport/rest/http-server.js'
 import { httpRequest } from '../support/http-client.js'
 import { pathFor, restServerOver, sendsBody } from '../support/rest-routes.js'
 
@@ -54,7 +54,11 @@ describe('REST routes under drain', () => {
   afterAll(() => http?.close())
 
   it('are all work except the named exemptions', () => {
-    const exempt = Object.fromEntries(http.routes.filter((route) => route.options.drainExempt).map((route) => [`${route.method} ${route.pattern}`, route.options.drainExempt]))
+    const exempt = Object.fromEntries(
+      http.routes
+        .filter((route) => route.options.drainExempt)
+        .map((route) => [`${route.method} ${route.pattern}`, route.options.drainExempt]),
+    )
     expect(exempt).toEqual(REST_EXEMPT)
     expect(http.routes.length - Object.keys(exempt).length).toBeGreaterThanOrEqual(20)
   })
@@ -69,7 +73,9 @@ describe('REST routes under drain', () => {
         body: sendsBody(route.method) ? '{}' : undefined,
       })
       const wasRefused = response.status === 503 && response.body.includes(REFUSAL)
-      expect(wasRefused, `${label} answered ${response.status} ${response.body.slice(0, 200)}`).toBe(!(label in REST_EXEMPT))
+      expect(wasRefused, `${label} answered ${response.status} ${response.body.slice(0, 200)}`).toBe(
+        !(label in REST_EXEMPT),
+      )
       if (wasRefused) refused.push(label)
     }
     expect(refused.length).toBeGreaterThanOrEqual(20)
@@ -83,7 +89,12 @@ describe('gRPC methods under drain', () => {
   let client: grpc.Client
 
   beforeAll(async () => {
-    server = new GrpcServer({ maxMessageBytes: 1 << 20, lifecycle, metrics: createMetrics(lifecycle, async () => []), log: createLogger('error', () => {}) })
+    server = new GrpcServer({
+      maxMessageBytes: 1 << 20,
+      lifecycle,
+      metrics: createMetrics(lifecycle, async () => []),
+      log: createLogger('error', () => {}),
+    })
     // No domain behind them: a call that is not refused fails in its implementation instead.
     registerGrpcServices(server, {} as ServerContext)
     client = new grpc.Client(`127.0.0.1:${await server.bind('127.0.0.1', 0)}`, grpc.credentials.createInsecure())
@@ -94,7 +105,9 @@ describe('gRPC methods under drain', () => {
   })
 
   it('are all work except the named exemptions', () => {
-    const exempt = Object.fromEntries(server.methods.filter((method) => method.drainExempt).map((method) => [method.path, method.drainExempt]))
+    const exempt = Object.fromEntries(
+      server.methods.filter((method) => method.drainExempt).map((method) => [method.path, method.drainExempt]),
+    )
     expect(exempt).toEqual(GRPC_EXEMPT)
     expect(server.methods.length - Object.keys(exempt).length).toBeGreaterThanOrEqual(20)
   })
@@ -104,7 +117,15 @@ describe('gRPC methods under drain', () => {
       const metadata = new grpc.Metadata()
       metadata.set('x-request-id', 'drain-coverage')
       const error = await new Promise<grpc.ServiceError | null>((resolve) => {
-        client.makeUnaryRequest(path, (value: Buffer) => value, (value: Buffer) => value, Buffer.alloc(0), metadata, { deadline: Date.now() + 5000 }, resolve)
+        client.makeUnaryRequest(
+          path,
+          (value: Buffer) => value,
+          (value: Buffer) => value,
+          Buffer.alloc(0),
+          metadata,
+          { deadline: Date.now() + 5000 },
+          resolve,
+        )
       })
       const wasRefused = error?.code === grpc.status.UNAVAILABLE && error.details === REFUSAL
       expect(wasRefused, `${path} answered ${error?.code} ${error?.details}`).toBe(!(path in GRPC_EXEMPT))

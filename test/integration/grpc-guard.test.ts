@@ -20,7 +20,16 @@ type Fault = 'sync-throw' | 'rejects-non-error' | 'unencodable-response' | 'non-
 const FAULTS: Fault[] = ['sync-throw', 'rejects-non-error', 'unencodable-response', 'non-ascii-field']
 
 /** Resolves as a plain value (no `then`) and throws on any other property read: no encoder gets past it. */
-const unencodable = () => new Proxy({}, { get: (_target, property) => { if (property === 'then') return undefined; throw new Error('this response cannot be encoded') } })
+const unencodable = () =>
+  new Proxy(
+    {},
+    {
+      get: (_target, property) => {
+        if (property === 'then') return undefined
+        throw new Error('this response cannot be encoded')
+      },
+    },
+  )
 
 function misbehave(fault: string): unknown {
   switch (fault) {
@@ -31,7 +40,11 @@ function misbehave(fault: string): unknown {
     case 'unencodable-response':
       return Promise.resolve(unencodable())
     default:
-      return Promise.reject(new AppError('INVALID_ARGUMENT', 'labels.\ud800: bad key', [{ field: 'labels.é\u0000', description: 'bad key' }]))
+      return Promise.reject(
+        new AppError('INVALID_ARGUMENT', 'labels.\ud800: bad key', [
+          { field: 'labels.é\u0000', description: 'bad key' },
+        ]),
+      )
   }
 }
 
@@ -61,7 +74,12 @@ beforeAll(async () => {
   const lifecycle = new Lifecycle()
   lifecycle.transition('READY')
   const log = createLogger('debug', (line) => logs.push(line))
-  server = new GrpcServer({ maxMessageBytes: 1 << 20, lifecycle, metrics: createMetrics(lifecycle, async () => []), log })
+  server = new GrpcServer({
+    maxMessageBytes: 1 << 20,
+    lifecycle,
+    metrics: createMetrics(lifecycle, async () => []),
+    log,
+  })
   // registerGrpcServices adds every production service; each implementation is replaced by a faulty one.
   const recorder = {
     addService(definition: grpc.ServiceDefinition, _implementation: unknown, options?: unknown) {
@@ -70,7 +88,10 @@ beforeAll(async () => {
         methods.push({ path: method.path, key, encoderReadsResponse: encoderReads(method.responseSerialize) })
         // A server-streaming method is implemented by an object whose open() starts the stream.
         faulty[key] = method.responseStream
-          ? { open: () => misbehave(currentFault), failureMessage: (error: AppError) => ({ status: { code: error.code, message: error.message } }) }
+          ? {
+              open: () => misbehave(currentFault),
+              failureMessage: (error: AppError) => ({ status: { code: error.code, message: error.message } }),
+            }
           : () => misbehave(currentFault)
       }
       server.addService(definition, faulty as never, options as never)
@@ -94,7 +115,15 @@ function rawCall(path: string, body: Buffer, requestId: string): Promise<{ error
   const metadata = new grpc.Metadata()
   metadata.set('x-request-id', requestId)
   return new Promise((resolve) => {
-    client.makeUnaryRequest(path, (value: Buffer) => value, (value: Buffer) => value, body, metadata, { deadline: Date.now() + 5000 }, (error) => resolve({ error }))
+    client.makeUnaryRequest(
+      path,
+      (value: Buffer) => value,
+      (value: Buffer) => value,
+      body,
+      metadata,
+      { deadline: Date.now() + 5000 },
+      (error) => resolve({ error }),
+    )
   })
 }
 
@@ -120,7 +149,9 @@ describe('the gRPC wrapper answers every misbehaving method with a status and th
         expect(error!.code, `${method.path}: ${error!.details}`).toBe(wanted)
         expect(error!.metadata.get('x-request-id')).toEqual([requestId])
         if (fault === 'non-ascii-field') {
-          expect(error!.metadata.get('x-error-field').map((field) => decodeURIComponent(String(field)))).toEqual(['labels.é\u0000'])
+          expect(error!.metadata.get('x-error-field').map((field) => decodeURIComponent(String(field)))).toEqual([
+            'labels.é\u0000',
+          ])
           expect(error!.details).toBe('labels.\ufffd: bad key')
         }
       }
@@ -158,7 +189,15 @@ describe('malformed protobuf bytes are INVALID_ARGUMENT on every method of a rea
       const metadata = new grpc.Metadata()
       metadata.set('x-request-id', requestId)
       const error = await new Promise<grpc.ServiceError | null>((resolve) => {
-        realClient.makeUnaryRequest(method.path, (value: Buffer) => value, (value: Buffer) => value, TRUNCATED, metadata, { deadline: Date.now() + 5000 }, (failure) => resolve(failure))
+        realClient.makeUnaryRequest(
+          method.path,
+          (value: Buffer) => value,
+          (value: Buffer) => value,
+          TRUNCATED,
+          metadata,
+          { deadline: Date.now() + 5000 },
+          (failure) => resolve(failure),
+        )
       })
       expect(error?.code, `${method.path}: ${error?.details}`).toBe(grpc.status.INVALID_ARGUMENT)
       expect(error!.metadata.get('x-request-id')).toEqual([requestId])

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import * as jobsSql from '../../src/db/sql/jobs.js'
 import { PermanentJobError } from '../../src/jobs/job-processor.js'
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
-import { startTestServer, type TestServer } from '../support/test-server.js'
 import { startIdentityFixture } from '../support/identity-fixture.js'
+import { startTestServer, type TestServer } from '../support/test-server.js'
 import { waitFor } from '../support/wait.js'
 
 const FAST_JOBS = { startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100 } } }
@@ -21,17 +21,22 @@ async function start(engine: 'postgresql' | 'embedded', database?: TestDatabase)
   return server
 }
 
-const jobStatus = async (server: TestServer, id: string) => (await jobsSql.findJob(server.server.context.sql, id))?.status
+const jobStatus = async (server: TestServer, id: string) =>
+  (await jobsSql.findJob(server.server.context.sql, id))?.status
 
 describe.each(ENGINES)('background jobs (%s)', (engine) => {
   it('retries a failing job with backoff until it succeeds', async () => {
     const server = await start(engine)
     const jobs = server.server.jobs
     let calls = 0
-    jobs.register({ kind: 'test.flaky', maxAttempts: 5, run: async () => {
-      calls++
-      if (calls < 3) throw new Error(`failure ${calls}`)
-    } })
+    jobs.register({
+      kind: 'test.flaky',
+      maxAttempts: 5,
+      run: async () => {
+        calls++
+        if (calls < 3) throw new Error(`failure ${calls}`)
+      },
+    })
     const id = await jobs.enqueue(jobs.sql, 'test.flaky', {})
     await waitFor('the flaky job to succeed', async () => (await jobStatus(server, id)) === 'SUCCEEDED')
     const row = await jobsSql.findJob(server.server.context.sql, id)
@@ -41,20 +46,39 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
   it('ends a job that keeps failing in FAILED with its last error; a permanent error is not retried', async () => {
     const server = await start(engine)
     const jobs = server.server.jobs
-    jobs.register({ kind: 'test.broken', maxAttempts: 3, run: async (_payload, attempt) => {
-      throw new Error(`broken on attempt ${attempt}`)
-    } })
-    jobs.register({ kind: 'test.hopeless', maxAttempts: 3, run: async () => {
-      throw new PermanentJobError('resource is gone')
-    } })
+    jobs.register({
+      kind: 'test.broken',
+      maxAttempts: 3,
+      run: async (_payload, attempt) => {
+        throw new Error(`broken on attempt ${attempt}`)
+      },
+    })
+    jobs.register({
+      kind: 'test.hopeless',
+      maxAttempts: 3,
+      run: async () => {
+        throw new PermanentJobError('resource is gone')
+      },
+    })
     const broken = await jobs.enqueue(jobs.sql, 'test.broken', {})
     const hopeless = await jobs.enqueue(jobs.sql, 'test.hopeless', {})
-    await waitFor('both jobs to fail', async () => (await jobStatus(server, broken)) === 'FAILED' && (await jobStatus(server, hopeless)) === 'FAILED')
-    expect(await jobsSql.findJob(server.server.context.sql, broken)).toMatchObject({ attempts: 3, last_error: 'broken on attempt 3' })
-    expect(await jobsSql.findJob(server.server.context.sql, hopeless)).toMatchObject({ attempts: 1, last_error: 'resource is gone' })
+    await waitFor(
+      'both jobs to fail',
+      async () => (await jobStatus(server, broken)) === 'FAILED' && (await jobStatus(server, hopeless)) === 'FAILED',
+    )
+    expect(await jobsSql.findJob(server.server.context.sql, broken)).toMatchObject({
+      attempts: 3,
+      last_error: 'broken on attempt 3',
+    })
+    expect(await jobsSql.findJob(server.server.context.sql, hopeless)).toMatchObject({
+      attempts: 1,
+      last_error: 'resource is gone',
+    })
     // One more, due in an hour: waiting, so it counts as unfinished.
     await jobs.enqueue(jobs.sql, 'test.hopeless', {}, 3_600_000)
-    const metrics = await (await fetch(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })).text()
+    const metrics = await (
+      await fetch(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
+    ).text()
     expect(metrics).toContain('memsvc_jobs_unfinished{kind="test.hopeless"} 1')
     expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="retried"} 2')
     expect(metrics).toContain('memsvc_jobs_total{kind="test.broken",outcome="failed"} 1')
@@ -68,11 +92,15 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
     const key = await fixture.newKey(fixture.alice)
     expect((await fixture.call('rest', 'getMe', {}, key.apiKey)).status).toBe('OK')
     const before = await fixture.call('rest', 'listApiKeys', { maxResults: 1000 }, fixture.alice.apiKey)
-    expect(before.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt).toBeUndefined()
+    expect(
+      before.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt,
+    ).toBeUndefined()
     await fixture.server.server.context.authenticator.flushUsage()
     await waitFor('lastUsedAt to be written', async () => {
       const listed = await fixture.call('rest', 'listApiKeys', { maxResults: 1000 }, fixture.alice.apiKey)
-      return listed.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt !== undefined
+      return (
+        listed.body.keys.find((entry: { apiKeyId: string }) => entry.apiKeyId === key.apiKeyId).lastUsedAt !== undefined
+      )
     })
   })
 })
@@ -84,10 +112,14 @@ describe('background jobs shared by several processes (postgresql)', () => {
     const servers = [await start('postgresql', database), await start('postgresql', database)]
     const runs: Array<{ server: number; id: string }> = []
     servers.forEach((server, index) =>
-      server.server.jobs.register({ kind: 'test.count', maxAttempts: 1, run: async (payload: { n: number }) => {
-        runs.push({ server: index, id: String(payload.n) })
-        await new Promise((resolve) => setTimeout(resolve, 2))
-      } }),
+      server.server.jobs.register({
+        kind: 'test.count',
+        maxAttempts: 1,
+        run: async (payload: { n: number }) => {
+          runs.push({ server: index, id: String(payload.n) })
+          await new Promise((resolve) => setTimeout(resolve, 2))
+        },
+      }),
     )
     const jobs = servers[0]!.server.jobs
     await jobs.sql.begin(async (tx) => {
@@ -125,10 +157,14 @@ describe('background jobs shared by several processes (postgresql)', () => {
     let release = () => {}
     const released = new Promise<void>((resolve) => (release = resolve))
     let started = 0
-    jobs.register({ kind: 'test.slow', maxAttempts: 1, run: async () => {
-      started++
-      await released
-    } })
+    jobs.register({
+      kind: 'test.slow',
+      maxAttempts: 1,
+      run: async () => {
+        started++
+        await released
+      },
+    })
     const slow = await jobs.enqueue(jobs.sql, 'test.slow', {})
     await waitFor('the slow job to start', () => started === 1)
     const drained = server.server.context.drainController.drain('test', 30_000)

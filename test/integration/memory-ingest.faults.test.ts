@@ -1,19 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as chunksSql from '../../src/db/sql/chunks.js'
 import * as jobsSql from '../../src/db/sql/jobs.js'
-import * as memories from '../../src/domain/memories.js'
 import { MEMORY_INGEST_JOB } from '../../src/domain/job-kinds.js'
+import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
 import { memoryIngestJob } from '../../src/jobs/handlers/memory-ingest.js'
 import { ENGINES } from '../support/databases.js'
 import { FAKE_SECRET } from '../support/fake-provider.js'
 import { type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 
-const TEXT = Array.from({ length: 12 }, (_, i) => `Fact number ${i}: the provider may fail, stall or ask us to slow down.`).join('\n')
+const TEXT = Array.from(
+  { length: 12 },
+  (_, i) => `Fact number ${i}: the provider may fail, stall or ask us to slow down.`,
+).join('\n')
 
 /** Requests the ingest of this text sent (the probe's own request is left out). */
 const ingestRequests = (fixture: MemoryFixture, since: number) =>
-  fixture.embedder.requests.slice(since).filter((request) => request.inputs.some((input) => input.startsWith('Fact number')))
+  fixture.embedder.requests
+    .slice(since)
+    .filter((request) => request.inputs.some((input) => input.startsWith('Fact number')))
 
 describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
   let fixture: MemoryFixture
@@ -24,22 +29,38 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
 
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine)
-    embedderId = await fixture.registerEmbedder(fixture.alice, { providerType: 'VENDORA', endpointUrl: `${fixture.embedder.url}/v1` })
+    embedderId = await fixture.registerEmbedder(fixture.alice, {
+      providerType: 'VENDORA',
+      endpointUrl: `${fixture.embedder.url}/v1`,
+    })
     // Let the registration's probe go first, so the scripted faults meet ingest requests only.
     await new Promise((resolve) => setTimeout(resolve, 500))
-    spaceId = (await spaces.createSpace(context(), fixture.as(fixture.alice), { name: 'faults', spaceEmbedders: [{ embedderId }], defaultChunkingConfig: { none: {} } })).spaceId
+    spaceId = (
+      await spaces.createSpace(context(), fixture.as(fixture.alice), {
+        name: 'faults',
+        spaceEmbedders: [{ embedderId }],
+        defaultChunkingConfig: { none: {} },
+      })
+    ).spaceId
   }, 240_000)
   afterAll(() => fixture?.stop())
 
   const ingest = async (content = TEXT) => {
     const since = fixture.embedder.requests.length
-    const { memory } = await memories.createMemory(context(), fixture.as(fixture.alice), { spaceId, originalContent: content })
+    const { memory } = await memories.createMemory(context(), fixture.as(fixture.alice), {
+      spaceId,
+      originalContent: content,
+    })
     const done = await fixture.settled(memory.memoryId)
     return { done, requests: ingestRequests(fixture, since) }
   }
 
   it('retries 429 (honouring Retry-After) and 5xx, then completes', async () => {
-    fixture.embedder.plan({ kind: 'status', status: 429, retryAfterSeconds: 1 }, { kind: 'status', status: 503 }, { kind: 'status', status: 500 })
+    fixture.embedder.plan(
+      { kind: 'status', status: 429, retryAfterSeconds: 1 },
+      { kind: 'status', status: 503 },
+      { kind: 'status', status: 500 },
+    )
     const started = Date.now()
     const { done, requests } = await ingest()
     const elapsed = Date.now() - started
@@ -47,7 +68,9 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     expect(requests.map((request) => request.answered)).toEqual(['fault', 'fault', 'fault', 'ok'])
     // The 429 asked for a second: the retry waited for it.
     expect(elapsed).toBeGreaterThanOrEqual(1_000)
-    process.stdout.write(`[${engine}] 429+503+500 then OK: ${requests.length} requests, COMPLETED after ${elapsed} ms\n`)
+    process.stdout.write(
+      `[${engine}] 429+503+500 then OK: ${requests.length} requests, COMPLETED after ${elapsed} ms\n`,
+    )
   })
 
   it('a stalled request times out and is retried', async () => {
@@ -59,7 +82,13 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
 
   it('transient failures past every attempt end FAILED with the last error, after the queue retried the job', async () => {
     const attempts = 4 * 5 // attemptsPerBatch (FAST_MEMORY_JOBS) × INGEST_MAX_ATTEMPTS
-    fixture.embedder.plan(...Array.from({ length: attempts }, () => ({ kind: 'status' as const, status: 502, message: 'bad gateway upstream' })))
+    fixture.embedder.plan(
+      ...Array.from({ length: attempts }, () => ({
+        kind: 'status' as const,
+        status: 502,
+        message: 'bad gateway upstream',
+      })),
+    )
     const { done, requests } = await ingest(`${TEXT} (always 502)`)
     expect(done.processingStatus).toBe('FAILED')
     expect(done.processingError).toContain('HTTP 502 from the provider')
@@ -84,12 +113,20 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
       credentials: { kind: 'API_KEY', apiKey: { inlineSecret: FAKE_SECRET } },
     })
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const keyedSpace = await spaces.createSpace(context(), fixture.as(fixture.alice), { name: 'keyed', spaceEmbedders: [{ embedderId: keyed }] })
+    const keyedSpace = await spaces.createSpace(context(), fixture.as(fixture.alice), {
+      name: 'keyed',
+      spaceEmbedders: [{ embedderId: keyed }],
+    })
     fixture.embedder.plan({ kind: 'status', status: 400, message: `input rejected for key ${FAKE_SECRET}` })
-    const { memory } = await memories.createMemory(context(), fixture.as(fixture.alice), { spaceId: keyedSpace.spaceId, originalContent: 'a short text' })
+    const { memory } = await memories.createMemory(context(), fixture.as(fixture.alice), {
+      spaceId: keyedSpace.spaceId,
+      originalContent: 'a short text',
+    })
     const done = await fixture.settled(memory.memoryId)
     expect(done.processingStatus).toBe('FAILED')
-    expect(done.processingError).toContain('HTTP 400 from the provider: {"error":{"message":"input rejected for key [redacted]"}}')
+    expect(done.processingError).toContain(
+      'HTTP 400 from the provider: {"error":{"message":"input rejected for key [redacted]"}}',
+    )
     expect(done.processingError).not.toContain(FAKE_SECRET)
     expect(fixture.server.logs.join('\n')).not.toContain(FAKE_SECRET)
   })
@@ -100,27 +137,44 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     const before = await chunksSql.listChunks(sql(), done.memoryId)
     // As after a crash between the embedding calls and the write: the memory is PROCESSING again.
     await sql()`update memories set status = 'PROCESSING' where id = ${done.memoryId}`
-    const handler = memoryIngestJob({ sql: sql(), secrets: () => context().secrets, registry: fixture.server.server.jobs.registry, enqueue: async () => {} })
+    const handler = memoryIngestJob({
+      sql: sql(),
+      secrets: () => context().secrets,
+      registry: fixture.server.server.jobs.registry,
+      enqueue: async () => {},
+    })
     await handler.run({ memoryId: done.memoryId }, 1)
     await handler.run({ memoryId: done.memoryId }, 1) // already COMPLETED: nothing to do
     const after = await chunksSql.listChunks(sql(), done.memoryId)
     expect(after).toHaveLength(before.length)
     expect(after.map((chunk) => chunk.chunk_index)).toEqual(before.map((chunk) => chunk.chunk_index))
-    expect(await chunksSql.countVectors(sql(), done.memoryId)).toEqual([{ embedder_id: embedderId, count: before.length }])
-    const jobs = await sql()<Array<{ count: number }>>`select count(*)::int as count from jobs where kind = ${MEMORY_INGEST_JOB} and payload->>'memoryId' = ${done.memoryId}`
+    expect(await chunksSql.countVectors(sql(), done.memoryId)).toEqual([
+      { embedder_id: embedderId, count: before.length },
+    ])
+    const jobs = await sql()<
+      Array<{ count: number }>
+    >`select count(*)::int as count from jobs where kind = ${MEMORY_INGEST_JOB} and payload->>'memoryId' = ${done.memoryId}`
     expect(jobs[0]!.count).toBe(1)
     expect(await jobsSql.countJobsByStatus(sql())).not.toContainEqual(expect.objectContaining({ status: 'RUNNING' }))
   })
 
   it('metrics count ingests by outcome and embedding requests by provider type and outcome, with their latency', async () => {
-    const metrics = await (await fetch(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })).text()
+    const metrics = await (
+      await fetch(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
+    ).text()
     const value = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0)
     expect(value(/memsvc_memories_ingested_total\{outcome="completed"\} (\d+)/)).toBeGreaterThanOrEqual(3)
     expect(value(/memsvc_memories_ingested_total\{outcome="failed"\} (\d+)/)).toBeGreaterThanOrEqual(3)
-    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="retried"\} (\d+)/)).toBeGreaterThanOrEqual(3 + 1 + 15)
+    expect(
+      value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="retried"\} (\d+)/),
+    ).toBeGreaterThanOrEqual(3 + 1 + 15)
     // Three 429/5xx, one stall and 3 × 5 runs of the always-502 memory were retried; its five runs and the 400 failed.
-    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="failed"\} (\d+)/)).toBeGreaterThanOrEqual(5 + 1)
-    expect(value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="ok"\} (\d+)/)).toBeGreaterThanOrEqual(3)
+    expect(
+      value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="failed"\} (\d+)/),
+    ).toBeGreaterThanOrEqual(5 + 1)
+    expect(
+      value(/memsvc_embedding_requests_total\{provider_type="VENDORA",outcome="ok"\} (\d+)/),
+    ).toBeGreaterThanOrEqual(3)
     expect(value(/memsvc_embedding_request_duration_seconds_count\{provider_type="VENDORA"\} (\d+)/)).toBeGreaterThan(0)
   })
 })

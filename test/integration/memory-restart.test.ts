@@ -29,7 +29,12 @@ describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
       cleanups.push(() => database!.drop())
     }
     const shared = engine === 'postgresql' ? { 'db-url': database!.jdbcUrl } : { 'data-dir': dataDir }
-    const first: MemoryFixture = await startMemoryFixture(engine, SHORT_LEASE, {}, { ...shared, 'shutdown-timeout-sec': 1 })
+    const first: MemoryFixture = await startMemoryFixture(
+      engine,
+      SHORT_LEASE,
+      {},
+      { ...shared, 'shutdown-timeout-sec': 1 },
+    )
     let firstStopped = false
     cleanups.push(async () => {
       if (!firstStopped) await first.stop()
@@ -37,29 +42,48 @@ describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
     const embedderId = await first.registerEmbedder(first.alice)
     await new Promise((resolve) => setTimeout(resolve, 500))
     const alice = first.as(first.alice)
-    const space = await spaces.createSpace(first.server.server.context, alice, { name: 'restart', spaceEmbedders: [{ embedderId }], defaultChunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 10 } } })
+    const space = await spaces.createSpace(first.server.server.context, alice, {
+      name: 'restart',
+      spaceEmbedders: [{ embedderId }],
+      defaultChunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 10 } },
+    })
     // The provider takes the requests but answers none until released: the ingest is mid-way.
     const release = first.embedder.hold()
-    const { memory } = await memories.createMemory(first.server.server.context, alice, { spaceId: space.spaceId, originalContent: TEXT })
-    await waitFor('the ingest to call the provider', () => first.embedder.requests.some((request) => request.inputs.some((input) => input.startsWith('Line'))))
+    const { memory } = await memories.createMemory(first.server.server.context, alice, {
+      spaceId: space.spaceId,
+      originalContent: TEXT,
+    })
+    await waitFor('the ingest to call the provider', () =>
+      first.embedder.requests.some((request) => request.inputs.some((input) => input.startsWith('Line'))),
+    )
     await first.server.stop()
     firstStopped = true
     // The first server is gone; what it asked for is answered only now, to nobody.
     release()
 
-    const second: TestServer = await startTestServer({ engine, ...(engine === 'postgresql' ? { database } : { dataDir }), startOptions: SHORT_LEASE })
+    const second: TestServer = await startTestServer({
+      engine,
+      ...(engine === 'postgresql' ? { database } : { dataDir }),
+      startOptions: SHORT_LEASE,
+    })
     cleanups.push(() => second.stop())
     const stranded = await memories.getMemory(second.server.context, alice, memory.memoryId)
     expect(stranded.processingStatus).toBe('PROCESSING')
     expect(await chunksSql.listChunks(second.server.context.sql, memory.memoryId)).toEqual([])
-    const done = await waitFor('the second server to finish the memory', async () => {
-      const current = await memories.getMemory(second.server.context, alice, memory.memoryId)
-      return current.processingStatus === 'COMPLETED' ? current : undefined
-    }, { timeoutMs: 60_000 })
+    const done = await waitFor(
+      'the second server to finish the memory',
+      async () => {
+        const current = await memories.getMemory(second.server.context, alice, memory.memoryId)
+        return current.processingStatus === 'COMPLETED' ? current : undefined
+      },
+      { timeoutMs: 60_000 },
+    )
     const chunks = await chunksSql.listChunks(second.server.context.sql, memory.memoryId)
     expect(done.chunkCount).toBe(chunks.length)
     expect(new Set(chunks.map((chunk) => chunk.chunk_index)).size).toBe(chunks.length)
-    expect(await chunksSql.countVectors(second.server.context.sql, memory.memoryId)).toEqual([{ embedder_id: embedderId, count: chunks.length }])
+    expect(await chunksSql.countVectors(second.server.context.sql, memory.memoryId)).toEqual([
+      { embedder_id: embedderId, count: chunks.length },
+    ])
     await first.embedder.close()
     first.client.close()
   }, 300_000)

@@ -28,27 +28,71 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine)
     embedderId = await fixture.registerEmbedder(fixture.alice)
-    spaceId = (await spaces.createSpace(context(), alice(), { name: 'errors', spaceEmbedders: [{ embedderId }] })).spaceId
+    spaceId = (await spaces.createSpace(context(), alice(), { name: 'errors', spaceEmbedders: [{ embedderId }] }))
+      .spaceId
   }, 240_000)
   afterAll(() => fixture?.stop())
 
-  const createMemory = (input: Record<string, unknown>) => failure(memories.createMemory(context(), alice(), { spaceId, ...input }))
-  const createSpace = (input: Record<string, unknown>) => failure(spaces.createSpace(context(), alice(), { name: `s-${crypto.randomUUID()}`, spaceEmbedders: [{ embedderId }], ...input }))
+  const createMemory = (input: Record<string, unknown>) =>
+    failure(memories.createMemory(context(), alice(), { spaceId, ...input }))
+  const createSpace = (input: Record<string, unknown>) =>
+    failure(
+      spaces.createSpace(context(), alice(), {
+        name: `s-${crypto.randomUUID()}`,
+        spaceEmbedders: [{ embedderId }],
+        ...input,
+      }),
+    )
 
   it.each([
     ['empty content', { originalContent: '' }, 'INVALID_ARGUMENT', 'originalContent'],
     ['blank content', { originalContent: ' \n\t' }, 'INVALID_ARGUMENT', 'originalContent'],
-    ['both content fields', { originalContent: 'a', originalContentB64: 'YQ==' }, 'INVALID_ARGUMENT', 'originalContent'],
+    [
+      'both content fields',
+      { originalContent: 'a', originalContentB64: 'YQ==' },
+      'INVALID_ARGUMENT',
+      'originalContent',
+    ],
     ['no content field', {}, 'INVALID_ARGUMENT', 'originalContent'],
     ['an unknown contentType', { originalContent: 'a', contentType: 'image/png' }, 'INVALID_ARGUMENT', 'contentType'],
-    ['JSON content that is not JSON', { originalContent: '{nope', contentType: 'application/json' }, 'INVALID_ARGUMENT', 'originalContent'],
-    ['base64 that is not UTF-8', { originalContentB64: Buffer.from([0xff, 0xfe, 0xfd]).toString('base64') }, 'INVALID_ARGUMENT', 'originalContentB64'],
+    [
+      'JSON content that is not JSON',
+      { originalContent: '{nope', contentType: 'application/json' },
+      'INVALID_ARGUMENT',
+      'originalContent',
+    ],
+    [
+      'base64 that is not UTF-8',
+      { originalContentB64: Buffer.from([0xff, 0xfe, 0xfd]).toString('base64') },
+      'INVALID_ARGUMENT',
+      'originalContentB64',
+    ],
     ['content with NUL', { originalContent: 'a\u0000b' }, 'INVALID_ARGUMENT', 'originalContent'],
     ['metadata that is not an object', { originalContent: 'a', metadata: ['x'] }, 'INVALID_ARGUMENT', 'metadata'],
-    ['metadata with 51 properties', { originalContent: 'a', metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) }, 'INVALID_ARGUMENT', 'metadata'],
-    ['chunk overlap equal to the size', { originalContent: 'a', chunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 100 } } }, 'INVALID_ARGUMENT', 'chunkingConfig.recursive.chunkOverlap'],
-    ['two chunking strategies', { originalContent: 'a', chunkingConfig: { none: {}, sentence: {} } }, 'INVALID_ARGUMENT', 'chunkingConfig'],
-    ['a separator regex that does not compile', { originalContent: 'a', chunkingConfig: { recursive: { separators: ['('], separatorIsRegex: true } } }, 'INVALID_ARGUMENT', 'chunkingConfig.recursive.separators'],
+    [
+      'metadata with 51 properties',
+      { originalContent: 'a', metadata: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])) },
+      'INVALID_ARGUMENT',
+      'metadata',
+    ],
+    [
+      'chunk overlap equal to the size',
+      { originalContent: 'a', chunkingConfig: { recursive: { chunkSize: 100, chunkOverlap: 100 } } },
+      'INVALID_ARGUMENT',
+      'chunkingConfig.recursive.chunkOverlap',
+    ],
+    [
+      'two chunking strategies',
+      { originalContent: 'a', chunkingConfig: { none: {}, sentence: {} } },
+      'INVALID_ARGUMENT',
+      'chunkingConfig',
+    ],
+    [
+      'a separator regex that does not compile',
+      { originalContent: 'a', chunkingConfig: { recursive: { separators: ['('], separatorIsRegex: true } } },
+      'INVALID_ARGUMENT',
+      'chunkingConfig.recursive.separators',
+    ],
     ['an unknown field', { originalContent: 'a', colour: 'red' }, 'INVALID_ARGUMENT', 'colour'],
   ])('memory with %s: 400 naming the field', async (_name, input, code, field) => {
     const result = await createMemory(input)
@@ -58,24 +102,53 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
 
   it('content over the size limit is 413 naming the field, as text or base64', async () => {
     const big = 'x'.repeat(MAX_CONTENT_BYTES + 1)
-    expect(await createMemory({ originalContent: big })).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', fields: ['originalContent'] })
-    expect(await createMemory({ originalContentB64: Buffer.from(big).toString('base64') })).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', fields: ['originalContentB64'] })
+    expect(await createMemory({ originalContent: big })).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      fields: ['originalContent'],
+    })
+    expect(await createMemory({ originalContentB64: Buffer.from(big).toString('base64') })).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      fields: ['originalContentB64'],
+    })
   })
 
   it('a memoryId used before is 409; an unknown space is 404', async () => {
     const memoryId = crypto.randomUUID()
     await memories.createMemory(context(), alice(), { spaceId, memoryId, originalContent: 'once' })
     expect((await createMemory({ memoryId, originalContent: 'twice' })).code).toBe('ALREADY_EXISTS')
-    expect((await failure(memories.createMemory(context(), alice(), { spaceId: crypto.randomUUID(), originalContent: 'a' }))).code).toBe('NOT_FOUND')
+    expect(
+      (await failure(memories.createMemory(context(), alice(), { spaceId: crypto.randomUUID(), originalContent: 'a' })))
+        .code,
+    ).toBe('NOT_FOUND')
   })
 
   it.each([
     ['no embedders', { spaceEmbedders: [] }, 'INVALID_ARGUMENT', 'spaceEmbedders'],
-    ['the same embedder twice', { spaceEmbedders: [{ embedderId: 'EMBEDDER' }, { embedderId: 'EMBEDDER' }] }, 'INVALID_ARGUMENT', 'spaceEmbedders'],
-    ['an unknown embedder', { spaceEmbedders: [{ embedderId: '00000000-0000-4000-8000-000000000000' }] }, 'NOT_FOUND', 'spaceEmbedders.0.embedderId'],
-    ['a negative weight', { spaceEmbedders: [{ embedderId: 'EMBEDDER', defaultRetrievalWeight: -1 }] }, 'INVALID_ARGUMENT', 'spaceEmbedders.0.defaultRetrievalWeight'],
+    [
+      'the same embedder twice',
+      { spaceEmbedders: [{ embedderId: 'EMBEDDER' }, { embedderId: 'EMBEDDER' }] },
+      'INVALID_ARGUMENT',
+      'spaceEmbedders',
+    ],
+    [
+      'an unknown embedder',
+      { spaceEmbedders: [{ embedderId: '00000000-0000-4000-8000-000000000000' }] },
+      'NOT_FOUND',
+      'spaceEmbedders.0.embedderId',
+    ],
+    [
+      'a negative weight',
+      { spaceEmbedders: [{ embedderId: 'EMBEDDER', defaultRetrievalWeight: -1 }] },
+      'INVALID_ARGUMENT',
+      'spaceEmbedders.0.defaultRetrievalWeight',
+    ],
     ['an empty name', { name: '  ' }, 'INVALID_ARGUMENT', 'name'],
-    ['sentence min ≥ max', { defaultChunkingConfig: { sentence: { maxChunkSize: 10, minChunkSize: 10 } } }, 'INVALID_ARGUMENT', 'defaultChunkingConfig.sentence.minChunkSize'],
+    [
+      'sentence min ≥ max',
+      { defaultChunkingConfig: { sentence: { maxChunkSize: 10, minChunkSize: 10 } } },
+      'INVALID_ARGUMENT',
+      'defaultChunkingConfig.sentence.minChunkSize',
+    ],
   ])('space with %s: an error naming the field', async (_name, input, code, field) => {
     const withEmbedder = JSON.parse(JSON.stringify(input).replaceAll('EMBEDDER', embedderId))
     const result = await createSpace(withEmbedder)
@@ -87,19 +160,29 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
     await spaces.createSpace(context(), alice(), { name: 'taken', spaceEmbedders: [{ embedderId }] })
     expect((await createSpace({ name: 'taken' })).code).toBe('ALREADY_EXISTS')
     const bobEmbedder = await fixture.registerEmbedder(fixture.bob)
-    await spaces.createSpace(context(), fixture.as(fixture.bob), { name: 'taken', spaceEmbedders: [{ embedderId: bobEmbedder }] })
+    await spaces.createSpace(context(), fixture.as(fixture.bob), {
+      name: 'taken',
+      spaceEmbedders: [{ embedderId: bobEmbedder }],
+    })
   })
 
   it('the last embedder of a space cannot be removed; adding one already there is 409', async () => {
-    expect((await failure(spaces.removeSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe('INVALID_ARGUMENT')
-    expect((await failure(spaces.addSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe('ALREADY_EXISTS')
+    expect((await failure(spaces.removeSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe(
+      'INVALID_ARGUMENT',
+    )
+    expect((await failure(spaces.addSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe(
+      'ALREADY_EXISTS',
+    )
   })
 
   it('without pgvector, memory calls answer FAILED_PRECONDITION naming the extension and how to install it', async () => {
     // The context is built once with what the server found; this test stands in a database without pgvector.
     const writable = context() as { vectorSupport: VectorSupport }
     const saved = writable.vectorSupport
-    writable.vectorSupport = { available: false, reason: 'the extension "vector" is not installed on this PostgreSQL server; install pgvector 0.8 or newer' }
+    writable.vectorSupport = {
+      available: false,
+      reason: 'the extension "vector" is not installed on this PostgreSQL server; install pgvector 0.8 or newer',
+    }
     try {
       const result = await failure(memories.createMemory(context(), alice(), { spaceId, originalContent: 'a' }))
       expect(result.code).toBe('FAILED_PRECONDITION')

@@ -7,7 +7,10 @@ import { hashedBagOfWords } from '../support/fake-embedder.js'
 import { type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 import { waitFor } from '../support/wait.js'
 
-const ARTICLE = Array.from({ length: 30 }, (_, i) => `Paragraph ${i} explains how memory ${i % 5} is stored.\nIt has a second line about vectors and chunks.`).join('\n\n')
+const ARTICLE = Array.from(
+  { length: 30 },
+  (_, i) => `Paragraph ${i} explains how memory ${i % 5} is stored.\nIt has a second line about vectors and chunks.`,
+).join('\n\n')
 
 describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
   let fixture: MemoryFixture
@@ -35,13 +38,24 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
       ownerId: fixture.alice.userId,
       name: 'notes',
       publicRead: false,
-      spaceEmbedders: [{ embedderId, defaultRetrievalWeight: 0.7, indexState: 'READY', backfillProgress: { completedMemories: 0, totalMemories: 0 } }],
+      spaceEmbedders: [
+        {
+          embedderId,
+          defaultRetrievalWeight: 0.7,
+          indexState: 'READY',
+          backfillProgress: { completedMemories: 0, totalMemories: 0 },
+        },
+      ],
       defaultChunkingConfig: { recursive: { chunkSize: 512, chunkOverlap: 64, keepStrategy: 'KEEP_END' } },
     })
     expect(await spaces.getSpace(context(), alice, spaceId)).toEqual(created)
     const listed = await spaces.listSpaces(context(), alice, { labelFilter: { team: 'a' } })
     expect(listed.spaces.map((space) => space.spaceId)).toContain(spaceId)
-    const updated = await spaces.updateSpace(context(), alice, spaceId, { name: 'renamed', publicRead: true, mergeLabels: { tier: 'gold' } })
+    const updated = await spaces.updateSpace(context(), alice, spaceId, {
+      name: 'renamed',
+      publicRead: true,
+      mergeLabels: { tier: 'gold' },
+    })
     expect(updated).toMatchObject({ name: 'renamed', publicRead: true, labels: { team: 'a', tier: 'gold' } })
     expect(updated.updatedAt).toBeGreaterThanOrEqual(created.updatedAt)
     const unchanged = await spaces.updateSpace(context(), alice, spaceId, { name: 'renamed' })
@@ -52,10 +66,23 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
 
   it('ingests a memory end to end: chunks with offsets into the content, one vector per chunk, COMPLETED', async () => {
     const alice = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context(), alice, { name: `ingest-${engine}`, spaceEmbedders: [{ embedderId }], defaultChunkingConfig: { recursive: { chunkSize: 200, chunkOverlap: 20 } } })
-    const { memory, created } = await memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: ARTICLE, metadata: { source: 'test', n: 1 } })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `ingest-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+      defaultChunkingConfig: { recursive: { chunkSize: 200, chunkOverlap: 20 } },
+    })
+    const { memory, created } = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: ARTICLE,
+      metadata: { source: 'test', n: 1 },
+    })
     expect(created).toBe(true)
-    expect(memory).toMatchObject({ processingStatus: 'PENDING', chunkCount: 0, contentType: 'text/plain', metadata: { source: 'test', n: 1 } })
+    expect(memory).toMatchObject({
+      processingStatus: 'PENDING',
+      chunkCount: 0,
+      contentType: 'text/plain',
+      metadata: { source: 'test', n: 1 },
+    })
     const done = await fixture.settled(memory.memoryId)
     expect(done.processingStatus).toBe('COMPLETED')
     const chunks = await chunksSql.listChunks(sql(), memory.memoryId)
@@ -65,18 +92,27 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
       expect(ARTICLE.slice(chunk.start_offset, chunk.end_offset)).toBe(chunk.text)
       expect(chunk.text.length).toBeLessThanOrEqual(200)
     }
-    expect(await chunksSql.countVectors(sql(), memory.memoryId)).toEqual([{ embedder_id: embedderId, count: chunks.length }])
+    expect(await chunksSql.countVectors(sql(), memory.memoryId)).toEqual([
+      { embedder_id: embedderId, count: chunks.length },
+    ])
     // The stored vector is what the provider answered for that chunk's text.
-    const [stored] = await sql()<Array<{ embedding: string }>>`select embedding::text from chunk_vectors where chunk_id = ${chunks[0]!.id}`
+    const [stored] = await sql()<
+      Array<{ embedding: string }>
+    >`select embedding::text from chunk_vectors where chunk_id = ${chunks[0]!.id}`
     const expected = hashedBagOfWords(chunks[0]!.text, fixture.embedder.dimensions)
-    JSON.parse(stored!.embedding).forEach((value: number, index: number) => expect(value).toBeCloseTo(expected[index]!, 5))
+    JSON.parse(stored!.embedding).forEach((value: number, index: number) =>
+      expect(value).toBeCloseTo(expected[index]!, 5),
+    )
     const content = await memories.getMemoryContent(context(), alice, memory.memoryId)
     expect(content).toEqual({ memoryId: memory.memoryId, contentType: 'text/plain', originalContent: ARTICLE })
   })
 
   it('takes base64 content, a per-memory chunking config, and sends chunks to the provider in batches', async () => {
     const alice = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context(), alice, { name: `b64-${engine}`, spaceEmbedders: [{ embedderId }] })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `b64-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
     const text = Array.from({ length: 20 }, (_, i) => `Sentence ${i} is here.`).join(' ')
     const before = fixture.embedder.requests.length
     const { memory } = await memories.createMemory(context(), alice, {
@@ -86,26 +122,49 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
       chunkingConfig: { sentence: { maxChunkSize: 30 } },
     })
     const done = await fixture.settled(memory.memoryId)
-    expect(done).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: 20, contentType: 'text/markdown', chunkingConfig: { sentence: { maxChunkSize: 30, minChunkSize: 0 } } })
-    const sent = fixture.embedder.requests.slice(before).filter((request) => request.inputs.some((input) => input.startsWith('Sentence')))
+    expect(done).toMatchObject({
+      processingStatus: 'COMPLETED',
+      chunkCount: 20,
+      contentType: 'text/markdown',
+      chunkingConfig: { sentence: { maxChunkSize: 30, minChunkSize: 0 } },
+    })
+    const sent = fixture.embedder.requests
+      .slice(before)
+      .filter((request) => request.inputs.some((input) => input.startsWith('Sentence')))
     // batchSize 8 in FAST_MEMORY_JOBS: 20 chunks in 3 requests.
     expect(sent.map((request) => request.inputs.length)).toEqual([8, 8, 4])
   })
 
   it('dedupe answers with the memory already holding the same content; without it a second copy is stored', async () => {
     const alice = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context(), alice, { name: `dedupe-${engine}`, spaceEmbedders: [{ embedderId }] })
-    const first = await memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: 'same words' })
-    const again = await memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: 'same words', dedupe: true })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `dedupe-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
+    const first = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: 'same words',
+    })
+    const again = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: 'same words',
+      dedupe: true,
+    })
     expect(again).toEqual({ memory: expect.objectContaining({ memoryId: first.memory.memoryId }), created: false })
-    const copy = await memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: 'same words' })
+    const copy = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: 'same words',
+    })
     expect(copy.created).toBe(true)
     expect(copy.memory.originalContentSha256).toBe(first.memory.originalContentSha256)
   })
 
   it('batch create answers per item in order, lists by status and sort order with paging, batch deletes by ids and by filter', async () => {
     const alice = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context(), alice, { name: `batch-${engine}`, spaceEmbedders: [{ embedderId }] })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `batch-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
     const batch = await memories.batchCreateMemories(context(), alice, {
       requests: [
         { spaceId: space.spaceId, originalContent: 'first memory' },
@@ -114,29 +173,52 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
         { spaceId: space.spaceId, originalContent: 'fourth memory' },
       ],
     })
-    expect(batch.results.map((result) => ('error' in result ? result.error.status : 'OK'))).toEqual(['OK', 'INVALID_ARGUMENT', 'OK', 'OK'])
+    expect(batch.results.map((result) => ('error' in result ? result.error.status : 'OK'))).toEqual([
+      'OK',
+      'INVALID_ARGUMENT',
+      'OK',
+      'OK',
+    ])
     expect('error' in batch.results[1]! && batch.results[1].error.details[0]!.field).toBe('requests.1.originalContent')
     const ids = batch.results.flatMap((result) => ('memory' in result ? [result.memory.memoryId] : []))
     for (const id of ids) await fixture.settled(id)
     const page1 = await memories.listMemories(context(), alice, { spaceId: space.spaceId, maxResults: 2 })
-    const page2 = await memories.listMemories(context(), alice, { spaceId: space.spaceId, maxResults: 2, nextToken: page1.nextToken })
+    const page2 = await memories.listMemories(context(), alice, {
+      spaceId: space.spaceId,
+      maxResults: 2,
+      nextToken: page1.nextToken,
+    })
     expect([...page1.memories, ...page2.memories].map((memory) => memory.memoryId)).toEqual(ids)
     expect(page2.nextToken).toBeUndefined()
-    const descending = await memories.listMemories(context(), alice, { spaceId: space.spaceId, sortOrder: 'DESCENDING' })
+    const descending = await memories.listMemories(context(), alice, {
+      spaceId: space.spaceId,
+      sortOrder: 'DESCENDING',
+    })
     expect(descending.memories.map((memory) => memory.memoryId)).toEqual([...ids].reverse())
-    expect((await memories.listMemories(context(), alice, { spaceId: space.spaceId, statusFilter: 'FAILED' })).memories).toEqual([])
+    expect(
+      (await memories.listMemories(context(), alice, { spaceId: space.spaceId, statusFilter: 'FAILED' })).memories,
+    ).toEqual([])
     const byIds = await memories.batchDeleteMemories(context(), alice, { memoryIds: [ids[0]!, crypto.randomUUID()] })
     expect(byIds.deletedCount).toBe(1)
     expect(byIds.results!.map((result) => result.deleted)).toEqual([true, false])
-    const byFilter = await memories.batchDeleteMemories(context(), alice, { spaceId: space.spaceId, statusFilter: 'COMPLETED' })
+    const byFilter = await memories.batchDeleteMemories(context(), alice, {
+      spaceId: space.spaceId,
+      statusFilter: 'COMPLETED',
+    })
     expect(byFilter.deletedCount).toBe(2)
     expect((await memories.listMemories(context(), alice, { spaceId: space.spaceId })).memories).toEqual([])
   })
 
   it('deleting a space removes its memories, chunks and vectors', async () => {
     const alice = fixture.as(fixture.alice)
-    const space = await spaces.createSpace(context(), alice, { name: `cascade-${engine}`, spaceEmbedders: [{ embedderId }] })
-    const { memory } = await memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: ARTICLE })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `cascade-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
+    const { memory } = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: ARTICLE,
+    })
     await fixture.settled(memory.memoryId)
     await spaces.deleteSpace(context(), alice, space.spaceId)
     const [counts] = await sql()<Array<{ memories: number; chunks: number; vectors: number }>>`
@@ -148,14 +230,31 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
 
   it('an embedder added to a space with memories back-fills their vectors (BACKFILLING → READY); removing it drops them', async () => {
     const alice = fixture.as(fixture.alice)
-    const second = await fixture.registerEmbedder(fixture.alice, { providerType: 'VENDORA', endpointUrl: `${fixture.embedder.url}/dims/24`, dimensionality: 24 })
-    const space = await spaces.createSpace(context(), alice, { name: `backfill-${engine}`, spaceEmbedders: [{ embedderId }] })
+    const second = await fixture.registerEmbedder(fixture.alice, {
+      providerType: 'VENDORA',
+      endpointUrl: `${fixture.embedder.url}/dims/24`,
+      dimensionality: 24,
+    })
+    const space = await spaces.createSpace(context(), alice, {
+      name: `backfill-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
     const created = await Promise.all(
-      Array.from({ length: 3 }, (_, i) => memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: `${ARTICLE} copy ${i}` })),
+      Array.from({ length: 3 }, (_, i) =>
+        memories.createMemory(context(), alice, { spaceId: space.spaceId, originalContent: `${ARTICLE} copy ${i}` }),
+      ),
     )
     for (const { memory } of created) await fixture.settled(memory.memoryId)
-    const added = await spaces.addSpaceEmbedder(context(), alice, space.spaceId, { embedderId: second, defaultRetrievalWeight: 2 })
-    expect(added.spaceEmbedders[1]).toMatchObject({ embedderId: second, defaultRetrievalWeight: 2, indexState: 'BACKFILLING', backfillProgress: { completedMemories: 0, totalMemories: 3 } })
+    const added = await spaces.addSpaceEmbedder(context(), alice, space.spaceId, {
+      embedderId: second,
+      defaultRetrievalWeight: 2,
+    })
+    expect(added.spaceEmbedders[1]).toMatchObject({
+      embedderId: second,
+      defaultRetrievalWeight: 2,
+      indexState: 'BACKFILLING',
+      backfillProgress: { completedMemories: 0, totalMemories: 3 },
+    })
     const ready = await waitFor('the back-fill to finish', async () => {
       const current = await spaces.getSpace(context(), alice, space.spaceId)
       return current.spaceEmbedders[1]!.indexState === 'READY' ? current : undefined
@@ -164,13 +263,20 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     for (const { memory } of created) {
       const chunkCount = (await chunksSql.listChunks(sql(), memory.memoryId)).length
       const counts = await chunksSql.countVectors(sql(), memory.memoryId)
-      expect(Object.fromEntries(counts.map((entry) => [entry.embedder_id, entry.count]))).toEqual({ [embedderId]: chunkCount, [second]: chunkCount })
+      expect(Object.fromEntries(counts.map((entry) => [entry.embedder_id, entry.count]))).toEqual({
+        [embedderId]: chunkCount,
+        [second]: chunkCount,
+      })
     }
-    const [index] = await sql()<Array<{ indexdef: string }>>`select indexdef from pg_indexes where indexname = ${'chunk_vectors_hnsw_' + second.replace(/-/g, '')}`
+    const [index] = await sql()<
+      Array<{ indexdef: string }>
+    >`select indexdef from pg_indexes where indexname = ${'chunk_vectors_hnsw_' + second.replace(/-/g, '')}`
     expect(index!.indexdef).toContain('vector(24)')
     const removed = await spaces.removeSpaceEmbedder(context(), alice, space.spaceId, { embedderId: second })
     expect(removed.spaceEmbedders.map((entry) => entry.embedderId)).toEqual([embedderId])
-    const [left] = await sql()<Array<{ count: number }>>`select count(*)::int as count from chunk_vectors where space_id = ${space.spaceId} and embedder_id = ${second}`
+    const [left] = await sql()<
+      Array<{ count: number }>
+    >`select count(*)::int as count from chunk_vectors where space_id = ${space.spaceId} and embedder_id = ${second}`
     expect(left!.count).toBe(0)
   })
 })

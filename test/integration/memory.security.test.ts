@@ -28,10 +28,22 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
     fixture = await startMemoryFixture(engine)
     const alice = fixture.as(fixture.alice)
     aliceEmbedder = await fixture.registerEmbedder(fixture.alice)
-    privateSpace = (await spaces.createSpace(context(), alice, { name: 'private', spaceEmbedders: [{ embedderId: aliceEmbedder }] })).spaceId
-    publicSpace = (await spaces.createSpace(context(), alice, { name: 'public', publicRead: true, spaceEmbedders: [{ embedderId: aliceEmbedder }] })).spaceId
-    privateMemory = (await memories.createMemory(context(), alice, { spaceId: privateSpace, originalContent: 'secret plans' })).memory.memoryId
-    publicMemory = (await memories.createMemory(context(), alice, { spaceId: publicSpace, originalContent: 'shared notes' })).memory.memoryId
+    privateSpace = (
+      await spaces.createSpace(context(), alice, { name: 'private', spaceEmbedders: [{ embedderId: aliceEmbedder }] })
+    ).spaceId
+    publicSpace = (
+      await spaces.createSpace(context(), alice, {
+        name: 'public',
+        publicRead: true,
+        spaceEmbedders: [{ embedderId: aliceEmbedder }],
+      })
+    ).spaceId
+    privateMemory = (
+      await memories.createMemory(context(), alice, { spaceId: privateSpace, originalContent: 'secret plans' })
+    ).memory.memoryId
+    publicMemory = (
+      await memories.createMemory(context(), alice, { spaceId: publicSpace, originalContent: 'shared notes' })
+    ).memory.memoryId
   }, 240_000)
   afterAll(() => fixture?.stop())
 
@@ -50,17 +62,24 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
       ['deleteMemory', memories.deleteMemory(context(), bob, privateMemory)],
       ['batchDelete by space', memories.batchDeleteMemories(context(), bob, { spaceId: privateSpace })],
     ]
-    const codes = Object.fromEntries(await Promise.all(calls.map(async ([name, call]) => [name, await codeOf(call)] as const)))
+    const codes = Object.fromEntries(
+      await Promise.all(calls.map(async ([name, call]) => [name, await codeOf(call)] as const)),
+    )
     expect(codes).toEqual(Object.fromEntries(calls.map(([name]) => [name, 'NOT_FOUND'])))
     const byIds = await memories.batchDeleteMemories(context(), bob, { memoryIds: [privateMemory] })
-    expect(byIds).toEqual({ deletedCount: 0, results: [{ memoryId: privateMemory, deleted: false, error: 'not found' }] })
+    expect(byIds).toEqual({
+      deletedCount: 0,
+      results: [{ memoryId: privateMemory, deleted: false, error: 'not found' }],
+    })
     expect((await memories.getMemory(context(), fixture.as(fixture.alice), privateMemory)).memoryId).toBe(privateMemory)
   })
 
   it('a publicRead space can be read by others but not written: 403 on every write', async () => {
     const bob = fixture.as(fixture.bob)
     expect((await spaces.getSpace(context(), bob, publicSpace)).spaceId).toBe(publicSpace)
-    expect((await memories.listMemories(context(), bob, { spaceId: publicSpace })).memories.map((memory) => memory.memoryId)).toEqual([publicMemory])
+    expect(
+      (await memories.listMemories(context(), bob, { spaceId: publicSpace })).memories.map((memory) => memory.memoryId),
+    ).toEqual([publicMemory])
     expect((await memories.getMemoryContent(context(), bob, publicMemory)).originalContent).toBe('shared notes')
     const writes: Array<[string, Promise<unknown>]> = [
       ['updateSpace', spaces.updateSpace(context(), bob, publicSpace, { publicRead: false })],
@@ -69,18 +88,40 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
       ['deleteMemory', memories.deleteMemory(context(), bob, publicMemory)],
       ['batchDelete by space', memories.batchDeleteMemories(context(), bob, { spaceId: publicSpace })],
     ]
-    const codes = Object.fromEntries(await Promise.all(writes.map(async ([name, call]) => [name, await codeOf(call)] as const)))
+    const codes = Object.fromEntries(
+      await Promise.all(writes.map(async ([name, call]) => [name, await codeOf(call)] as const)),
+    )
     expect(codes).toEqual(Object.fromEntries(writes.map(([name]) => [name, 'PERMISSION_DENIED'])))
     expect((await memories.getMemory(context(), bob, publicMemory)).memoryId).toBe(publicMemory)
   })
 
   it("a space cannot use an embedder its owner cannot read; an admin may act on anyone's space", async () => {
     const bob = fixture.as(fixture.bob)
-    expect(await codeOf(spaces.createSpace(context(), bob, { name: 'borrowed', spaceEmbedders: [{ embedderId: aliceEmbedder }] }))).toBe('NOT_FOUND')
+    expect(
+      await codeOf(
+        spaces.createSpace(context(), bob, { name: 'borrowed', spaceEmbedders: [{ embedderId: aliceEmbedder }] }),
+      ),
+    ).toBe('NOT_FOUND')
     const admin = fixture.as(fixture.admin)
     // The admin sees alice's embedder, but bob (USER) may not use it in his space.
-    expect(await codeOf(spaces.createSpace(context(), admin, { name: 'for bob', ownerId: fixture.bob.userId, spaceEmbedders: [{ embedderId: aliceEmbedder }] }))).toBe('PERMISSION_DENIED')
-    expect(await codeOf(spaces.createSpace(context(), bob, { name: 'for alice', ownerId: fixture.alice.userId, spaceEmbedders: [{ embedderId: aliceEmbedder }] }))).toBe('PERMISSION_DENIED')
+    expect(
+      await codeOf(
+        spaces.createSpace(context(), admin, {
+          name: 'for bob',
+          ownerId: fixture.bob.userId,
+          spaceEmbedders: [{ embedderId: aliceEmbedder }],
+        }),
+      ),
+    ).toBe('PERMISSION_DENIED')
+    expect(
+      await codeOf(
+        spaces.createSpace(context(), bob, {
+          name: 'for alice',
+          ownerId: fixture.alice.userId,
+          spaceEmbedders: [{ embedderId: aliceEmbedder }],
+        }),
+      ),
+    ).toBe('PERMISSION_DENIED')
     expect((await spaces.getSpace(context(), admin, privateSpace)).ownerId).toBe(fixture.alice.userId)
     expect((await memories.getMemory(context(), admin, privateMemory)).memoryId).toBe(privateMemory)
     const listed = await spaces.listSpaces(context(), admin, { ownerId: fixture.alice.userId })

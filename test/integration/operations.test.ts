@@ -2,8 +2,15 @@ import { spawnSync } from 'node:child_process'
 import * as grpc from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES } from '../support/databases.js'
-import { fileContainingSymbol, HealthProbe, listServicesByReflection, rawUnaryCall, reflectionRequest, ServingStatus } from '../support/grpc-clients.js'
-import { httpRequest, sendRequestHead, sendRawRequest } from '../support/http-client.js'
+import {
+  fileContainingSymbol,
+  HealthProbe,
+  listServicesByReflection,
+  rawUnaryCall,
+  reflectionRequest,
+  ServingStatus,
+} from '../support/grpc-clients.js'
+import { httpRequest, sendRawRequest, sendRequestHead } from '../support/http-client.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 
 const METRICS_SECRET = 'test-metrics-secret'
@@ -71,7 +78,9 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
 
     it('probes need no credential, and a bogus one does not change the answer', async () => {
       for (const probe of ['/livez', '/readyz', '/startupz']) {
-        const response = await httpRequest(`${server.restUrl}${probe}`, { headers: { authorization: 'Bearer msk_not-a-key' } })
+        const response = await httpRequest(`${server.restUrl}${probe}`, {
+          headers: { authorization: 'Bearer msk_not-a-key' },
+        })
         expect(response.status, probe).toBe(200)
       }
     })
@@ -79,7 +88,9 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
     it('echoes a well-formed X-Request-Id and makes one up otherwise', async () => {
       const echoed = await httpRequest(`${server.restUrl}/livez`, { headers: { 'x-request-id': 'probe-123' } })
       expect(echoed.headers['x-request-id']).toBe('probe-123')
-      const replaced = await httpRequest(`${server.restUrl}/livez`, { headers: { 'x-request-id': 'bad id with spaces' } })
+      const replaced = await httpRequest(`${server.restUrl}/livez`, {
+        headers: { 'x-request-id': 'bad id with spaces' },
+      })
       expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
     })
   })
@@ -100,7 +111,9 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
     })
 
     it('Check: NOT_FOUND promptly for a long unknown name, with a bounded message', async () => {
-      const error = (await health.check('n'.repeat(100_000)).catch((failure: grpc.ServiceError) => failure)) as grpc.ServiceError
+      const error = (await health
+        .check('n'.repeat(100_000))
+        .catch((failure: grpc.ServiceError) => failure)) as grpc.ServiceError
       expect(error.code).toBe(grpc.status.NOT_FOUND)
       expect(error.details.length).toBeLessThan(300)
     })
@@ -157,7 +170,9 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
         // through the service wrapper (GetSystemInfo takes an empty request).
         await httpRequest(`${server.restUrl}/livez`)
         await rawUnaryCall({ address: server.grpcAddress }, '/memsvc.v1.SystemService/GetSystemInfo', Buffer.alloc(0))
-        const response = await httpRequest(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': METRICS_SECRET } })
+        const response = await httpRequest(`${server.restUrl}/metrics`, {
+          headers: { 'x-service-metrics-key': METRICS_SECRET },
+        })
         expect(response.status).toBe(200)
         text = response.body
         headers = response.headers
@@ -170,7 +185,11 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
 
       it('HTTP request duration histogram, labelled by method, route and status', () => {
         expect(text).toContain('# TYPE http_server_request_duration_seconds histogram')
-        expect(samples(text, 'http_server_request_duration_seconds_count').some((line) => /method="GET",route="\/livez",status_code="200"/.test(line))).toBe(true)
+        expect(
+          samples(text, 'http_server_request_duration_seconds_count').some((line) =>
+            /method="GET",route="\/livez",status_code="200"/.test(line),
+          ),
+        ).toBe(true)
       })
 
       it('gRPC handled counter and duration, labelled by service, method and code', () => {
@@ -198,12 +217,21 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
         const connections = samples(text, 'memsvc_db_pool_connections')
         if (engine === 'postgresql') {
           const { primaryPool, backgroundPool } = server.config
-          expect(max).toEqual([`memsvc_db_pool_max_connections{pool="primary"} ${primaryPool.max}`, `memsvc_db_pool_max_connections{pool="background"} ${backgroundPool.max}`])
-          expect(connections.some((line) => line.startsWith('memsvc_db_pool_connections{pool="primary",state="idle"}'))).toBe(true)
-          expect(connections.some((line) => line.startsWith('memsvc_db_pool_connections{pool="primary",state="used"}'))).toBe(true)
+          expect(max).toEqual([
+            `memsvc_db_pool_max_connections{pool="primary"} ${primaryPool.max}`,
+            `memsvc_db_pool_max_connections{pool="background"} ${backgroundPool.max}`,
+          ])
+          expect(
+            connections.some((line) => line.startsWith('memsvc_db_pool_connections{pool="primary",state="idle"}')),
+          ).toBe(true)
+          expect(
+            connections.some((line) => line.startsWith('memsvc_db_pool_connections{pool="primary",state="used"}')),
+          ).toBe(true)
         } else {
           expect(max).toEqual([expect.stringMatching(/^memsvc_db_pool_max_connections\{pool="embedded"\} \d+$/)])
-          expect(connections).toEqual([expect.stringMatching(/^memsvc_db_pool_connections\{pool="embedded",state="open"\} [1-9]\d*$/)])
+          expect(connections).toEqual([
+            expect.stringMatching(/^memsvc_db_pool_connections\{pool="embedded",state="open"\} [1-9]\d*$/),
+          ])
         }
       })
 
@@ -212,10 +240,13 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
         expect(samples(text, 'process_resident_memory_bytes')).toHaveLength(1)
       })
 
-      it.skipIf(!PROMTOOL)(`passes "promtool check metrics"${PROMTOOL ? '' : ' (skipped: promtool not installed; apt-get install prometheus)'}`, () => {
-        const result = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 20_000 })
-        expect(result.status, `promtool said:\n${result.stdout}${result.stderr}`).toBe(0)
-      })
+      it.skipIf(!PROMTOOL)(
+        `passes "promtool check metrics"${PROMTOOL ? '' : ' (skipped: promtool not installed; apt-get install prometheus)'}`,
+        () => {
+          const result = spawnSync(PROMTOOL!, ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 20_000 })
+          expect(result.status, `promtool said:\n${result.stdout}${result.stderr}`).toBe(0)
+        },
+      )
     })
   })
 
@@ -235,17 +266,38 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
       )
     })
 
-    it.each(['v1', 'v1alpha'] as const)('%s returns the file descriptor of a service (what grpcurl describe needs)', async (version) => {
-      expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.SystemService')).toBeGreaterThan(0)
-      expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.RerankerService')).toBeGreaterThan(0)
-      expect(await fileContainingSymbol({ address: server.grpcAddress }, version, 'grpc.health.v1.Health')).toBeGreaterThan(0)
-    })
+    it.each(['v1', 'v1alpha'] as const)(
+      '%s returns the file descriptor of a service (what grpcurl describe needs)',
+      async (version) => {
+        expect(
+          await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.SystemService'),
+        ).toBeGreaterThan(0)
+        expect(
+          await fileContainingSymbol({ address: server.grpcAddress }, version, 'memsvc.v1.RerankerService'),
+        ).toBeGreaterThan(0)
+        expect(
+          await fileContainingSymbol({ address: server.grpcAddress }, version, 'grpc.health.v1.Health'),
+        ).toBeGreaterThan(0)
+      },
+    )
 
-    it.each(['v1', 'v1alpha'] as const)('%s answers an unknown symbol with an error response (NOT_FOUND), echoing the request', async (version) => {
-      const response = await reflectionRequest({ address: server.grpcAddress }, version, { $case: 'fileContainingSymbol', value: 'no.such.Symbol' })
-      expect(response.messageResponse).toEqual({ $case: 'errorResponse', value: { errorCode: grpc.status.NOT_FOUND, errorMessage: expect.stringContaining('no.such.Symbol') } })
-      expect(response.originalRequest).toEqual({ host: '', messageRequest: { $case: 'fileContainingSymbol', value: 'no.such.Symbol' } })
-    })
+    it.each(['v1', 'v1alpha'] as const)(
+      '%s answers an unknown symbol with an error response (NOT_FOUND), echoing the request',
+      async (version) => {
+        const response = await reflectionRequest({ address: server.grpcAddress }, version, {
+          $case: 'fileContainingSymbol',
+          value: 'no.such.Symbol',
+        })
+        expect(response.messageResponse).toEqual({
+          $case: 'errorResponse',
+          value: { errorCode: grpc.status.NOT_FOUND, errorMessage: expect.stringContaining('no.such.Symbol') },
+        })
+        expect(response.originalRequest).toEqual({
+          host: '',
+          messageRequest: { $case: 'fileContainingSymbol', value: 'no.such.Symbol' },
+        })
+      },
+    )
   })
 
   describe('REST errors and limits', () => {
@@ -268,12 +320,17 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
     /** The root key, made on first use: a body above the 16 KiB anonymous cap is only read once a key has been checked. */
     let rootKey: string | undefined
     const withKey = async () => {
-      rootKey ??= (await httpRequest(`${server.restUrl}/v1/system/init`, { method: 'POST' })).json().rootApiKey as string
+      rootKey ??= (await httpRequest(`${server.restUrl}/v1/system/init`, { method: 'POST' })).json()
+        .rootApiKey as string
       return { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' }
     }
 
     it('with an API key, a body just under the limit is read (the route answers, not the limit)', async () => {
-      const response = await httpRequest(`${server.restUrl}/v1/users`, { method: 'POST', headers: await withKey(), body: Buffer.alloc(MB - 1, 'a') })
+      const response = await httpRequest(`${server.restUrl}/v1/users`, {
+        method: 'POST',
+        headers: await withKey(),
+        body: Buffer.alloc(MB - 1, 'a'),
+      })
       expect(response.status).toBe(400)
       expect(response.json().error.details[0].field).toBe('body')
     })
@@ -294,7 +351,10 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
       // One chunk of limit+1 bytes; the chunk is left open so the server has read every
       // byte we sent when it answers.
       const head = `POST /livez HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n${(MB + 1).toString(16)}\r\n`
-      const response = await sendRawRequest(server.restUrl, Buffer.concat([Buffer.from(head), Buffer.alloc(MB + 1, 'a')]))
+      const response = await sendRawRequest(
+        server.restUrl,
+        Buffer.concat([Buffer.from(head), Buffer.alloc(MB + 1, 'a')]),
+      )
       expect(response.status).toBe(413)
       expectErrorBody(JSON.parse(response.body), 413, 'PAYLOAD_TOO_LARGE')
     })
@@ -310,7 +370,11 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
     })
 
     it('a memsvc.v1 request over the limit: RESOURCE_EXHAUSTED', async (context) => {
-      const call = rawUnaryCall({ address: server.grpcAddress }, '/memsvc.v1.ApiKeyService/CreateApiKey', Buffer.alloc(MB + 16))
+      const call = rawUnaryCall(
+        { address: server.grpcAddress },
+        '/memsvc.v1.ApiKeyService/CreateApiKey',
+        Buffer.alloc(MB + 16),
+      )
       const error = (await call.then(
         () => undefined,
         (failure: grpc.ServiceError) => failure,
@@ -330,7 +394,10 @@ describe.each(ENGINES)('GET /metrics with --metrics-auth-disabled (%s)', (engine
   let server: TestServer
 
   beforeAll(async () => {
-    server = await startTestServer({ engine, flags: { 'metrics-auth-disabled': true, 'metrics-scrape-secret': undefined } })
+    server = await startTestServer({
+      engine,
+      flags: { 'metrics-auth-disabled': true, 'metrics-scrape-secret': undefined },
+    })
   })
 
   afterAll(async () => {
@@ -346,7 +413,9 @@ describe.each(ENGINES)('GET /metrics with --metrics-auth-disabled (%s)', (engine
   })
 
   it('ignores a wrong header rather than rejecting it', async () => {
-    const response = await httpRequest(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'anything' } })
+    const response = await httpRequest(`${server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'anything' },
+    })
     expect(response.status).toBe(200)
   })
 
@@ -368,7 +437,9 @@ describe.each(ENGINES)('GET /metrics with the built-in default secret (%s)', (en
 
   it('accepts the default secret and logs a warning while it is in use', async () => {
     expect(server.config.metrics.usingDefaultSecret).toBe(true)
-    const response = await httpRequest(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': server.config.metrics.secret } })
+    const response = await httpRequest(`${server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': server.config.metrics.secret },
+    })
     expect(response.status).toBe(200)
     expect((await httpRequest(`${server.restUrl}/metrics`)).status).toBe(401)
     expect(server.logs.some((line) => / WARN  .*built-in default secret/.test(line))).toBe(true)

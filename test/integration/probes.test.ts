@@ -22,9 +22,18 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
   })
 
   const createEmbedder = async (input: Record<string, unknown>) => {
-    const created = await fixture.call('rest', 'createEmbedder', {
-      displayName: 'probe test', providerType: 'VENDORA', modelIdentifier: `model-${crypto.randomUUID()}`, dimensionality: FAKE_DIMENSIONS, ...input,
-    }, fixture.alice.apiKey)
+    const created = await fixture.call(
+      'rest',
+      'createEmbedder',
+      {
+        displayName: 'probe test',
+        providerType: 'VENDORA',
+        modelIdentifier: `model-${crypto.randomUUID()}`,
+        dimensionality: FAKE_DIMENSIONS,
+        ...input,
+      },
+      fixture.alice.apiKey,
+    )
     expect(created.status, JSON.stringify(created.body)).toBe('OK')
     return created.body.embedderId as string
   }
@@ -44,14 +53,22 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
     const probe = await settledProbe('getEmbedder', { embedderId })
     expect(probe).toMatchObject({ status: 'OK', observedDimensionality: FAKE_DIMENSIONS })
     expect(probe.latencyMs).toBeGreaterThanOrEqual(0)
-    const sent = provider.requests.find((request) => request.path === '/openai/v1/embeddings' && request.headers.authorization === `Bearer ${FAKE_SECRET}`)
+    const sent = provider.requests.find(
+      (request) =>
+        request.path === '/openai/v1/embeddings' && request.headers.authorization === `Bearer ${FAKE_SECRET}`,
+    )
     expect(sent?.body).toMatchObject({ input: [expect.any(String)] })
   })
 
   it('a TEI embedder (nested-array answer): OK', async () => {
     const embedderId = await createEmbedder({ providerType: 'TEI', endpointUrl: `${provider.url}/tei` })
-    expect(await settledProbe('getEmbedder', { embedderId })).toMatchObject({ status: 'OK', observedDimensionality: FAKE_DIMENSIONS })
-    expect(provider.requests.some((request) => request.path === '/tei/embed' && typeof request.body.inputs === 'string')).toBe(true)
+    expect(await settledProbe('getEmbedder', { embedderId })).toMatchObject({
+      status: 'OK',
+      observedDimensionality: FAKE_DIMENSIONS,
+    })
+    expect(
+      provider.requests.some((request) => request.path === '/tei/embed' && typeof request.body.inputs === 'string'),
+    ).toBe(true)
   })
 
   it('a wrong dimensionality is reported and not retried', async () => {
@@ -95,14 +112,26 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
 
   // Secrets with characters that JSON escapes, and the forms providers echo them in.
   const AWKWARD_SECRET = 'sk-"quoted"\\back\\slash/é and+space'
-  for (const [form, path] of [['JSON-escaped', '/openai/v1'], ['URL-encoded', '/echo/url/v1'], ['base64', '/echo/base64/v1']]) {
+  for (const [form, path] of [
+    ['JSON-escaped', '/openai/v1'],
+    ['URL-encoded', '/echo/url/v1'],
+    ['base64', '/echo/base64/v1'],
+  ]) {
     it(`a wrong key echoed ${form}: no form of the secret reaches lastProbe.error or the log`, async () => {
-      const embedderId = await createEmbedder({ endpointUrl: `${provider.url}${path}`, credentials: { kind: 'API_KEY', apiKey: { inlineSecret: AWKWARD_SECRET } } })
+      const embedderId = await createEmbedder({
+        endpointUrl: `${provider.url}${path}`,
+        credentials: { kind: 'API_KEY', apiKey: { inlineSecret: AWKWARD_SECRET } },
+      })
       const probe = await settledProbe('getEmbedder', { embedderId })
       expect(probe.status).toBe('FAILED')
       expect(probe.error).toContain('HTTP 401')
       expect(probe.error).toContain('[redacted]')
-      const forms = [AWKWARD_SECRET, JSON.stringify(AWKWARD_SECRET).slice(1, -1), encodeURIComponent(AWKWARD_SECRET), Buffer.from(AWKWARD_SECRET).toString('base64')]
+      const forms = [
+        AWKWARD_SECRET,
+        JSON.stringify(AWKWARD_SECRET).slice(1, -1),
+        encodeURIComponent(AWKWARD_SECRET),
+        Buffer.from(AWKWARD_SECRET).toString('base64'),
+      ]
       for (const secretForm of forms) {
         expect(probe.error).not.toContain(secretForm)
         for (const line of fixture.server.logs) expect(line).not.toContain(secretForm)
@@ -111,35 +140,63 @@ describe.each(ENGINES)('connectivity probes (%s)', (engine) => {
   }
 
   it('an LLM: a one-token chat request, OK', async () => {
-    const created = await fixture.call('rest', 'createLlm', {
-      displayName: 'chat probe', providerType: 'VENDORA', modelIdentifier: `chat-${crypto.randomUUID()}`,
-      endpointUrl: `${provider.url}/openai`, credentials: { kind: 'API_KEY', apiKey: { inlineSecret: FAKE_SECRET } },
-    }, fixture.alice.apiKey)
+    const created = await fixture.call(
+      'rest',
+      'createLlm',
+      {
+        displayName: 'chat probe',
+        providerType: 'VENDORA',
+        modelIdentifier: `chat-${crypto.randomUUID()}`,
+        endpointUrl: `${provider.url}/openai`,
+        credentials: { kind: 'API_KEY', apiKey: { inlineSecret: FAKE_SECRET } },
+      },
+      fixture.alice.apiKey,
+    )
     expect(created.status).toBe('OK')
     expect(await settledProbe('getLlm', { llmId: created.body.llmId })).toMatchObject({ status: 'OK' })
-    expect(provider.requests.some((request) => request.path === '/openai/v1/chat/completions' && request.body.max_tokens === 1)).toBe(true)
+    expect(
+      provider.requests.some(
+        (request) => request.path === '/openai/v1/chat/completions' && request.body.max_tokens === 1,
+      ),
+    ).toBe(true)
   })
 
   it('runs again on demand over REST (202 with the job) and gRPC, and after an endpoint change', async () => {
     const embedderId = await createEmbedder({ providerType: 'TEI', endpointUrl: `${provider.url}/tei` })
     const first = await settledProbe('getEmbedder', { embedderId })
-    const rest = await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:probe`, { apiKey: fixture.alice.apiKey })
+    const rest = await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:probe`, {
+      apiKey: fixture.alice.apiKey,
+    })
     expect(rest.rawStatus).toBe(202)
-    await waitFor('the on-demand job', async () => (await jobsSql.findJob(fixture.server.server.context.sql, rest.body.jobId))?.status === 'SUCCEEDED')
+    await waitFor(
+      'the on-demand job',
+      async () => (await jobsSql.findJob(fixture.server.server.context.sql, rest.body.jobId))?.status === 'SUCCEEDED',
+    )
     const second = await settledProbe('getEmbedder', { embedderId }, first.checkedAt)
     const grpc = await fixture.call('grpc', 'probeEmbedder', { embedderId }, fixture.alice.apiKey)
     expect(grpc.status).toBe('OK')
     expect(typeof grpc.body.jobId).toBe('string')
     const third = await settledProbe('getEmbedder', { embedderId }, second.checkedAt)
-    await fixture.call('rest', 'updateEmbedder', { embedderId, endpointUrl: `${provider.url}/short/v1`, providerType: 'TEI' }, fixture.alice.apiKey)
+    await fixture.call(
+      'rest',
+      'updateEmbedder',
+      { embedderId, endpointUrl: `${provider.url}/short/v1`, providerType: 'TEI' },
+      fixture.alice.apiKey,
+    )
     expect(await settledProbe('getEmbedder', { embedderId }, third.checkedAt)).toMatchObject({ status: 'FAILED' })
   })
 
   it('on-demand probes keep owner boundaries and reject other verbs', async () => {
     const embedderId = await createEmbedder({ providerType: 'TEI', endpointUrl: `${provider.url}/tei` })
-    expect((await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:probe`, { apiKey: fixture.bob.apiKey })).rawStatus).toBe(404)
+    expect(
+      (await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:probe`, { apiKey: fixture.bob.apiKey }))
+        .rawStatus,
+    ).toBe(404)
     expect((await fixture.call('grpc', 'probeEmbedder', { embedderId }, fixture.bob.apiKey)).status).toBe('NOT_FOUND')
-    expect((await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:explode`, { apiKey: fixture.alice.apiKey })).rawStatus).toBe(404)
+    expect(
+      (await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:explode`, { apiKey: fixture.alice.apiKey }))
+        .rawStatus,
+    ).toBe(404)
     expect((await fixture.client.restRaw('POST', `/v1/embedders/${embedderId}:probe`)).rawStatus).toBe(401)
   })
 })

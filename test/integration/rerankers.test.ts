@@ -10,7 +10,11 @@ describe.each(ENGINES)('rerankers (%s)', (engine) => {
   let fixture: IdentityFixture
   let provider: FakeRerankerLlm
   const context = () => fixture.server.server.context
-  const as = (actor: typeof fixture.alice) => ({ requestId: 'reranker-test', transport: 'rest' as const, authorization: `Bearer ${actor.apiKey}` })
+  const as = (actor: typeof fixture.alice) => ({
+    requestId: 'reranker-test',
+    transport: 'rest' as const,
+    authorization: `Bearer ${actor.apiKey}`,
+  })
 
   beforeAll(async () => {
     fixture = await startIdentityFixture(engine)
@@ -27,8 +31,18 @@ describe.each(ENGINES)('rerankers (%s)', (engine) => {
     ['VENDORA', '/v1/rerank'],
     ['VLLM', '/v1/rerank'],
   ])('a %s reranker gets the default API path %s', async (providerType, apiPath) => {
-    const created = await rerankers.createReranker(context(), as(fixture.alice), { displayName: `r ${providerType}`, providerType, endpointUrl: provider.url, modelIdentifier: 'm' })
-    expect(created).toMatchObject({ providerType, apiPath, ownerId: fixture.alice.userId, credentials: { kind: 'NONE' } })
+    const created = await rerankers.createReranker(context(), as(fixture.alice), {
+      displayName: `r ${providerType}`,
+      providerType,
+      endpointUrl: provider.url,
+      modelIdentifier: 'm',
+    })
+    expect(created).toMatchObject({
+      providerType,
+      apiPath,
+      ownerId: fixture.alice.userId,
+      credentials: { kind: 'NONE' },
+    })
   })
 
   it('creates, gets, lists, updates and deletes; the secret is sealed and never returned; the probe calls the rerank API', async () => {
@@ -43,7 +57,9 @@ describe.each(ENGINES)('rerankers (%s)', (engine) => {
     })
     expect(JSON.stringify(created)).not.toContain(secret)
     expect(created.credentials).toMatchObject({ kind: 'API_KEY' })
-    const [stored] = await context().sql<Array<{ credential_secret: Buffer }>>`select credential_secret from rerankers where id = ${created.rerankerId}`
+    const [stored] = await context().sql<
+      Array<{ credential_secret: Buffer }>
+    >`select credential_secret from rerankers where id = ${created.rerankerId}`
     expect(stored!.credential_secret.toString('latin1')).not.toContain(secret)
     // The probe queued by create may already have recorded lastProbe.
     expect(await rerankers.getReranker(context(), as(fixture.alice), created.rerankerId)).toMatchObject(created)
@@ -54,24 +70,45 @@ describe.each(ENGINES)('rerankers (%s)', (engine) => {
       return current.lastProbe ? current : undefined
     })
     expect(probed.lastProbe).toMatchObject({ status: 'OK' })
-    expect(provider.requests.find((request) => request.path === '/v1/rerank' && request.body.model === 'rerank-v1')).toMatchObject({ authorization: `Bearer ${secret}` })
-    const updated = await rerankers.updateReranker(context(), as(fixture.alice), created.rerankerId, { displayName: 'renamed', mergeLabels: { tier: 'a' } })
+    expect(
+      provider.requests.find((request) => request.path === '/v1/rerank' && request.body.model === 'rerank-v1'),
+    ).toMatchObject({ authorization: `Bearer ${secret}` })
+    const updated = await rerankers.updateReranker(context(), as(fixture.alice), created.rerankerId, {
+      displayName: 'renamed',
+      mergeLabels: { tier: 'a' },
+    })
     expect(updated).toMatchObject({ displayName: 'renamed', labels: { team: 'search', tier: 'a' } })
-    await expect(rerankers.updateReranker(context(), as(fixture.alice), created.rerankerId, { providerType: 'TEI' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(
+      rerankers.updateReranker(context(), as(fixture.alice), created.rerankerId, { providerType: 'TEI' }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
     const { jobId } = await requestProbe(context(), as(fixture.alice), 'RERANKER', created.rerankerId)
     expect(jobId).toEqual(expect.any(String))
     await rerankers.deleteReranker(context(), as(fixture.alice), created.rerankerId)
-    await expect(rerankers.getReranker(context(), as(fixture.alice), created.rerankerId)).rejects.toMatchObject({ code: 'NOT_FOUND' })
+    await expect(rerankers.getReranker(context(), as(fixture.alice), created.rerankerId)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    })
   })
 
   it("another user's reranker is NOT_FOUND; a duplicate registration is ALREADY_EXISTS; bad input names the field", async () => {
     const input = { displayName: 'mine', providerType: 'TEI', endpointUrl: provider.url, modelIdentifier: 'dup' }
     const created = await rerankers.createReranker(context(), as(fixture.alice), input)
-    await expect(rerankers.getReranker(context(), as(fixture.bob), created.rerankerId)).rejects.toMatchObject({ code: 'NOT_FOUND' })
-    await expect(rerankers.deleteReranker(context(), as(fixture.bob), created.rerankerId)).rejects.toMatchObject({ code: 'NOT_FOUND' })
-    await expect(requestProbe(context(), as(fixture.bob), 'RERANKER', created.rerankerId)).rejects.toMatchObject({ code: 'NOT_FOUND' })
-    await expect(rerankers.createReranker(context(), as(fixture.alice), input)).rejects.toMatchObject({ code: 'ALREADY_EXISTS' })
-    await expect(rerankers.createReranker(context(), as(fixture.alice), { ...input, providerType: 'OPENAI' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: [expect.objectContaining({ field: 'providerType' })] })
-    await expect(rerankers.createReranker(context(), as(fixture.alice), { ...input, endpointUrl: 'ftp://x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: [expect.objectContaining({ field: 'endpointUrl' })] })
+    await expect(rerankers.getReranker(context(), as(fixture.bob), created.rerankerId)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    })
+    await expect(rerankers.deleteReranker(context(), as(fixture.bob), created.rerankerId)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    })
+    await expect(requestProbe(context(), as(fixture.bob), 'RERANKER', created.rerankerId)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    })
+    await expect(rerankers.createReranker(context(), as(fixture.alice), input)).rejects.toMatchObject({
+      code: 'ALREADY_EXISTS',
+    })
+    await expect(
+      rerankers.createReranker(context(), as(fixture.alice), { ...input, providerType: 'OPENAI' }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: [expect.objectContaining({ field: 'providerType' })] })
+    await expect(
+      rerankers.createReranker(context(), as(fixture.alice), { ...input, endpointUrl: 'ftp://x' }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: [expect.objectContaining({ field: 'endpointUrl' })] })
   })
 })

@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createReranker } from '../../src/domain/rerankers.js'
 import { retrieveMemories } from '../../src/domain/retrieval.js'
 import { ENGINES } from '../support/databases.js'
-import { createReranker } from '../../src/domain/rerankers.js'
-import { expectedAnswer, rerankScore, type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
+import {
+  expectedAnswer,
+  type FakeRerankerLlm,
+  rerankScore,
+  startFakeRerankerLlm,
+} from '../support/fake-reranker-llm.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
-import { collect, CORPUS, itemsOf, type LoadedCorpus, loadCorpus, QUESTIONS } from '../support/retrieval-corpus.js'
+import { CORPUS, collect, itemsOf, type LoadedCorpus, loadCorpus, QUESTIONS } from '../support/retrieval-corpus.js'
 
 const MODES = ['VECTOR', 'KEYWORD', 'HYBRID'] as const
 
@@ -17,7 +22,8 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
   let llmId: string
   let rerankerIds: string[]
   const context = () => fixture.server.server.context
-  const retrieve = (input: Record<string, unknown>, actor = fixture.alice) => retrieveMemories(context(), fixture.as(actor), input)
+  const retrieve = (input: Record<string, unknown>, actor = fixture.alice) =>
+    retrieveMemories(context(), fixture.as(actor), input)
 
   beforeAll(async () => {
     fixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, { dimensions: 64 })
@@ -25,17 +31,31 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     embedderId = await fixture.registerEmbedder(fixture.alice)
     const otherEmbedder = await fixture.registerEmbedder(fixture.alice, { modelIdentifier: 'second-model' })
     corpus = await loadCorpus(fixture, fixture.alice, [embedderId], { name: `corpus-${engine}` })
-    second = await loadCorpus(fixture, fixture.alice, [embedderId, otherEmbedder], { name: `corpus-two-${engine}`, publicRead: true })
+    second = await loadCorpus(fixture, fixture.alice, [embedderId, otherEmbedder], {
+      name: `corpus-two-${engine}`,
+      publicRead: true,
+    })
     const llm = await fixture.call(
       'rest',
       'createLlm',
-      { displayName: 'fake chat', providerType: 'VLLM', endpointUrl: chat.url, modelIdentifier: 'fake-chat', defaultSamplingParams: { temperature: 0.2, maxTokens: 200 } },
+      {
+        displayName: 'fake chat',
+        providerType: 'VLLM',
+        endpointUrl: chat.url,
+        modelIdentifier: 'fake-chat',
+        defaultSamplingParams: { temperature: 0.2, maxTokens: 200 },
+      },
       fixture.alice.apiKey,
     )
     llmId = llm.body.llmId
     rerankerIds = []
     for (const providerType of ['TEI', 'VENDORA'] as const) {
-      const reranker = await createReranker(context(), fixture.as(fixture.alice), { displayName: `rerank ${providerType}`, providerType, endpointUrl: chat.url, modelIdentifier: 'fake-rerank' })
+      const reranker = await createReranker(context(), fixture.as(fixture.alice), {
+        displayName: `rerank ${providerType}`,
+        providerType,
+        endpointUrl: chat.url,
+        modelIdentifier: 'fake-rerank',
+      })
       rerankerIds.push(reranker.rerankerId)
     }
   }, 240_000)
@@ -46,7 +66,9 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
 
   describe.each(MODES)('mode %s', (mode) => {
     it.each(QUESTIONS)('ranks the passage that answers "$message" first', async ({ message, answer }) => {
-      const events = await collect(await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 3 }))
+      const events = await collect(
+        await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 3 }),
+      )
       const items = itemsOf(events)
       expect(items.length).toBeGreaterThan(0)
       expect(corpus.keyOf.get(items[0]!.memoryId)).toBe(answer)
@@ -55,38 +77,72 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
         expect(item.relevanceScore).toBeGreaterThan(0)
         expect(item.relevanceScore).toBeLessThanOrEqual(1)
       }
-      expect(items.map((item) => item.relevanceScore)).toEqual([...items.map((item) => item.relevanceScore)].sort((a, b) => b - a))
+      expect(items.map((item) => item.relevanceScore)).toEqual(
+        [...items.map((item) => item.relevanceScore)].sort((a, b) => b - a),
+      )
     })
   })
 
   describe.each(MODES)('mode %s, then reranked', (mode) => {
-    it.each(QUESTIONS)('ranks the passage that answers "$message" first, with the reranker\'s scores', async ({ message, answer }) => {
-      for (const [index, rerankerId] of rerankerIds.entries()) {
-        const before = chat.requests.length
-        const events = await collect(await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 3, postProcessor: { rerankerId } }))
-        const items = itemsOf(events)
-        expect(corpus.keyOf.get(items[0]!.memoryId)).toBe(answer)
-        for (const item of items) expect(item.relevanceScore).toBeCloseTo(rerankScore(message, item.chunkText), 10)
-        // The provider's own API: TEI {query, texts} at /rerank, the Cohere style {model, query, documents, top_n} at /v1/rerank.
-        const sent = chat.requests.slice(before)
-        expect(sent).toHaveLength(1)
-        if (index === 0) expect(sent[0]).toMatchObject({ path: '/rerank', body: { query: message, texts: expect.any(Array) } })
-        else expect(sent[0]).toMatchObject({ path: '/v1/rerank', body: { model: 'fake-rerank', query: message, documents: expect.any(Array), top_n: sent[0]!.body.documents.length } })
-      }
-    })
+    it.each(QUESTIONS)(
+      'ranks the passage that answers "$message" first, with the reranker\'s scores',
+      async ({ message, answer }) => {
+        for (const [index, rerankerId] of rerankerIds.entries()) {
+          const before = chat.requests.length
+          const events = await collect(
+            await retrieve({
+              message,
+              mode,
+              spaceKeys: [{ spaceId: corpus.spaceId }],
+              requestedSize: 3,
+              postProcessor: { rerankerId },
+            }),
+          )
+          const items = itemsOf(events)
+          expect(corpus.keyOf.get(items[0]!.memoryId)).toBe(answer)
+          for (const item of items) expect(item.relevanceScore).toBeCloseTo(rerankScore(message, item.chunkText), 10)
+          // The provider's own API: TEI {query, texts} at /rerank, the Cohere style {model, query, documents, top_n} at /v1/rerank.
+          const sent = chat.requests.slice(before)
+          expect(sent).toHaveLength(1)
+          if (index === 0)
+            expect(sent[0]).toMatchObject({ path: '/rerank', body: { query: message, texts: expect.any(Array) } })
+          else
+            expect(sent[0]).toMatchObject({
+              path: '/v1/rerank',
+              body: {
+                model: 'fake-rerank',
+                query: message,
+                documents: expect.any(Array),
+                top_n: sent[0]!.body.documents.length,
+              },
+            })
+        }
+      },
+    )
   })
 
   it('streams BEGIN, each memory before its first chunk, the chunks with offsets into the content, END', async () => {
-    const events = await collect(await retrieve({ message: QUESTIONS[0]!.message, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 4, fetchMemoryContent: true }))
+    const events = await collect(
+      await retrieve({
+        message: QUESTIONS[0]!.message,
+        spaceKeys: [{ spaceId: corpus.spaceId }],
+        requestedSize: 4,
+        fetchMemoryContent: true,
+      }),
+    )
     expect(events[0]).toMatchObject({ resultSetBoundary: { kind: 'BEGIN', stageName: 'retrieval', expectedItems: 4 } })
-    expect(events.at(-1)).toMatchObject({ resultSetBoundary: { kind: 'END', resultSetId: (events[0] as any).resultSetBoundary.resultSetId } })
+    expect(events.at(-1)).toMatchObject({
+      resultSetBoundary: { kind: 'END', resultSetId: (events[0] as any).resultSetBoundary.resultSetId },
+    })
     const defined: string[] = []
     for (const event of events) {
       if ('memoryDefinition' in event) {
         const memory = event.memoryDefinition.memory
         expect(defined).not.toContain(memory.memoryId)
         defined.push(memory.memoryId)
-        expect(memory.originalContent).toBe(CORPUS.find((entry) => entry.key === corpus.keyOf.get(memory.memoryId))!.text)
+        expect(memory.originalContent).toBe(
+          CORPUS.find((entry) => entry.key === corpus.keyOf.get(memory.memoryId))!.text,
+        )
       }
       if ('retrievedItem' in event) {
         const chunk = event.retrievedItem.chunk
@@ -96,17 +152,33 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
       }
     }
     expect(itemsOf(events)).toHaveLength(4)
-    const without = await collect(await retrieve({ message: 'Paris', spaceKeys: [{ spaceId: corpus.spaceId }], fetchMemory: false }))
+    const without = await collect(
+      await retrieve({ message: 'Paris', spaceKeys: [{ spaceId: corpus.spaceId }], fetchMemory: false }),
+    )
     expect(without.some((event) => 'memoryDefinition' in event)).toBe(false)
   })
 
   it('fuses two spaces and two embedders; an embedder weighted 0 is left out', async () => {
     const message = QUESTIONS[1]!.message
-    const events = await collect(await retrieve({ message, mode: 'VECTOR', spaceKeys: [{ spaceId: corpus.spaceId }, { spaceId: second.spaceId }], requestedSize: 4 }))
-    const top = itemsOf(events).slice(0, 2).map((item) => item.memoryId)
+    const events = await collect(
+      await retrieve({
+        message,
+        mode: 'VECTOR',
+        spaceKeys: [{ spaceId: corpus.spaceId }, { spaceId: second.spaceId }],
+        requestedSize: 4,
+      }),
+    )
+    const top = itemsOf(events)
+      .slice(0, 2)
+      .map((item) => item.memoryId)
     expect(new Set(top)).toEqual(new Set([corpus.idOf.get('eiffel'), second.idOf.get('eiffel')]))
     const weighted = await collect(
-      await retrieve({ message, mode: 'VECTOR', spaceKeys: [{ spaceId: second.spaceId, embedderWeights: [{ embedderId, weight: 0 }] }], requestedSize: 2 }),
+      await retrieve({
+        message,
+        mode: 'VECTOR',
+        spaceKeys: [{ spaceId: second.spaceId, embedderWeights: [{ embedderId, weight: 0 }] }],
+        requestedSize: 2,
+      }),
     )
     expect(second.keyOf.get(itemsOf(weighted)[0]!.memoryId)).toBe('eiffel')
   })
@@ -116,7 +188,10 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     ["val('$.topic') != 'travel'", ['mitochondria', 'photosynthesis', 'postgres', 'rust']],
     ["val('$.year') < 1800", ['photosynthesis', 'wall']],
     ["val('$.year') >= 1889", ['eiffel']],
-    ["val('$.topic') IN ('biology', 'programming') AND NOT val('$.tags') CONTAINS 'rust'", ['mitochondria', 'photosynthesis', 'postgres']],
+    [
+      "val('$.topic') IN ('biology', 'programming') AND NOT val('$.tags') CONTAINS 'rust'",
+      ['mitochondria', 'photosynthesis', 'postgres'],
+    ],
     ["val('$.tags') OVERLAPS ('china', 'cells')", ['mitochondria', 'wall']],
     ["val('$.tags') CONTAINS ('france', 'landmark')", ['eiffel']],
     ["val('$.author.name') LIKE 'O''%'", ['rust']],
@@ -126,27 +201,51 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     ["CAST(val('$.rating') AS NUMBER) > 4", ['eiffel', 'photosynthesis']],
     ["CAST(val('$.reviewed') AS BOOLEAN) = FALSE", ['postgres']],
     ["CAST(val('$.published') AS TIMESTAMP) >= '2022-01-01'", ['photosynthesis']],
-    ["CAST(val('$.year') AS TEXT) = '1889' OR (val('$.topic') = 'programming' AND val('$.tags[0]') = 'databases')", ['eiffel', 'postgres']],
+    [
+      "CAST(val('$.year') AS TEXT) = '1889' OR (val('$.topic') = 'programming' AND val('$.tags[0]') = 'databases')",
+      ['eiffel', 'postgres'],
+    ],
     ["val('$.topic') = 'x''; drop table memories; --'", []],
   ]
   it.each(filterCases)('filter %s keeps exactly the matching memories in every mode', async (filter, expected) => {
     for (const mode of MODES) {
       // A message sharing words with every passage, so KEYWORD finds each one the filter lets through.
       const message = CORPUS.map((entry) => entry.text).join(' ')
-      const events = await collect(await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId, filter }], requestedSize: 10 }))
-      expect(itemsOf(events).map((item) => corpus.keyOf.get(item.memoryId)).sort(), `${mode}`).toEqual(expected)
+      const events = await collect(
+        await retrieve({ message, mode, spaceKeys: [{ spaceId: corpus.spaceId, filter }], requestedSize: 10 }),
+      )
+      expect(
+        itemsOf(events)
+          .map((item) => corpus.keyOf.get(item.memoryId))
+          .sort(),
+        `${mode}`,
+      ).toEqual(expected)
     }
   })
 
   it('applies the same filter language to listing and batch-deleting memories', async () => {
     const { listMemories, batchDeleteMemories } = await import('../../src/domain/memories.js')
-    const listed = await listMemories(context(), fixture.as(fixture.alice), { spaceId: second.spaceId, filter: "val('$.topic') = 'biology'" })
-    expect(listed.memories.map((memory) => second.keyOf.get(memory.memoryId)).sort()).toEqual(['mitochondria', 'photosynthesis'])
+    const listed = await listMemories(context(), fixture.as(fixture.alice), {
+      spaceId: second.spaceId,
+      filter: "val('$.topic') = 'biology'",
+    })
+    expect(listed.memories.map((memory) => second.keyOf.get(memory.memoryId)).sort()).toEqual([
+      'mitochondria',
+      'photosynthesis',
+    ])
     const scratch = await loadCorpus(fixture, fixture.alice, [embedderId], { name: `scratch-${engine}` })
-    const deleted = await batchDeleteMemories(context(), fixture.as(fixture.alice), { spaceId: scratch.spaceId, filter: "val('$.tags') CONTAINS 'landmark'" })
+    const deleted = await batchDeleteMemories(context(), fixture.as(fixture.alice), {
+      spaceId: scratch.spaceId,
+      filter: "val('$.tags') CONTAINS 'landmark'",
+    })
     expect(deleted.deletedCount).toBe(2)
     const rest = await listMemories(context(), fixture.as(fixture.alice), { spaceId: scratch.spaceId })
-    expect(rest.memories.map((memory) => scratch.keyOf.get(memory.memoryId)).sort()).toEqual(['mitochondria', 'photosynthesis', 'postgres', 'rust'])
+    expect(rest.memories.map((memory) => scratch.keyOf.get(memory.memoryId)).sort()).toEqual([
+      'mitochondria',
+      'photosynthesis',
+      'postgres',
+      'rust',
+    ])
   })
 
   it('a filtered query still returns requestedSize items when that many match', async () => {
@@ -163,10 +262,28 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     }
     for (const id of ids) await fixture.settled(id)
     const events = await collect(
-      await retrieve({ message: 'Which tower stands in Paris?', mode: 'VECTOR', hnsw: { efSearch: 10 }, spaceKeys: [{ spaceId: filler.spaceId, filter: "val('$.topic') = 'travel'" }], requestedSize: 2 }),
+      await retrieve({
+        message: 'Which tower stands in Paris?',
+        mode: 'VECTOR',
+        hnsw: { efSearch: 10 },
+        spaceKeys: [{ spaceId: filler.spaceId, filter: "val('$.topic') = 'travel'" }],
+        requestedSize: 2,
+      }),
     )
-    expect(itemsOf(events).map((item) => filler.keyOf.get(item.memoryId)).sort()).toEqual(['eiffel', 'wall'])
-    const many = await collect(await retrieve({ message: 'tower', mode: 'VECTOR', hnsw: { efSearch: 5 }, spaceKeys: [{ spaceId: filler.spaceId, filter: 'CAST(val(\'$.n\') AS NUMBER) >= 5' }], requestedSize: 30 }))
+    expect(
+      itemsOf(events)
+        .map((item) => filler.keyOf.get(item.memoryId))
+        .sort(),
+    ).toEqual(['eiffel', 'wall'])
+    const many = await collect(
+      await retrieve({
+        message: 'tower',
+        mode: 'VECTOR',
+        hnsw: { efSearch: 5 },
+        spaceKeys: [{ spaceId: filler.spaceId, filter: "CAST(val('$.n') AS NUMBER) >= 5" }],
+        requestedSize: 30,
+      }),
+    )
     expect(itemsOf(many)).toHaveLength(30)
   })
 
@@ -180,19 +297,33 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     expect(itemsOf(await collect(await retrieve({ ...base, postProcessor: { maxResults: 2 } })))).toHaveLength(2)
     const resorted = itemsOf(await collect(await retrieve({ ...base, postProcessor: { chronologicalResort: true } })))
     const order = CORPUS.map((entry) => corpus.idOf.get(entry.key))
-    expect(resorted.map((item) => order.indexOf(item.memoryId))).toEqual([...resorted.map((item) => order.indexOf(item.memoryId))].sort((a, b) => a - b))
+    expect(resorted.map((item) => order.indexOf(item.memoryId))).toEqual(
+      [...resorted.map((item) => order.indexOf(item.memoryId))].sort((a, b) => a - b),
+    )
   })
 
   it('answers from the retrieved chunks with the registered LLM, its sampling defaults and the request overrides', async () => {
     const events = await collect(
-      await retrieve({ message: QUESTIONS[0]!.message, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 3, postProcessor: { llmId, llmTemperature: 0.9, systemPrompt: 'Answer briefly.' } }),
+      await retrieve({
+        message: QUESTIONS[0]!.message,
+        spaceKeys: [{ spaceId: corpus.spaceId }],
+        requestedSize: 3,
+        postProcessor: { llmId, llmTemperature: 0.9, systemPrompt: 'Answer briefly.' },
+      }),
     )
     const reply = events.at(-1) as { abstractReply: { text: string } }
     expect(reply.abstractReply.text).toBe(`According to the context: ${CORPUS[1].text}`)
     const sent = chat.requests.at(-1)!.body
-    expect(sent).toMatchObject({ model: 'fake-chat', temperature: 0.9, max_tokens: 200, messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user' }] })
+    expect(sent).toMatchObject({
+      model: 'fake-chat',
+      temperature: 0.9,
+      max_tokens: 200,
+      messages: [{ role: 'system', content: 'Answer briefly.' }, { role: 'user' }],
+    })
     expect(expectedAnswer(sent.messages[1].content)).toBe(reply.abstractReply.text)
-    const defaults = await collect(await retrieve({ message: 'Paris', spaceKeys: [{ spaceId: corpus.spaceId }], postProcessor: { llmId } }))
+    const defaults = await collect(
+      await retrieve({ message: 'Paris', spaceKeys: [{ spaceId: corpus.spaceId }], postProcessor: { llmId } }),
+    )
     expect(defaults.at(-1)).toHaveProperty('abstractReply')
     expect(chat.requests.at(-1)!.body.temperature).toBe(0.2)
   })
@@ -200,7 +331,13 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
   it('yields the first item before the LLM answer exists, and the answer after the items', async () => {
     const release = chat.hold()
     const requestsBefore = chat.requests.length
-    const iterator = (await retrieve({ message: QUESTIONS[1]!.message, spaceKeys: [{ spaceId: corpus.spaceId }], postProcessor: { llmId } }))[Symbol.asyncIterator]()
+    const iterator = (
+      await retrieve({
+        message: QUESTIONS[1]!.message,
+        spaceKeys: [{ spaceId: corpus.spaceId }],
+        postProcessor: { llmId },
+      })
+    )[Symbol.asyncIterator]()
     const seen = []
     for (;;) {
       const { value } = await iterator.next()
@@ -218,7 +355,9 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
   })
 
   it('another user retrieves from a publicRead space', async () => {
-    const events = await collect(await retrieve({ message: QUESTIONS[2]!.message, spaceKeys: [{ spaceId: second.spaceId }] }, fixture.bob))
+    const events = await collect(
+      await retrieve({ message: QUESTIONS[2]!.message, spaceKeys: [{ spaceId: second.spaceId }] }, fixture.bob),
+    )
     expect(second.keyOf.get(itemsOf(events)[0]!.memoryId)).toBe('rust')
   })
 })

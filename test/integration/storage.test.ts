@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DataDirInUseError } from '../../src/db/embedded.js'
-import { migrate, MIGRATIONS } from '../../src/db/migrations.js'
+import { MIGRATIONS, migrate } from '../../src/db/migrations.js'
+import { generateApiKey } from '../../src/domain/api-key-format.js'
+import { ApiClient, TRANSPORTS } from '../support/api-client.js'
 import { createTestDatabase, ENGINES, POSTGRES_ADMIN_URL, type TestDatabase } from '../support/databases.js'
 import { HealthProbe, type HealthWatch, ServingStatus } from '../support/grpc-clients.js'
 import { httpRequest } from '../support/http-client.js'
-import { generateApiKey } from '../../src/domain/api-key-format.js'
-import { ApiClient, TRANSPORTS } from '../support/api-client.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 import { waitFor, within } from '../support/wait.js'
@@ -47,16 +47,20 @@ describe.each(ENGINES)('migrations (%s)', (engine) => {
   it('applies every embedded migration exactly once at start', async () => {
     expect(await schemaMigrations(server)).toEqual(ALL_VERSIONS.map((version) => ({ version, count: 1 })))
     expect(server.logs.filter((line) => line.includes('applied migrations'))).toHaveLength(1)
-    expect(server.logs.find((line) => line.includes('applied migrations'))).toContain(`versions=${ALL_VERSIONS.join(',')}`)
+    expect(server.logs.find((line) => line.includes('applied migrations'))).toContain(
+      `versions=${ALL_VERSIONS.join(',')}`,
+    )
   })
 
   it('running migrate() again is a no-op: it returns [] and changes nothing', async () => {
     const sql = server.server.context.database!.primary
-    const tablesBefore = await sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`
+    const tablesBefore =
+      await sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`
     expect(await migrate(sql)).toEqual([])
     expect(await migrate(sql)).toEqual([])
     expect(await schemaMigrations(server)).toEqual(ALL_VERSIONS.map((version) => ({ version, count: 1 })))
-    const tablesAfter = await sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`
+    const tablesAfter =
+      await sql`select table_name from information_schema.tables where table_schema = 'public' order by table_name`
     expect(tablesAfter).toEqual(tablesBefore)
   })
 
@@ -64,7 +68,9 @@ describe.each(ENGINES)('migrations (%s)', (engine) => {
     const sql = server.server.context.database!.primary
     const tables = await sql<Array<{ table_name: string }>>`
       select table_name from information_schema.tables where table_schema = 'public' order by table_name`
-    expect(tables.map((row) => row.table_name)).toEqual(expect.arrayContaining(['api_keys', 'schema_migrations', 'system_state', 'users']))
+    expect(tables.map((row) => row.table_name)).toEqual(
+      expect.arrayContaining(['api_keys', 'schema_migrations', 'system_state', 'users']),
+    )
   })
 })
 
@@ -108,7 +114,9 @@ describe.runIf(ON_POSTGRES)('PostgreSQL: replicas and pools', () => {
   it('three servers started at once on a fresh database all reach READY; each migration is recorded once', async () => {
     const database = await createTestDatabase()
     cleanups.push(() => database.drop())
-    const servers = await Promise.all([0, 1, 2].map(() => startTestServer({ engine: 'postgresql', database, waitForReady: false })))
+    const servers = await Promise.all(
+      [0, 1, 2].map(() => startTestServer({ engine: 'postgresql', database, waitForReady: false })),
+    )
     cleanups.push(() => Promise.all(servers.map((server) => server.stop())))
     await within('all three servers READY', Promise.all(servers.map((server) => server.server.ready)), 60_000)
     for (const server of servers) {
@@ -135,7 +143,9 @@ describe.runIf(ON_POSTGRES)('PostgreSQL: replicas and pools', () => {
     cleanups.push(() => gate.end({ timeout: 5 }))
     const lockKey = 0x7e57_0000 + (pool === 'primary' ? 1 : 2)
     await gate`select pg_advisory_lock(${lockKey})`
-    const queries = Array.from({ length: max + 5 }, () => sql`select pg_advisory_xact_lock_shared(${lockKey})`.then(() => 'done'))
+    const queries = Array.from({ length: max + 5 }, () =>
+      sql`select pg_advisory_xact_lock_shared(${lockKey})`.then(() => 'done'),
+    )
     let highest = 0
     const seen = await waitFor(`${max} ${pool} connections blocked on the gate`, async () => {
       const now = await poolConnections(server.database!, pool)
@@ -144,15 +154,21 @@ describe.runIf(ON_POSTGRES)('PostgreSQL: replicas and pools', () => {
     })
     expect(seen.total).toBe(max)
     // Look a few more times while everything is queued: still no more than max.
-    for (let look = 0; look < 5; look++) highest = Math.max(highest, (await poolConnections(server.database!, pool)).total)
+    for (let look = 0; look < 5; look++)
+      highest = Math.max(highest, (await poolConnections(server.database!, pool)).total)
     expect(highest).toBe(max)
     await gate`select pg_advisory_unlock(${lockKey})`
-    expect(await within('queued queries finish once the gate opens', Promise.all(queries), 30_000)).toEqual(Array(max + 5).fill('done'))
+    expect(await within('queued queries finish once the gate opens', Promise.all(queries), 30_000)).toEqual(
+      Array(max + 5).fill('done'),
+    )
     expect((await poolConnections(server.database!, pool)).total).toBeLessThanOrEqual(max)
   })
 
   it('min idle: each pool holds at least its --*-min-idle connections soon after start', async () => {
-    const server = await startTestServer({ engine: 'postgresql', flags: { 'db-min-idle': 3, 'db-max-pool': 5, 'background-db-min-idle': 2, 'background-db-max-pool': 4 } })
+    const server = await startTestServer({
+      engine: 'postgresql',
+      flags: { 'db-min-idle': 3, 'db-max-pool': 5, 'background-db-min-idle': 2, 'background-db-max-pool': 4 },
+    })
     cleanups.push(() => server.stop())
     const primary = await waitFor('3 primary connections open', async () => {
       const now = await poolConnections(server.database!, 'primary')
@@ -199,7 +215,23 @@ describe.runIf(ON_EMBEDDED)('embedded: one server per data directory', () => {
     cleanups.push(() => first.stop())
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'serve', '--data-dir', first.dataDir, '--tls-disabled', '--rest-port', '0', '--grpc-port', '0', '--bind-address', '127.0.0.1', '--metrics-scrape-secret', 'x'],
+      [
+        '--import',
+        'tsx',
+        path.join(REPO_ROOT, 'src/main.ts'),
+        'serve',
+        '--data-dir',
+        first.dataDir,
+        '--tls-disabled',
+        '--rest-port',
+        '0',
+        '--grpc-port',
+        '0',
+        '--bind-address',
+        '127.0.0.1',
+        '--metrics-scrape-secret',
+        'x',
+      ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
     )
     cleanups.push(() => {
@@ -214,7 +246,11 @@ describe.runIf(ON_EMBEDDED)('embedded: one server per data directory', () => {
       60_000,
     )
     expect(code, output).toBe(2)
-    expect(output).toMatch(new RegExp(`data directory ${first.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another memsvc process \\(pid ${process.pid}\\)`))
+    expect(output).toMatch(
+      new RegExp(
+        `data directory ${first.dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another memsvc process \\(pid ${process.pid}\\)`,
+      ),
+    )
     expect(first.server.lifecycle.ready).toBe(true)
   })
 
@@ -302,12 +338,19 @@ describe.runIf(ON_POSTGRES)('PostgreSQL outages (through a TCP proxy the test co
   it('database down at start: probes answer STARTING, health NOT_SERVING; then READY and SERVING when it comes up', async () => {
     // Disabled from the start: every connection is reset, as if the database were down.
     proxy = await startTcpProxy('127.0.0.1', 5432, { enabled: false })
-    server = await startTestServer({ engine: 'postgresql', database, flags: { 'db-url': dbUrlThrough(proxy.port) }, waitForReady: false })
+    server = await startTestServer({
+      engine: 'postgresql',
+      database,
+      flags: { 'db-url': dbUrlThrough(proxy.port) },
+      waitForReady: false,
+    })
     const liveness = pollLiveness(server.restUrl)
     health = new HealthProbe({ address: server.grpcAddress })
     watch = health.watch('')
 
-    await waitFor('a failed connection attempt in the log', () => server!.logs.some((line) => line.includes('database not reachable yet; retrying')))
+    await waitFor('a failed connection attempt in the log', () =>
+      server!.logs.some((line) => line.includes('database not reachable yet; retrying')),
+    )
     expect(await readyz(server)).toEqual({ status: 503, body: { ready: false, state: 'STARTING' } })
     const startupz = await httpRequest(`${server.restUrl}/startupz`)
     expect([startupz.status, startupz.json()]).toEqual([503, { started: false, state: 'STARTING' }])
@@ -317,7 +360,9 @@ describe.runIf(ON_POSTGRES)('PostgreSQL outages (through a TCP proxy the test co
     await watch.waitFor(ServingStatus.NOT_SERVING)
     expect(watch.statuses[0]).toBe(ServingStatus.NOT_SERVING)
     // Metrics still answer while the database is away.
-    const metrics = await httpRequest(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
+    const metrics = await httpRequest(`${server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'test-metrics-secret' },
+    })
     expect(metrics.status).toBe(200)
     expect(metrics.body).toContain('memsvc_lifecycle_state{state="STARTING"} 1')
     // API calls while STARTING are a clear 503 / UNAVAILABLE, not an INTERNAL about missing tables.
@@ -391,7 +436,9 @@ describe.runIf(ON_POSTGRES)('PostgreSQL outages (through a TCP proxy the test co
     const notServingAt = watch.statuses.indexOf(ServingStatus.NOT_SERVING)
     await watch.waitFor(ServingStatus.NOT_SERVING)
     expect((await httpRequest(`${server.restUrl}/startupz`)).status).toBe(200)
-    const metrics = await httpRequest(`${server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })
+    const metrics = await httpRequest(`${server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'test-metrics-secret' },
+    })
     expect(metrics.status).toBe(200)
     expect(metrics.body).toContain('memsvc_ready 0')
 

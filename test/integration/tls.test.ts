@@ -1,16 +1,16 @@
+import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { spawn } from 'node:child_process'
 import tls from 'node:tls'
 import * as grpc from '@grpc/grpc-js'
 import { generate } from 'selfsigned'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TLS12_CIPHERS } from '../../src/tls/cipher-policy.js'
 import { HealthProbe, ServingStatus } from '../support/grpc-clients.js'
 import { httpRequest } from '../support/http-client.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
-import { TLS12_CIPHERS } from '../../src/tls/cipher-policy.js'
 
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2'
 const TLS_ON = { 'tls-disabled': false }
@@ -57,7 +57,10 @@ interface PeerCertificate {
 }
 
 /** Opens a TLS connection to a listener and returns the certificate it presents. */
-function peerCertificate(port: number, options: { ca?: Buffer | string; servername?: string; alpn?: string[] } = {}): Promise<PeerCertificate> {
+function peerCertificate(
+  port: number,
+  options: { ca?: Buffer | string; servername?: string; alpn?: string[] } = {},
+): Promise<PeerCertificate> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({
       host: '127.0.0.1',
@@ -92,7 +95,9 @@ const grpcPort = (server: TestServer) => server.server.grpcPort
  */
 function opensslHandshake(port: number, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const child = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-alpn', 'h2', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-alpn', 'h2', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
     const timer = setTimeout(() => child.kill(), 5_000)
@@ -141,7 +146,12 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
   describe('first start', () => {
     it('TLS is on by default: REST URL is https and the server reports the certificate it made', () => {
       expect(server!.restUrl.startsWith('https://')).toBe(true)
-      expect(server!.server.tls).toMatchObject({ certFile: certFile(), keyFile: keyFile(), selfSigned: true, fingerprint: certificate.fingerprint256 })
+      expect(server!.server.tls).toMatchObject({
+        certFile: certFile(),
+        keyFile: keyFile(),
+        selfSigned: true,
+        fingerprint: certificate.fingerprint256,
+      })
       expect(server!.logs.some((line) => line.includes('created a self-signed certificate'))).toBe(true)
     })
 
@@ -199,7 +209,11 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
 
     it('a client that does not trust the certificate is refused (REST and gRPC)', async () => {
       await expect(httpRequest(`${server!.restUrl}/livez`)).rejects.toThrow(/self[- ]signed/i)
-      const otherCa = generate([{ name: 'commonName', value: 'someone else' }], { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' })
+      const otherCa = generate([{ name: 'commonName', value: 'someone else' }], {
+        keyType: 'ec',
+        curve: 'P-256',
+        algorithm: 'sha256',
+      })
       const health = new HealthProbe({ address: server!.grpcAddress, ca: (await otherCa).cert })
       try {
         await expect(health.check('', 5_000)).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE })
@@ -212,11 +226,16 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
       // The self-signed certificate is EC: of the policy, the ECDSA suites are the ones it can use.
       const wanted = TLS12_CIPHERS.split(':').filter((name) => name.includes('ECDSA'))
       for (const port of [restPort(server!), grpcPort(server!)]) {
-        const refused = await Promise.all(REFUSED_TLS12_SUITES.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])))
-        expect(Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher, index) => [cipher, refused[index]])), `port ${port}`).toEqual(
-          Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher) => [cipher, undefined])),
+        const refused = await Promise.all(
+          REFUSED_TLS12_SUITES.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])),
         )
-        const accepted = await Promise.all(wanted.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])))
+        expect(
+          Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher, index) => [cipher, refused[index]])),
+          `port ${port}`,
+        ).toEqual(Object.fromEntries(REFUSED_TLS12_SUITES.map((cipher) => [cipher, undefined])))
+        const accepted = await Promise.all(
+          wanted.map((cipher) => opensslHandshake(port, ['-tls1_2', '-cipher', cipher])),
+        )
         expect(accepted, `port ${port}`).toEqual(wanted)
         expect(await opensslHandshake(port, ['-tls1_3'])).toMatch(/^TLS_/)
         expect(await opensslHandshake(port, ['-tls1_1'])).toBeUndefined()
@@ -236,7 +255,9 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
       expect(fs.readFileSync(certFile(), 'utf8')).toBe(certPem)
       expect(server.server.tls?.fingerprint).toBe(certificate.fingerprint256)
       expect((await peerCertificate(restPort(server))).fingerprint256).toBe(certificate.fingerprint256)
-      expect((await peerCertificate(grpcPort(server), { alpn: ['h2'] })).fingerprint256).toBe(certificate.fingerprint256)
+      expect((await peerCertificate(grpcPort(server), { alpn: ['h2'] })).fingerprint256).toBe(
+        certificate.fingerprint256,
+      )
       expect(server.logs.some((line) => line.includes('self-signed certificate'))).toBe(false)
     })
 
@@ -252,11 +273,22 @@ describe('TLS with the default self-signed certificate (embedded, in-process)', 
       expect(signatureAlgorithmOid(regenerated.raw)).toBe(ECDSA_WITH_SHA256)
       expect(server.logs.some((line) => line.includes('replacing the self-signed certificate'))).toBe(true)
       // Both listeners serve the new one; a client verifies it under the new name.
-      const rest = await peerCertificate(restPort(server), { ca: regenerated.toString(), servername: 'memsvc.example.test' })
+      const rest = await peerCertificate(restPort(server), {
+        ca: regenerated.toString(),
+        servername: 'memsvc.example.test',
+      })
       expect(rest).toMatchObject({ fingerprint256: regenerated.fingerprint256, authorized: true })
-      const grpcPeer = await peerCertificate(grpcPort(server), { ca: regenerated.toString(), servername: 'memsvc.example.test', alpn: ['h2'] })
+      const grpcPeer = await peerCertificate(grpcPort(server), {
+        ca: regenerated.toString(),
+        servername: 'memsvc.example.test',
+        alpn: ['h2'],
+      })
       expect(grpcPeer).toMatchObject({ fingerprint256: regenerated.fingerprint256, authorized: true })
-      const health = new HealthProbe({ address: server.grpcAddress, ca: regenerated.toString(), serverName: 'memsvc.example.test' })
+      const health = new HealthProbe({
+        address: server.grpcAddress,
+        ca: regenerated.toString(),
+        serverName: 'memsvc.example.test',
+      })
       try {
         expect(await health.check('')).toBe(ServingStatus.SERVING)
       } finally {
@@ -287,7 +319,13 @@ describe('TLS with a certificate pair given by flags (embedded, in-process)', ()
       curve: 'P-256',
       algorithm: 'sha256',
       extensions: [
-        { name: 'subjectAltName', altNames: [{ type: 2, value: 'memsvc-flags.test' }, { type: 7, ip: '127.0.0.1' }] },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'memsvc-flags.test' },
+            { type: 7, ip: '127.0.0.1' },
+          ],
+        },
       ],
     })
     pair = {
@@ -330,17 +368,30 @@ describe('TLS with a certificate pair given by flags (embedded, in-process)', ()
   })
 
   it('no self-signed certificate is made when a pair is given', () => {
-    expect(server!.server.tls).toMatchObject({ certFile: pair.certFile, keyFile: pair.keyFile, selfSigned: false, fingerprint: pair.fingerprint })
+    expect(server!.server.tls).toMatchObject({
+      certFile: pair.certFile,
+      keyFile: pair.keyFile,
+      selfSigned: false,
+      fingerprint: pair.fingerprint,
+    })
     expect(fs.existsSync(path.join(dataDir, 'tls'))).toBe(false)
   })
 
   it('a key that does not belong to the certificate stops start-up, naming the flags', async () => {
-    const other = await generate([{ name: 'commonName', value: 'other' }], { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' })
+    const other = await generate([{ name: 'commonName', value: 'other' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+    })
     const wrongKey = path.join(dir, 'wrong.key')
     fs.writeFileSync(wrongKey, other.private, { mode: 0o600 })
     const otherDataDir = path.join(dir, 'data-wrong')
     await expect(
-      startTestServer({ engine: 'embedded', dataDir: otherDataDir, flags: { ...TLS_ON, 'tls-cert-file': pair.certFile, 'tls-key-file': wrongKey } }),
+      startTestServer({
+        engine: 'embedded',
+        dataDir: otherDataDir,
+        flags: { ...TLS_ON, 'tls-cert-file': pair.certFile, 'tls-key-file': wrongKey },
+      }),
     ).rejects.toThrow(/--tls-key-file does not match the certificate in --tls-cert-file/)
   })
 })

@@ -21,32 +21,81 @@ interface RawCase {
   status: number
 }
 
-const headers = (count: number) => Array.from({ length: count }, (_, index) => `x-filler-${index}: ${index}\r\n`).join('')
+const headers = (count: number) =>
+  Array.from({ length: count }, (_, index) => `x-filler-${index}: ${index}\r\n`).join('')
 
 /** Requests the parser must refuse with 4xx. */
 const REFUSED: RawCase[] = [
-  { name: 'a folded (obs-fold) header line', request: 'GET /livez HTTP/1.1\r\nHost: a\r\nX-Folded: one\r\n two\r\n\r\n', status: 400 },
-  { name: 'a header line without a colon', request: 'GET /livez HTTP/1.1\r\nHost: a\r\nno-colon-here\r\n\r\n', status: 400 },
+  {
+    name: 'a folded (obs-fold) header line',
+    request: 'GET /livez HTTP/1.1\r\nHost: a\r\nX-Folded: one\r\n two\r\n\r\n',
+    status: 400,
+  },
+  {
+    name: 'a header line without a colon',
+    request: 'GET /livez HTTP/1.1\r\nHost: a\r\nno-colon-here\r\n\r\n',
+    status: 400,
+  },
   { name: 'the asterisk target', request: 'OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n', status: 400 },
   { name: 'an absolute-URI target', request: 'GET http://a/livez HTTP/1.1\r\nHost: a\r\n\r\n', status: 400 },
   { name: 'an HTTP version other than 1.0 and 1.1', request: 'GET /livez HTTP/1.2\r\nHost: a\r\n\r\n', status: 400 },
-  { name: 'an invalid chunk size', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n', status: 400 },
-  { name: 'a malformed Content-Length', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\nab', status: 400 },
-  { name: 'a negative Content-Length', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n', status: 400 },
+  {
+    name: 'an invalid chunk size',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n',
+    status: 400,
+  },
+  {
+    name: 'a malformed Content-Length',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 1x\r\n\r\nab',
+    status: 400,
+  },
+  {
+    name: 'a negative Content-Length',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n',
+    status: 400,
+  },
   { name: 'two Host headers', request: 'GET /livez HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', status: 400 },
-  { name: 'two differing Content-Lengths', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab', status: 400 },
-  { name: 'two equal Content-Lengths', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab', status: 400 },
-  { name: 'Content-Length together with Transfer-Encoding', request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab', status: 400 },
+  {
+    name: 'two differing Content-Lengths',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab',
+    status: 400,
+  },
+  {
+    name: 'two equal Content-Lengths',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab',
+    status: 400,
+  },
+  {
+    name: 'Content-Length together with Transfer-Encoding',
+    request: 'POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\nab',
+    status: 400,
+  },
   { name: 'HTTP/1.1 without Host', request: 'GET /livez HTTP/1.1\r\n\r\n', status: 400 },
-  { name: `${TOO_MANY_HEADERS} headers`, request: `GET /livez HTTP/1.1\r\nHost: a\r\n${headers(TOO_MANY_HEADERS)}\r\n`, status: 431 },
+  {
+    name: `${TOO_MANY_HEADERS} headers`,
+    request: `GET /livez HTTP/1.1\r\nHost: a\r\n${headers(TOO_MANY_HEADERS)}\r\n`,
+    status: 431,
+  },
 ]
 
 /** Requests that are odd but valid: served. */
 const SERVED: RawCase[] = [
-  { name: 'HTTP/1.0 GET /livez without Host (as health checkers send it)', request: 'GET /livez HTTP/1.0\r\n\r\n', status: 200 },
+  {
+    name: 'HTTP/1.0 GET /livez without Host (as health checkers send it)',
+    request: 'GET /livez HTTP/1.0\r\n\r\n',
+    status: 200,
+  },
   { name: 'HTTP/1.0 GET /livez with Host', request: 'GET /livez HTTP/1.0\r\nHost: a\r\n\r\n', status: 200 },
-  { name: `${MANY_HEADERS} headers before Host`, request: `GET /livez HTTP/1.1\r\n${headers(MANY_HEADERS)}Host: a\r\n\r\n`, status: 200 },
-  { name: `${MANY_HEADERS} headers after Host`, request: `GET /livez HTTP/1.1\r\nHost: a\r\n${headers(MANY_HEADERS)}\r\n`, status: 200 },
+  {
+    name: `${MANY_HEADERS} headers before Host`,
+    request: `GET /livez HTTP/1.1\r\n${headers(MANY_HEADERS)}Host: a\r\n\r\n`,
+    status: 200,
+  },
+  {
+    name: `${MANY_HEADERS} headers after Host`,
+    request: `GET /livez HTTP/1.1\r\nHost: a\r\n${headers(MANY_HEADERS)}\r\n`,
+    status: 200,
+  },
 ]
 
 describe('REST HTTP parser: odd and malformed requests are answered at once', () => {
@@ -59,7 +108,8 @@ describe('REST HTTP parser: odd and malformed requests are answered at once', ()
     await server?.stop()
   })
 
-  const send = (request: string) => sendRawRequest(server.restUrl, Buffer.from(request, 'latin1'), { timeoutMs: ANSWER_WITHIN_MS })
+  const send = (request: string) =>
+    sendRawRequest(server.restUrl, Buffer.from(request, 'latin1'), { timeoutMs: ANSWER_WITHIN_MS })
 
   it.each(REFUSED)('refuses $name with $status', async ({ request, status }) => {
     const response = await send(request)
@@ -78,7 +128,9 @@ describe('REST HTTP parser: odd and malformed requests are answered at once', ()
     // kept the connection open would still settle, so watch for the close itself.
     const closedAfterAnswer = await new Promise<boolean>((resolve, reject) => {
       const target = new URL(server.restUrl)
-      const socket = net.connect(Number(target.port), target.hostname, () => socket.write('GET /livez HTTP/1.0\r\n\r\n'))
+      const socket = net.connect(Number(target.port), target.hostname, () =>
+        socket.write('GET /livez HTTP/1.0\r\n\r\n'),
+      )
       let answered = false
       const timer = setTimeout(() => {
         socket.destroy()

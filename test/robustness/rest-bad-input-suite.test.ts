@@ -33,27 +33,88 @@ interface Row {
 
 const rows: Row[] = []
 
-const bodyRoutes = registeredRestRoutes().filter((route) => sendsBody(route.method) && !route.pattern.startsWith('/console'))
+const bodyRoutes = registeredRestRoutes().filter(
+  (route) => sendsBody(route.method) && !route.pattern.startsWith('/console'),
+)
 
 const MALFORMED_JSON = [
-  '{', '}', '{"a":}', '{"a" 1}', "{'a':1}", '{"a":1,}', '[1,2', 'nul', 'tru', '{"a":01}', '{"a":1e}', '{"a":"\\x"}', '{"a":"\\u12"}',
-  '{"a":"unterminated', '{"a":1}{"b":2}', '\u00ef\u00bb\u00bf{}', 'NaN', '{"a":Infinity}', '/* comment */ {}', '{"a":1} trailing', '"just a string"', '42', '[]', 'null',
+  '{',
+  '}',
+  '{"a":}',
+  '{"a" 1}',
+  "{'a':1}",
+  '{"a":1,}',
+  '[1,2',
+  'nul',
+  'tru',
+  '{"a":01}',
+  '{"a":1e}',
+  '{"a":"\\x"}',
+  '{"a":"\\u12"}',
+  '{"a":"unterminated',
+  '{"a":1}{"b":2}',
+  '\u00ef\u00bb\u00bf{}',
+  'NaN',
+  '{"a":Infinity}',
+  '/* comment */ {}',
+  '{"a":1} trailing',
+  '"just a string"',
+  '42',
+  '[]',
+  'null',
 ]
-const INVALID_UTF8 = [[0x80], [0xff], [0xfe], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]].map((bytes) => Buffer.from(bytes))
+const INVALID_UTF8 = [
+  [0x80],
+  [0xff],
+  [0xfe],
+  [0xc0, 0xaf],
+  [0xe0, 0x80, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xe2, 0x82],
+].map((bytes) => Buffer.from(bytes))
 const PATH_TRICKS = [
-  '/v1/../v1/users', '/v1/users/..%2F..%2Fapikeys', '//v1//users', '/v1/users/%2F', '/v1/users/a%00b', '/v1/users/%2e%2e', '/v1/./users',
-  '/v1/users/me/../x', `/v1/users/${'a'.repeat(1_000)}`, `/v1/users/${'%41'.repeat(2_000)}`, '/v1/users?%ZZ=1', '/v1/apikeys?label.%ZZ=1&label.=',
-  '/v1/users/me?x=%00', '/V1/USERS', '/v1/users%20/me', '/v1/users/me;jsessionid=1', '/v1/users/me#frag', `/${'x/'.repeat(2_000)}`, '/console/assets/..%2F..%2Fetc%2Fpasswd', '/console/assets/%ZZ',
+  '/v1/../v1/users',
+  '/v1/users/..%2F..%2Fapikeys',
+  '//v1//users',
+  '/v1/users/%2F',
+  '/v1/users/a%00b',
+  '/v1/users/%2e%2e',
+  '/v1/./users',
+  '/v1/users/me/../x',
+  `/v1/users/${'a'.repeat(1_000)}`,
+  `/v1/users/${'%41'.repeat(2_000)}`,
+  '/v1/users?%ZZ=1',
+  '/v1/apikeys?label.%ZZ=1&label.=',
+  '/v1/users/me?x=%00',
+  '/V1/USERS',
+  '/v1/users%20/me',
+  '/v1/users/me;jsessionid=1',
+  '/v1/users/me#frag',
+  `/${'x/'.repeat(2_000)}`,
+  '/console/assets/..%2F..%2Fetc%2Fpasswd',
+  '/console/assets/%ZZ',
 ]
 const LONG_PATHS = [8 * 1024, 64 * 1024].map((length) => `/v1/users/${'b'.repeat(length)}`)
 const FORGED_TOKENS = ['garbage', 'AAAA', 'eyJ4IjoxfQ', '%00', '%FF%FE', 'x'.repeat(600), '..%2F', '-1', '0']
-const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/jsonp', '']
+const CONTENT_TYPES = [
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/jsonp',
+  '',
+]
 
 describe('REST bad input and hostile clients (raw HTTP)', () => {
   let server: TestServer
   let port: number
   let rootKey: string
-  const withKey = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${rootKey}`, 'content-type': 'application/json', ...extra })
+  const withKey = (extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${rootKey}`,
+    'content-type': 'application/json',
+    ...extra,
+  })
 
   beforeAll(async () => {
     server = await startTestServer({ engine: ENGINES[0]!, flags: { 'grpc-max-message-size-mb': BODY_LIMIT_MB } })
@@ -64,14 +125,21 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
   afterAll(async () => {
     const table = [
       `${'scenario'.padEnd(44)} ${'tried'.padStart(6)} ${'failed'.padStart(6)} ${'closed'.padStart(6)} ${'time'.padStart(8)}`,
-      ...rows.map((row) => `${row.scenario.padEnd(44)} ${String(row.tried).padStart(6)} ${String(row.failed).padStart(6)} ${String(row.closed).padStart(6)} ${`${(row.ms / 1000).toFixed(1)} s`.padStart(8)}`),
+      ...rows.map(
+        (row) =>
+          `${row.scenario.padEnd(44)} ${String(row.tried).padStart(6)} ${String(row.failed).padStart(6)} ${String(row.closed).padStart(6)} ${`${(row.ms / 1000).toFixed(1)} s`.padStart(8)}`,
+      ),
     ]
     console.log(`REST bad-input suite\n${table.join('\n')}`)
     await server?.stop()
   })
 
   /** Sends every attempt (a few at a time), classifies each answer, records the row and returns it. */
-  async function scenario(name: string, attempts: Buffer[][], options: { closeAccepted?: boolean; expectResponses?: number } = {}): Promise<Row> {
+  async function scenario(
+    name: string,
+    attempts: Buffer[][],
+    options: { closeAccepted?: boolean; expectResponses?: number } = {},
+  ): Promise<Row> {
     const started = Date.now()
     const row: Row = { scenario: name, tried: attempts.length, failed: 0, closed: 0, ms: 0, examples: [] }
     const classify = (reply: RawExchange, index: number) => {
@@ -80,13 +148,20 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
       if (unanswered && reply.closed && options.closeAccepted) row.closed++
       else if (fiveXx || unanswered) {
         row.failed++
-        if (row.examples.length < 5) row.examples.push(`#${index}: ${reply.statuses.join(',') || (reply.closed ? 'closed unanswered' : 'held open')}`)
+        if (row.examples.length < 5)
+          row.examples.push(
+            `#${index}: ${reply.statuses.join(',') || (reply.closed ? 'closed unanswered' : 'held open')}`,
+          )
       }
     }
     const CONCURRENCY = 8
     for (let offset = 0; offset < attempts.length; offset += CONCURRENCY) {
       const batch = attempts.slice(offset, offset + CONCURRENCY)
-      const replies = await Promise.all(batch.map((parts) => exchangeRaw(port, parts, { waitMs: ANSWER_WAIT_MS, expectResponses: options.expectResponses ?? 1 })))
+      const replies = await Promise.all(
+        batch.map((parts) =>
+          exchangeRaw(port, parts, { waitMs: ANSWER_WAIT_MS, expectResponses: options.expectResponses ?? 1 }),
+        ),
+      )
       replies.forEach((reply, index) => classify(reply, offset + index))
     }
     row.ms = Date.now() - started
@@ -97,20 +172,34 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
   const overBodyRoutes = (body: Buffer, headers: Record<string, string> = withKey()) =>
     bodyRoutes.map((route) => [rawRequest(route.method, pathFor(route, MISSING_ID), headers, body)])
 
-  const expectClean = (row: Row) => expect({ failed: row.failed, examples: row.examples }).toEqual({ failed: 0, examples: [] })
+  const expectClean = (row: Row) =>
+    expect({ failed: row.failed, examples: row.examples }).toEqual({ failed: 0, examples: [] })
 
   it('malformed JSON on every body route: 4xx', async () => {
-    expectClean(await scenario('malformed JSON x body routes', MALFORMED_JSON.flatMap((body) => overBodyRoutes(Buffer.from(body)))))
+    expectClean(
+      await scenario(
+        'malformed JSON x body routes',
+        MALFORMED_JSON.flatMap((body) => overBodyRoutes(Buffer.from(body))),
+      ),
+    )
   })
 
   it('deep nesting, with and without a key: 4xx', async () => {
-    const bodies = [33, 500, 2_000, 100_000].flatMap((depth) => [`{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`, `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`])
-    const attempts = bodies.flatMap((body) => [...overBodyRoutes(Buffer.from(body)), ...overBodyRoutes(Buffer.from(body), { 'content-type': 'application/json' })])
+    const bodies = [33, 500, 2_000, 100_000].flatMap((depth) => [
+      `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+    ])
+    const attempts = bodies.flatMap((body) => [
+      ...overBodyRoutes(Buffer.from(body)),
+      ...overBodyRoutes(Buffer.from(body), { 'content-type': 'application/json' }),
+    ])
     expectClean(await scenario('deep nesting (33..100k) x routes x key/none', attempts))
   })
 
   it('invalid UTF-8 in bodies: 4xx', async () => {
-    const attempts = INVALID_UTF8.flatMap((bytes) => overBodyRoutes(Buffer.concat([Buffer.from('{"displayName":"a'), bytes, Buffer.from('","labels":{"k":"v"}}')])))
+    const attempts = INVALID_UTF8.flatMap((bytes) =>
+      overBodyRoutes(Buffer.concat([Buffer.from('{"displayName":"a'), bytes, Buffer.from('","labels":{"k":"v"}}')])),
+    )
     expectClean(await scenario('invalid UTF-8 x body routes', attempts))
   })
 
@@ -129,28 +218,58 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
 
   it('huge strings and label maps (up to 2 MiB): 4xx, never 5xx', async () => {
     const huge = (bytes: number) => 'h'.repeat(bytes)
-    const manyLabels = JSON.stringify({ labels: Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`k${index}`, 'v'])) })
+    const manyLabels = JSON.stringify({
+      labels: Object.fromEntries(Array.from({ length: 100_000 }, (_, index) => [`k${index}`, 'v'])),
+    })
     const bodies = [
-      JSON.stringify({ displayName: huge(1024 * 1024) }), JSON.stringify({ labels: { k: huge(2 * 1024 * 1024) } }), JSON.stringify({ [huge(1024 * 1024)]: 1 }),
-      JSON.stringify({ username: huge(64 * 1024) }), manyLabels,
+      JSON.stringify({ displayName: huge(1024 * 1024) }),
+      JSON.stringify({ labels: { k: huge(2 * 1024 * 1024) } }),
+      JSON.stringify({ [huge(1024 * 1024)]: 1 }),
+      JSON.stringify({ username: huge(64 * 1024) }),
+      manyLabels,
     ]
-    expectClean(await scenario('huge strings / 100k labels x body routes', bodies.flatMap((body) => overBodyRoutes(Buffer.from(body)))))
+    expectClean(
+      await scenario(
+        'huge strings / 100k labels x body routes',
+        bodies.flatMap((body) => overBodyRoutes(Buffer.from(body))),
+      ),
+    )
   })
 
   it('path tricks: answered, never 5xx; over-long request lines may be closed by uWS', async () => {
-    expectClean(await scenario('path tricks (.., %2F, //, NUL, …)', PATH_TRICKS.map((path) => [rawRequest('GET', path, withKey())])))
-    expectClean(await scenario('very long paths (8, 64 KiB)', LONG_PATHS.map((path) => [rawRequest('GET', path, withKey())]), { closeAccepted: true }))
+    expectClean(
+      await scenario(
+        'path tricks (.., %2F, //, NUL, …)',
+        PATH_TRICKS.map((path) => [rawRequest('GET', path, withKey())]),
+      ),
+    )
+    expectClean(
+      await scenario(
+        'very long paths (8, 64 KiB)',
+        LONG_PATHS.map((path) => [rawRequest('GET', path, withKey())]),
+        { closeAccepted: true },
+      ),
+    )
   })
 
   it('forged page tokens on every list route: 4xx', async () => {
-    const lists = registeredRestRoutes().filter((route) => route.method === 'GET' && /^\/v1\/(users|apikeys|embedders|llms|rerankers)$/.test(route.pattern))
-    const attempts = lists.flatMap((route) => FORGED_TOKENS.flatMap((token) => [[rawRequest('GET', `${route.pattern}?nextToken=${token}`, withKey())], [rawRequest('GET', `${route.pattern}?next_token=${token}&maxResults=-5`, withKey())]]))
+    const lists = registeredRestRoutes().filter(
+      (route) => route.method === 'GET' && /^\/v1\/(users|apikeys|embedders|llms|rerankers)$/.test(route.pattern),
+    )
+    const attempts = lists.flatMap((route) =>
+      FORGED_TOKENS.flatMap((token) => [
+        [rawRequest('GET', `${route.pattern}?nextToken=${token}`, withKey())],
+        [rawRequest('GET', `${route.pattern}?next_token=${token}&maxResults=-5`, withKey())],
+      ]),
+    )
     expectClean(await scenario('forged page tokens x list routes', attempts))
   })
 
   it('wrong content types on every body route: 415 (an empty one counts as none: 400 for the unknown field)', async () => {
     // Not '{}': an empty content type counts as none, and {} is a valid drain request, which would drain the server under test.
-    const attempts = CONTENT_TYPES.flatMap((type) => overBodyRoutes(Buffer.from('{"unknownField":1}'), withKey({ 'content-type': type })))
+    const attempts = CONTENT_TYPES.flatMap((type) =>
+      overBodyRoutes(Buffer.from('{"unknownField":1}'), withKey({ 'content-type': type })),
+    )
     const row = await scenario('wrong content types x body routes', attempts)
     expectClean(row)
   })
@@ -160,8 +279,22 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
     const attempts = [
       [rawRequest('POST', '/v1/apikeys', withKey({ 'content-length': String(body.length - 3) }), body)],
       [rawRequest('POST', '/v1/apikeys', withKey({ 'content-length': '0' }), body)],
-      [rawRequest('POST', '/v1/apikeys', withKey({ 'content-length': String(body.length), 'transfer-encoding': 'chunked' }), `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)],
-      [rawRequest('POST', '/v1/apikeys', withKey({ 'transfer-encoding': 'chunked' }), `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)],
+      [
+        rawRequest(
+          'POST',
+          '/v1/apikeys',
+          withKey({ 'content-length': String(body.length), 'transfer-encoding': 'chunked' }),
+          `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+      ],
+      [
+        rawRequest(
+          'POST',
+          '/v1/apikeys',
+          withKey({ 'transfer-encoding': 'chunked' }),
+          `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+      ],
       [rawRequest('POST', '/v1/apikeys', withKey({ 'content-length': '5', 'Content-Length': '6' }), body)],
     ]
     expectClean(await scenario('length mismatches / CL+TE framing', attempts, { closeAccepted: true }))
@@ -169,9 +302,21 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
 
   it('pipelines: synchronous routes answered in order; behind a pending response uWS closes (documented)', async () => {
     const probes = ['/livez', '/readyz', '/startupz', '/livez'].map((path) => rawRequest('GET', path))
-    expectClean(await scenario('pipelined probes (4 per connection)', Array.from({ length: 10 }, () => probes), { expectResponses: probes.length }))
+    expectClean(
+      await scenario(
+        'pipelined probes (4 per connection)',
+        Array.from({ length: 10 }, () => probes),
+        { expectResponses: probes.length },
+      ),
+    )
     const info = rawRequest('GET', '/v1/system/info')
-    expectClean(await scenario('pipelined DB requests (refused by uWS)', Array.from({ length: 10 }, () => [info, info]), { closeAccepted: true, expectResponses: 2 }))
+    expectClean(
+      await scenario(
+        'pipelined DB requests (refused by uWS)',
+        Array.from({ length: 10 }, () => [info, info]),
+        { closeAccepted: true, expectResponses: 2 },
+      ),
+    )
   })
 
   /** Probes /readyz from an ordinary client while `abuse` runs; every probe must be answered 200. */
@@ -192,7 +337,14 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
     running = false
     await prober
     expect(latencies.length).toBeGreaterThan(0)
-    const row: Row = { scenario: `${name} (readyz max ${Math.max(...latencies)} ms)`, tried, failed: 0, closed: 0, ms: Date.now() - started, examples: [] }
+    const row: Row = {
+      scenario: `${name} (readyz max ${Math.max(...latencies)} ms)`,
+      tried,
+      failed: 0,
+      closed: 0,
+      ms: Date.now() - started,
+      examples: [],
+    }
     rows.push(row)
   }
 
@@ -244,7 +396,11 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
 
   it('afterwards the server answers normally and logged no stack trace', async () => {
     expect((await httpRequest(`${server.restUrl}/readyz`)).status).toBe(200)
-    const created = await httpRequest(`${server.restUrl}/v1/apikeys`, { method: 'POST', headers: withKey(), body: '{"labels":{"after":"suite"}}' })
+    const created = await httpRequest(`${server.restUrl}/v1/apikeys`, {
+      method: 'POST',
+      headers: withKey(),
+      body: '{"labels":{"after":"suite"}}',
+    })
     expect(created.status).toBe(201)
     expect(server.logs.filter((line) => line.includes('stack=') || line.includes(' ERROR '))).toEqual([])
   })

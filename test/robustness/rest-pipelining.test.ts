@@ -22,7 +22,9 @@ describe('pipelined REST requests', () => {
   let port: number
   let rootKey: string
   const authorised = () => ({ authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' })
-  const keyCount = async () => (await httpRequest(`${server.restUrl}/v1/apikeys?maxResults=100`, { headers: authorised() })).json().keys.length as number
+  const keyCount = async () =>
+    (await httpRequest(`${server.restUrl}/v1/apikeys?maxResults=100`, { headers: authorised() })).json().keys
+      .length as number
 
   beforeAll(async () => {
     server = await startTestServer({ engine: ENGINES[0]! })
@@ -54,7 +56,9 @@ describe('pipelined REST requests', () => {
     const probes = ['/livez', '/readyz', '/startupz'].map((path) => rawRequest('GET', path))
     const reply = await exchangeRaw(port, Buffer.concat(probes), { expectResponses: 3 })
     expect(reply.statuses).toEqual([200, 200, 200])
-    const bodies = [...reply.received.matchAll(/\r\n\r\n(\{[^}]*\})/g)].map((match) => Object.keys(JSON.parse(match[1]!))[0])
+    const bodies = [...reply.received.matchAll(/\r\n\r\n(\{[^}]*\})/g)].map(
+      (match) => Object.keys(JSON.parse(match[1]!))[0],
+    )
     expect(bodies).toEqual(['state', 'ready', 'started'])
   })
 
@@ -66,7 +70,9 @@ describe('pipelined REST requests', () => {
       expect(reply.statuses).toEqual([200, 200])
       answered += reply.statuses.length
     }
-    console.log(`pipelined GET /v1/system/info: ${answered} of ${2 * INFO_ROUNDS} answered over ${INFO_ROUNDS} connections`)
+    console.log(
+      `pipelined GET /v1/system/info: ${answered} of ${2 * INFO_ROUNDS} answered over ${INFO_ROUNDS} connections`,
+    )
   })
 
   it('ten pipelined creates are all answered, in order, each with its one-time raw key', async () => {
@@ -85,7 +91,10 @@ describe('pipelined REST requests', () => {
   it('a POST with a body pipelined behind a GET that reads the database is answered second, with its body applied', async () => {
     const reply = await exchangeRaw(
       port,
-      Buffer.concat([rawRequest('GET', '/v1/system/info'), rawRequest('POST', '/v1/apikeys', authorised(), JSON.stringify({ labels: { behind: 'info' } }))]),
+      Buffer.concat([
+        rawRequest('GET', '/v1/system/info'),
+        rawRequest('POST', '/v1/apikeys', authorised(), JSON.stringify({ labels: { behind: 'info' } })),
+      ]),
       { expectResponses: 2 },
     )
     expect(reply.statuses).toEqual([200, 201])
@@ -94,7 +103,12 @@ describe('pipelined REST requests', () => {
 
   it('a client that closes mid-pipeline: the server stays up and answers the next connection', async () => {
     const info = rawRequest('GET', '/v1/system/info')
-    const create = rawRequest('POST', '/v1/apikeys', authorised(), JSON.stringify({ labels: { closed: 'mid-pipeline' } }))
+    const create = rawRequest(
+      'POST',
+      '/v1/apikeys',
+      authorised(),
+      JSON.stringify({ labels: { closed: 'mid-pipeline' } }),
+    )
     for (let round = 0; round < 5; round++) {
       await new Promise<void>((resolve) => {
         const socket = net.connect(port, '127.0.0.1', () => {

@@ -48,7 +48,11 @@ function trappedRestServer(logs: string[]) {
   const lifecycle = new Lifecycle()
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
-  const http = restServerOver({ lifecycle, log: (line) => logs.push(line), wrap: (server: ServerContext) => trapped(server) })
+  const http = restServerOver({
+    lifecycle,
+    log: (line) => logs.push(line),
+    wrap: (server: ServerContext) => trapped(server),
+  })
   return { http, arm: (next: Trap) => (trap = next) }
 }
 
@@ -62,25 +66,40 @@ describe('last-resort guard on every REST route', () => {
   })
   afterAll(() => http.close())
 
-  it.each<Trap>(['throw', 'bigint', 'cyclic'])('a domain that fails (%s) gives 500 with the request id, logged once without the key', async (trap) => {
-    arm(trap)
-    const routes = http.routes.filter((route) => touchesContext(route.pattern))
-    expect(routes.length).toBeGreaterThanOrEqual(24)
-    for (const [index, { method, pattern }] of routes.entries()) {
-      const requestId = `guard-${trap}-${index}`
-      const response = await httpRequest(`${baseUrl}${pathFor({ method, pattern }, SAMPLE_ID)}`, {
-        method,
-        headers: { 'x-request-id': requestId, authorization: `Bearer ${FORGED_KEY}`, 'content-type': 'application/json' },
-        body: sendsBody(method) ? '{"labels":{"a":"b"}}' : undefined,
-      })
-      const label = `${method} ${pattern}`
-      expect(response.status, label).toBe(500)
-      expect(response.headers['x-request-id'], label).toBe(requestId)
-      expect(response.json().error, label).toMatchObject({ code: 500, status: 'INTERNAL', message: 'internal error', requestId })
-      expect(logs.filter((line) => line.includes(`requestId=${requestId} `)), label).toHaveLength(1)
-    }
-    expect(logs.join('\n')).not.toContain(FORGED_KEY.slice(4))
-  })
+  it.each<Trap>(['throw', 'bigint', 'cyclic'])(
+    'a domain that fails (%s) gives 500 with the request id, logged once without the key',
+    async (trap) => {
+      arm(trap)
+      const routes = http.routes.filter((route) => touchesContext(route.pattern))
+      expect(routes.length).toBeGreaterThanOrEqual(24)
+      for (const [index, { method, pattern }] of routes.entries()) {
+        const requestId = `guard-${trap}-${index}`
+        const response = await httpRequest(`${baseUrl}${pathFor({ method, pattern }, SAMPLE_ID)}`, {
+          method,
+          headers: {
+            'x-request-id': requestId,
+            authorization: `Bearer ${FORGED_KEY}`,
+            'content-type': 'application/json',
+          },
+          body: sendsBody(method) ? '{"labels":{"a":"b"}}' : undefined,
+        })
+        const label = `${method} ${pattern}`
+        expect(response.status, label).toBe(500)
+        expect(response.headers['x-request-id'], label).toBe(requestId)
+        expect(response.json().error, label).toMatchObject({
+          code: 500,
+          status: 'INTERNAL',
+          message: 'internal error',
+          requestId,
+        })
+        expect(
+          logs.filter((line) => line.includes(`requestId=${requestId} `)),
+          label,
+        ).toHaveLength(1)
+      }
+      expect(logs.join('\n')).not.toContain(FORGED_KEY.slice(4))
+    },
+  )
 })
 
 describe('route parameters with a malformed percent escape', () => {
@@ -108,7 +127,9 @@ describe('route parameters with a malformed percent escape', () => {
         const label = `${method} ${pattern} with ${escape}`
         expect(response.status, label).toBe(400)
         const parameter = /\/:(\w+)/.exec(pattern)![1]
-        expect(response.json().error.details, label).toEqual([{ field: parameter, description: 'is not a valid percent-encoded path segment' }])
+        expect(response.json().error.details, label).toEqual([
+          { field: parameter, description: 'is not a valid percent-encoded path segment' },
+        ])
       }
     }
     expect((await httpRequest(`${server.restUrl}/readyz`)).status).toBe(200)

@@ -1,14 +1,14 @@
 import * as grpc from '@grpc/grpc-js'
+import { ERROR_CODES, type ErrorCode } from '../../src/errors/app-error.js'
 import { AdminServiceClient } from '../../src/generated/memsvc/v1/admin.js'
 import { ApiKeyServiceClient } from '../../src/generated/memsvc/v1/apikeys.js'
 import { EmbedderServiceClient } from '../../src/generated/memsvc/v1/embedders.js'
 import { LlmServiceClient } from '../../src/generated/memsvc/v1/llms.js'
-import { RerankerServiceClient } from '../../src/generated/memsvc/v1/rerankers.js'
 import { MemoryServiceClient } from '../../src/generated/memsvc/v1/memories.js'
+import { RerankerServiceClient } from '../../src/generated/memsvc/v1/rerankers.js'
 import { SpaceServiceClient } from '../../src/generated/memsvc/v1/spaces.js'
 import { SystemServiceClient } from '../../src/generated/memsvc/v1/system.js'
 import { UserServiceClient } from '../../src/generated/memsvc/v1/users.js'
-import { ERROR_CODES, type ErrorCode } from '../../src/errors/app-error.js'
 
 /**
  * One operation table, two transports: each operation knows its REST route and its
@@ -29,19 +29,40 @@ export interface ApiResult {
   message: string
 }
 
-type GrpcClientName = 'system' | 'users' | 'apikeys' | 'admin' | 'embedders' | 'llms' | 'rerankers' | 'spaces' | 'memories'
+type GrpcClientName =
+  | 'system'
+  | 'users'
+  | 'apikeys'
+  | 'admin'
+  | 'embedders'
+  | 'llms'
+  | 'rerankers'
+  | 'spaces'
+  | 'memories'
 
 interface Operation {
   rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
   /** `stream`: a server-streaming method; the result's body is `{events}`, each message through `response`. */
-  grpc: { client: GrpcClientName; method: string; stream?: true; request(input: any): unknown; response?(output: any): any }
+  grpc: {
+    client: GrpcClientName
+    method: string
+    stream?: true
+    request(input: any): unknown
+    response?(output: any): any
+  }
 }
 
 const stringMap = (value: unknown) => (value === undefined ? undefined : { items: value })
 
 // Embedders, LLMs and rerankers: REST-shaped inputs turned into proto messages (zero enums and empty lists mean "not given").
 const credentialsMessage = (credentials: any) =>
-  credentials === undefined ? undefined : { ...credentials, kind: credentials.kind ?? 'KIND_UNSPECIFIED', cloudAdc: credentials.cloudAdc && { scopes: [], ...credentials.cloudAdc } }
+  credentials === undefined
+    ? undefined
+    : {
+        ...credentials,
+        kind: credentials.kind ?? 'KIND_UNSPECIFIED',
+        cloudAdc: credentials.cloudAdc && { scopes: [], ...credentials.cloudAdc },
+      }
 const samplingMessage = (sampling: any) => (sampling === undefined ? undefined : { stopSequences: [], ...sampling })
 const listRequest = (path: string) => (input: any) => {
   const { labelFilter, ...rest } = input ?? {}
@@ -70,21 +91,38 @@ type RegistryVerb = 'create' | 'get' | 'update' | 'delete' | 'probe'
  * The six operations of one registry kind (embedders, LLMs, rerankers), named like its gRPC
  * methods; `ownFields` adds the kind's own fields to create and update messages.
  */
-function registryOperations<Singular extends string, Plural extends string>(singular: Singular, plural: Plural, idField: string, ownFields: (input: any) => Record<string, unknown> = () => ({})) {
+function registryOperations<Singular extends string, Plural extends string>(
+  singular: Singular,
+  plural: Plural,
+  idField: string,
+  ownFields: (input: any) => Record<string, unknown> = () => ({}),
+) {
   const collection = plural.toLowerCase() as GrpcClientName
   const path = `/v1/${collection}`
-  const byId = (verb: string) => ({ client: collection, method: `${verb}${singular}`, request: (input: any) => ({ [idField]: input[idField] }) })
+  const byId = (verb: string) => ({
+    client: collection,
+    method: `${verb}${singular}`,
+    request: (input: any) => ({ [idField]: input[idField] }),
+  })
   const operations: Record<string, Operation> = {
     [`create${singular}`]: {
       rest: (input) => ({ method: 'POST', path, body: input }),
-      grpc: { client: collection, method: `create${singular}`, request: (input) => ({ ...registryCreateMessage(input), ...ownFields(input) }) },
+      grpc: {
+        client: collection,
+        method: `create${singular}`,
+        request: (input) => ({ ...registryCreateMessage(input), ...ownFields(input) }),
+      },
     },
     [`list${plural}`]: {
       rest: listRequest(path),
       grpc: {
         client: collection,
         method: `list${plural}`,
-        request: (input) => ({ ...input, providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED', labelFilter: input?.labelFilter ?? {} }),
+        request: (input) => ({
+          ...input,
+          providerType: input?.providerType ?? 'PROVIDER_TYPE_UNSPECIFIED',
+          labelFilter: input?.labelFilter ?? {},
+        }),
       },
     },
     [`get${singular}`]: { rest: (input) => ({ method: 'GET', path: `${path}/${input[idField]}` }), grpc: byId('get') },
@@ -93,10 +131,20 @@ function registryOperations<Singular extends string, Plural extends string>(sing
         const { [idField]: id, ...body } = input
         return { method: 'PUT', path: `${path}/${id}`, body }
       },
-      grpc: { client: collection, method: `update${singular}`, request: (input) => ({ ...registryUpdateMessage(input), ...ownFields(input) }) },
+      grpc: {
+        client: collection,
+        method: `update${singular}`,
+        request: (input) => ({ ...registryUpdateMessage(input), ...ownFields(input) }),
+      },
     },
-    [`delete${singular}`]: { rest: (input) => ({ method: 'DELETE', path: `${path}/${input[idField]}` }), grpc: byId('delete') },
-    [`probe${singular}`]: { rest: (input) => ({ method: 'POST', path: `${path}/${input[idField]}:probe` }), grpc: byId('probe') },
+    [`delete${singular}`]: {
+      rest: (input) => ({ method: 'DELETE', path: `${path}/${input[idField]}` }),
+      grpc: byId('delete'),
+    },
+    [`probe${singular}`]: {
+      rest: (input) => ({ method: 'POST', path: `${path}/${input[idField]}:probe` }),
+      grpc: byId('probe'),
+    },
   }
   return operations as Record<`${RegistryVerb}${Singular}` | `list${Plural}`, Operation>
 }
@@ -107,7 +155,8 @@ const chunkingMessage = (config: any) => {
   const [name] = Object.keys(config)
   if (name === undefined) return {}
   const value = config[name]
-  if (name === 'recursive') return { strategy: { $case: name, value: { separators: [], keepStrategy: 'KEEP_STRATEGY_UNSPECIFIED', ...value } } }
+  if (name === 'recursive')
+    return { strategy: { $case: name, value: { separators: [], keepStrategy: 'KEEP_STRATEGY_UNSPECIFIED', ...value } } }
   return { strategy: { $case: name, value: { ...value } } }
 }
 const chunkingBody = (config: any) => (config?.strategy ? { [config.strategy.$case]: config.strategy.value } : config)
@@ -115,9 +164,16 @@ const spaceBody = (space: any) => ({ ...space, defaultChunkingConfig: chunkingBo
 const memoryBody = (memory: any) => ({ ...memory, chunkingConfig: chunkingBody(memory.chunkingConfig) })
 const createdBody = (output: any) => ({ ...output, memory: memoryBody(output.memory) })
 const memoryCreateMessage = (input: any) => ({ ...input, chunkingConfig: chunkingMessage(input.chunkingConfig) })
-const withStatusFilter = (input: any) => ({ ...input, statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED' })
+const withStatusFilter = (input: any) => ({
+  ...input,
+  statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED',
+})
 /** gRPC's batch result is a oneof; REST's is `{memory, created}` or `{error}`. */
-const batchResults = (output: any) => ({ results: output.results.map((item: any) => (item.result.$case === 'error' ? { error: item.result.value } : createdBody(item.result.value))) })
+const batchResults = (output: any) => ({
+  results: output.results.map((item: any) =>
+    item.result.$case === 'error' ? { error: item.result.value } : createdBody(item.result.value),
+  ),
+})
 
 // Retrieval: the REST body as a proto request, and each streamed event's oneof as REST's one-member object.
 export const retrieveMessage = (input: any) => ({
@@ -142,7 +198,11 @@ export const OPERATIONS = {
   },
   createUser: {
     rest: (input) => ({ method: 'POST', path: '/v1/users', body: input }),
-    grpc: { client: 'users', method: 'createUser', request: (input) => ({ ...input, role: input.role ?? 'ROLE_UNSPECIFIED', username: input.username ?? '' }) },
+    grpc: {
+      client: 'users',
+      method: 'createUser',
+      request: (input) => ({ ...input, role: input.role ?? 'ROLE_UNSPECIFIED', username: input.username ?? '' }),
+    },
   },
   listUsers: {
     rest: (input) => ({ method: 'GET', path: '/v1/users', query: input }),
@@ -165,7 +225,11 @@ export const OPERATIONS = {
     grpc: {
       client: 'apikeys',
       method: 'createApiKey',
-      request: (input) => ({ ...input, labels: input.labels ?? {}, expiresAt: input.expiresAt === undefined ? undefined : Number(input.expiresAt) }),
+      request: (input) => ({
+        ...input,
+        labels: input.labels ?? {},
+        expiresAt: input.expiresAt === undefined ? undefined : Number(input.expiresAt),
+      }),
     },
   },
   listApiKeys: {
@@ -176,7 +240,11 @@ export const OPERATIONS = {
       for (const [name, value] of Object.entries(labelFilter ?? {})) query[`label.${name}`] = String(value)
       return { method: 'GET', path: '/v1/apikeys', query }
     },
-    grpc: { client: 'apikeys', method: 'listApiKeys', request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }) },
+    grpc: {
+      client: 'apikeys',
+      method: 'listApiKeys',
+      request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }),
+    },
   },
   updateApiKey: {
     rest: (input) => {
@@ -186,7 +254,12 @@ export const OPERATIONS = {
     grpc: {
       client: 'apikeys',
       method: 'updateApiKey',
-      request: (input) => ({ apiKeyId: input.apiKeyId, status: input.status, replaceLabels: stringMap(input.replaceLabels), mergeLabels: stringMap(input.mergeLabels) }),
+      request: (input) => ({
+        apiKeyId: input.apiKeyId,
+        status: input.status,
+        replaceLabels: stringMap(input.replaceLabels),
+        mergeLabels: stringMap(input.mergeLabels),
+      }),
     },
   },
   deleteApiKey: {
@@ -197,24 +270,44 @@ export const OPERATIONS = {
     rest: (input) => ({ method: 'POST', path: '/v1/admin:drain', body: input }),
     grpc: { client: 'admin', method: 'drain', request: (input) => input },
   },
-  ...registryOperations('Embedder', 'Embedders', 'embedderId', (input) => ({ distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED' })),
-  ...registryOperations('Llm', 'Llms', 'llmId', (input) => ({ defaultSamplingParams: samplingMessage(input.defaultSamplingParams) })),
+  ...registryOperations('Embedder', 'Embedders', 'embedderId', (input) => ({
+    distributionType: input.distributionType ?? 'DISTRIBUTION_TYPE_UNSPECIFIED',
+  })),
+  ...registryOperations('Llm', 'Llms', 'llmId', (input) => ({
+    defaultSamplingParams: samplingMessage(input.defaultSamplingParams),
+  })),
   ...registryOperations('Reranker', 'Rerankers', 'rerankerId'),
   createSpace: {
     rest: (input) => ({ method: 'POST', path: '/v1/spaces', body: input }),
     grpc: {
       client: 'spaces',
-      method: 'createSpace', response: spaceBody,
-      request: (input) => ({ ...input, labels: input.labels ?? {}, spaceEmbedders: input.spaceEmbedders ?? [], defaultChunkingConfig: chunkingMessage(input.defaultChunkingConfig) }),
+      method: 'createSpace',
+      response: spaceBody,
+      request: (input) => ({
+        ...input,
+        labels: input.labels ?? {},
+        spaceEmbedders: input.spaceEmbedders ?? [],
+        defaultChunkingConfig: chunkingMessage(input.defaultChunkingConfig),
+      }),
     },
   },
   listSpaces: {
     rest: listRequest('/v1/spaces'),
-    grpc: { client: 'spaces', method: 'listSpaces', response: (output) => ({ ...output, spaces: output.spaces.map(spaceBody) }), request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }) },
+    grpc: {
+      client: 'spaces',
+      method: 'listSpaces',
+      response: (output) => ({ ...output, spaces: output.spaces.map(spaceBody) }),
+      request: (input) => ({ ...input, labelFilter: input?.labelFilter ?? {} }),
+    },
   },
   getSpace: {
     rest: (input) => ({ method: 'GET', path: `/v1/spaces/${input.spaceId}` }),
-    grpc: { client: 'spaces', method: 'getSpace', response: spaceBody, request: (input) => ({ spaceId: input.spaceId }) },
+    grpc: {
+      client: 'spaces',
+      method: 'getSpace',
+      response: spaceBody,
+      request: (input) => ({ spaceId: input.spaceId }),
+    },
   },
   updateSpace: {
     rest: (input) => {
@@ -223,8 +316,13 @@ export const OPERATIONS = {
     },
     grpc: {
       client: 'spaces',
-      method: 'updateSpace', response: spaceBody,
-      request: (input) => ({ ...input, replaceLabels: stringMap(input.replaceLabels), mergeLabels: stringMap(input.mergeLabels) }),
+      method: 'updateSpace',
+      response: spaceBody,
+      request: (input) => ({
+        ...input,
+        replaceLabels: stringMap(input.replaceLabels),
+        mergeLabels: stringMap(input.mergeLabels),
+      }),
     },
   },
   deleteSpace: {
@@ -251,11 +349,21 @@ export const OPERATIONS = {
   },
   batchCreateMemories: {
     rest: (input) => ({ method: 'POST', path: '/v1/memories:batchCreate', body: input }),
-    grpc: { client: 'memories', method: 'batchCreateMemories', request: (input) => ({ requests: (input.requests ?? []).map(memoryCreateMessage) }), response: batchResults },
+    grpc: {
+      client: 'memories',
+      method: 'batchCreateMemories',
+      request: (input) => ({ requests: (input.requests ?? []).map(memoryCreateMessage) }),
+      response: batchResults,
+    },
   },
   getMemory: {
     rest: (input) => ({ method: 'GET', path: `/v1/memories/${input.memoryId}` }),
-    grpc: { client: 'memories', method: 'getMemory', response: memoryBody, request: (input) => ({ memoryId: input.memoryId }) },
+    grpc: {
+      client: 'memories',
+      method: 'getMemory',
+      response: memoryBody,
+      request: (input) => ({ memoryId: input.memoryId }),
+    },
   },
   getMemoryContent: {
     rest: (input) => ({ method: 'GET', path: `/v1/memories/${input.memoryId}/content` }),
@@ -266,7 +374,12 @@ export const OPERATIONS = {
       const { spaceId, ...rest } = input
       return listRequest(`/v1/spaces/${spaceId}/memories`)(rest)
     },
-    grpc: { client: 'memories', method: 'listMemories', response: (output) => ({ ...output, memories: output.memories.map(memoryBody) }), request: withStatusFilter },
+    grpc: {
+      client: 'memories',
+      method: 'listMemories',
+      response: (output) => ({ ...output, memories: output.memories.map(memoryBody) }),
+      request: withStatusFilter,
+    },
   },
   deleteMemory: {
     rest: (input) => ({ method: 'DELETE', path: `/v1/memories/${input.memoryId}` }),
@@ -274,18 +387,29 @@ export const OPERATIONS = {
   },
   batchDeleteMemories: {
     rest: (input) => ({ method: 'POST', path: '/v1/memories:batchDelete', body: input }),
-    grpc: { client: 'memories', method: 'batchDeleteMemories', request: (input) => ({ memoryIds: [], ...withStatusFilter(input) }) },
+    grpc: {
+      client: 'memories',
+      method: 'batchDeleteMemories',
+      request: (input) => ({ memoryIds: [], ...withStatusFilter(input) }),
+    },
   },
   retrieveMemories: {
     rest: (input) => ({ method: 'POST', path: '/v1/memories:retrieve', body: input }),
-    grpc: { client: 'memories', method: 'retrieveMemory', stream: true, request: retrieveMessage, response: retrievalEventBody },
+    grpc: {
+      client: 'memories',
+      method: 'retrieveMemory',
+      stream: true,
+      request: retrieveMessage,
+      response: retrievalEventBody,
+    },
   },
 } satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof OPERATIONS
 
 const grpcCodeToName = new Map<number, string>()
-for (const [name, codes] of Object.entries(ERROR_CODES)) if (!grpcCodeToName.has(codes.grpc)) grpcCodeToName.set(codes.grpc, name)
+for (const [name, codes] of Object.entries(ERROR_CODES))
+  if (!grpcCodeToName.has(codes.grpc)) grpcCodeToName.set(codes.grpc, name)
 
 export interface ApiClientTarget {
   restUrl: string
@@ -320,7 +444,11 @@ export class ApiClient {
   }
 
   /** A raw REST request, for cases only REST can express (malformed JSON, wrong types in a body). */
-  async restRaw(method: string, path: string, options: { body?: string; apiKey?: string; headers?: Record<string, string> } = {}): Promise<ApiResult> {
+  async restRaw(
+    method: string,
+    path: string,
+    options: { body?: string; apiKey?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResult> {
     const response = await fetch(`${this.target.restUrl}${path}`, {
       method,
       body: options.body,
@@ -366,32 +494,55 @@ export class ApiClient {
     if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`)
     if (spec.stream) return this.#grpcStream(client, spec, input, metadata)
     return new Promise((resolve) => {
-      client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, response: unknown) => {
-        if (!error) {
-          resolve({ status: 'OK', rawStatus: 0, body: spec.response ? spec.response(response) : response, fields: [], message: '' })
-          return
-        }
-        const trailerStatus = error.metadata?.get('x-error-status')[0]
-        resolve({
-          status: typeof trailerStatus === 'string' ? trailerStatus : (grpcCodeToName.get(error.code) ?? String(error.code)),
-          rawStatus: error.code,
-          body: undefined,
-          // Field names are percent-encoded in the trailer (metadata is ASCII only).
-          fields: (error.metadata?.get('x-error-field') ?? []).map((field) => decodeURIComponent(String(field))),
-          message: error.details,
-        })
-      })
+      client[spec.method]!.call(
+        client,
+        spec.request(input),
+        metadata,
+        { deadline: Date.now() + 10_000 },
+        (error: grpc.ServiceError | null, response: unknown) => {
+          if (!error) {
+            resolve({
+              status: 'OK',
+              rawStatus: 0,
+              body: spec.response ? spec.response(response) : response,
+              fields: [],
+              message: '',
+            })
+            return
+          }
+          const trailerStatus = error.metadata?.get('x-error-status')[0]
+          resolve({
+            status:
+              typeof trailerStatus === 'string'
+                ? trailerStatus
+                : (grpcCodeToName.get(error.code) ?? String(error.code)),
+            rawStatus: error.code,
+            body: undefined,
+            // Field names are percent-encoded in the trailer (metadata is ASCII only).
+            fields: (error.metadata?.get('x-error-field') ?? []).map((field) => decodeURIComponent(String(field))),
+            message: error.details,
+          })
+        },
+      )
     })
   }
 
-  #grpcStream(client: Record<string, Function>, spec: Operation['grpc'], input: any, metadata: grpc.Metadata): Promise<ApiResult> {
+  #grpcStream(
+    client: Record<string, Function>,
+    spec: Operation['grpc'],
+    input: any,
+    metadata: grpc.Metadata,
+  ): Promise<ApiResult> {
     return new Promise((resolve) => {
       const events: unknown[] = []
-      const call = client[spec.method]!.call(client, spec.request(input), metadata, { deadline: Date.now() + 30_000 }) as grpc.ClientReadableStream<unknown>
+      const call = client[spec.method]!.call(client, spec.request(input), metadata, {
+        deadline: Date.now() + 30_000,
+      }) as grpc.ClientReadableStream<unknown>
       call.on('data', (message) => events.push(spec.response ? spec.response(message) : message))
       call.on('error', (error: grpc.ServiceError) => resolve(grpcFailure(error)))
       call.on('status', (status: grpc.StatusObject) => {
-        if (status.code === grpc.status.OK) resolve({ status: 'OK', rawStatus: 0, body: { events }, fields: [], message: '' })
+        if (status.code === grpc.status.OK)
+          resolve({ status: 'OK', rawStatus: 0, body: { events }, fields: [], message: '' })
       })
     })
   }

@@ -5,7 +5,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { type Browser, type BrowserContext, chromium, type ConsoleMessage, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type ConsoleMessage, chromium, type Page } from 'playwright-core'
 
 export const CHROMIUM_PATH = process.env.MEMSVC_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -29,7 +29,9 @@ export interface TestBrowser {
 }
 
 /** A persistent context on a new, empty profile directory, removed again by close(). */
-export async function launchBrowser(options: { viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
+export async function launchBrowser(
+  options: { viewport?: { width: number; height: number } } = {},
+): Promise<TestBrowser> {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-chromium-'))
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
@@ -62,7 +64,10 @@ export interface PageProblems {
  * the server. `allow` decides which console messages are expected (e.g. Chromium's
  * "Failed to load resource" line for an API error the test provoked on purpose).
  */
-export async function watchPage(page: Page, allow: (message: ConsoleMessage) => boolean = () => false): Promise<PageProblems> {
+export async function watchPage(
+  page: Page,
+  allow: (message: ConsoleMessage) => boolean = () => false,
+): Promise<PageProblems> {
   const watched: PageProblems = { problems: [], requests: [] }
   await page.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (event) => {

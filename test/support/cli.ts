@@ -29,7 +29,9 @@ function withJson(args: string[], result: CliResult): CliRun {
       try {
         return JSON.parse(result.stdout) as T
       } catch (error) {
-        throw new Error(`memsvc ${args.join(' ')}: stdout is not one JSON document (${(error as Error).message}):\n${result.stdout}\nstderr:\n${result.stderr}`)
+        throw new Error(
+          `memsvc ${args.join(' ')}: stdout is not one JSON document (${(error as Error).message}):\n${result.stdout}\nstderr:\n${result.stderr}`,
+        )
       }
     },
   }
@@ -68,7 +70,11 @@ export class CliUser {
  * exactly one "error: …" line on stderr (no stack trace).
  */
 export function expectError(result: CliRun, code: number, pattern: RegExp): void {
-  expect({ args: result.args, code: result.code, stdout: result.stdout }).toEqual({ args: result.args, code, stdout: '' })
+  expect({ args: result.args, code: result.code, stdout: result.stdout }).toEqual({
+    args: result.args,
+    code,
+    stdout: '',
+  })
   const lines = result.stderr.trimEnd().split('\n')
   expect(lines, result.stderr).toHaveLength(1)
   expect(lines[0]).toMatch(/^error: /)
@@ -105,12 +111,26 @@ export interface ServerOptions {
 }
 
 export async function startServer(sandbox: Sandbox, options: ServerOptions): Promise<RunningServer> {
-  const flags = ['--rest-port', '0', '--grpc-port', String(options.grpcPort ?? 0), '--bind-address', '127.0.0.1', '--data-dir', options.dataDir]
+  const flags = [
+    '--rest-port',
+    '0',
+    '--grpc-port',
+    String(options.grpcPort ?? 0),
+    '--bind-address',
+    '127.0.0.1',
+    '--data-dir',
+    options.dataDir,
+  ]
   if (!options.tls) flags.push('--tls-disabled')
   const process = ServerProcess.start(sandbox, flags, options.env)
   await process.waitForReady(SERVER_START_TIMEOUT_MS)
   const { grpcPort } = await process.listening()
-  return { process, grpcPort, address: `${options.tls ? 'https' : 'http'}://127.0.0.1:${grpcPort}`, dataDir: options.dataDir }
+  return {
+    process,
+    grpcPort,
+    address: `${options.tls ? 'https' : 'http'}://127.0.0.1:${grpcPort}`,
+    dataDir: options.dataDir,
+  }
 }
 
 /** SHA-256 of the server's self-signed certificate, as the CLI prints and pins it. */
@@ -136,9 +156,18 @@ export interface AsUserResult {
  * permissions, so "the install directory is not writable" can only be shown for real
  * by dropping to a user for whom it is not; setpriv does that without a shell.
  */
-export function runAsUser(uid: number, gid: number, executable: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs = CLI_TIMEOUT_MS): Promise<AsUserResult> {
+export function runAsUser(
+  uid: number,
+  gid: number,
+  executable: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  timeoutMs = CLI_TIMEOUT_MS,
+): Promise<AsUserResult> {
   const command = process.getuid?.() === 0 ? 'setpriv' : executable
-  const commandArgs = process.getuid?.() === 0 ? [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', executable, ...args] : args
+  const commandArgs =
+    process.getuid?.() === 0 ? [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--', executable, ...args] : args
   return new Promise((resolve, reject) => {
     const child = spawn(command, commandArgs, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''

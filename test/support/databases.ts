@@ -7,7 +7,9 @@ export const POSTGRES_ADMIN_URL = process.env.MEMSVC_TEST_POSTGRES_URL ?? 'postg
 export type Engine = 'postgresql' | 'embedded'
 
 /** Which engines the integration suites run on; both unless narrowed. */
-export const ENGINES: Engine[] = (process.env.MEMSVC_TEST_ENGINES ?? 'postgresql,embedded').split(',').map((name) => name.trim()) as Engine[]
+export const ENGINES: Engine[] = (process.env.MEMSVC_TEST_ENGINES ?? 'postgresql,embedded')
+  .split(',')
+  .map((name) => name.trim()) as Engine[]
 
 export interface TestDatabase {
   name: string

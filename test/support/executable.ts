@@ -49,7 +49,8 @@ export function isolatedUserEnvironment(home: string): NodeJS.ProcessEnv {
     XDG_CONFIG_HOME: path.join(home, '.config'),
     LANG: 'C.UTF-8',
   }
-  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const) fs.mkdirSync(env[variable]!, { recursive: true })
+  for (const variable of ['XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_HOME'] as const)
+    fs.mkdirSync(env[variable]!, { recursive: true })
   return env
 }
 
@@ -92,9 +93,17 @@ export interface CliResult {
 
 /** Runs one command to completion (killed after timeoutMs), from inside the sandbox. */
 /** `stdin`, when given, is written to the command's standard input, which then ends. */
-export function runCli(sandbox: Sandbox, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string } = {}): Promise<CliResult> {
+export function runCli(
+  sandbox: Sandbox,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(sandbox.executable, args, { cwd: sandbox.dir, env: { ...sandbox.env, ...options.env }, stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
+    const child = spawn(sandbox.executable, args, {
+      cwd: sandbox.dir,
+      env: { ...sandbox.env, ...options.env },
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    })
     live.add(child)
     if (options.stdin !== undefined) child.stdin!.end(options.stdin)
     let stdout = ''
@@ -119,9 +128,12 @@ export function killAllProcesses(): void {
   live.clear()
 }
 
-
 /** waitFor with this file's defaults: process start-up can take a while on a loaded machine. */
-export function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = DEFAULT_WAIT_TIMEOUT_MS): Promise<T> {
+export function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = DEFAULT_WAIT_TIMEOUT_MS,
+): Promise<T> {
   return waitFor(what, probe, { timeoutMs, intervalMs: POLL_INTERVAL_MS })
 }
 
@@ -138,12 +150,21 @@ export interface HttpResult {
 }
 
 /** One GET or POST without keep-alive; TLS certificates are not verified (tests inspect them separately). */
-export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<HttpResult> {
+export function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpResult> {
   const client = url.startsWith('https:') ? https : http
   return new Promise((resolve, reject) => {
     const req = client.request(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: false, rejectUnauthorized: false, timeout: REQUEST_TIMEOUT_MS },
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        rejectUnauthorized: false,
+        timeout: REQUEST_TIMEOUT_MS,
+      },
       (res) => {
         let body = ''
         res.setEncoding('utf8')
@@ -172,11 +193,17 @@ export class ServerProcess {
     child.stderr!.setEncoding('utf8')
     child.stderr!.on('data', (chunk: string) => this.#collect(chunk))
     child.stdout!.resume()
-    this.exited = new Promise((resolve) => child.on('exit', (code, signal) => (live.delete(child), resolve({ code, signal }))))
+    this.exited = new Promise((resolve) =>
+      child.on('exit', (code, signal) => (live.delete(child), resolve({ code, signal }))),
+    )
   }
 
   static start(sandbox: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}): ServerProcess {
-    const child = spawn(sandbox.executable, ['serve', ...args], { cwd: sandbox.dir, env: { ...sandbox.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(sandbox.executable, ['serve', ...args], {
+      cwd: sandbox.dir,
+      env: { ...sandbox.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     live.add(child)
     return new ServerProcess(child)
   }
@@ -192,13 +219,19 @@ export class ServerProcess {
       this.logs.push(line)
       if (process.env.MEMSVC_E2E_VERBOSE) process.stderr.write(`[memsvc ${this.pid}] ${line}\n`)
       const match = LISTENING_LINE.exec(line)
-      if (match) this.#listening = { scheme: match[1] as Listening['scheme'], restPort: Number(match[2]), grpcPort: Number(match[3]) }
+      if (match)
+        this.#listening = {
+          scheme: match[1] as Listening['scheme'],
+          restPort: Number(match[2]),
+          grpcPort: Number(match[3]),
+        }
     }
   }
 
   #throwIfExited(): void {
     const { exitCode, signalCode } = this.child
-    if (exitCode !== null || signalCode !== null) throw new StopWaiting(`memsvc exited (${exitCode ?? signalCode}):\n${this.logs.join('\n')}`)
+    if (exitCode !== null || signalCode !== null)
+      throw new StopWaiting(`memsvc exited (${exitCode ?? signalCode}):\n${this.logs.join('\n')}`)
   }
 
   hasLogged(pattern: RegExp): boolean {
@@ -206,18 +239,26 @@ export class ServerProcess {
   }
 
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string> {
-    return waitUntil(`log line ${pattern}`, () => {
-      this.#throwIfExited()
-      return this.logs.find((line) => pattern.test(line))
-    }, timeoutMs)
+    return waitUntil(
+      `log line ${pattern}`,
+      () => {
+        this.#throwIfExited()
+        return this.logs.find((line) => pattern.test(line))
+      },
+      timeoutMs,
+    )
   }
 
   /** Resolves with the ports parsed from the "listening" log line. */
   listening(timeoutMs?: number): Promise<Listening> {
-    return waitUntil('the "listening" log line', () => {
-      this.#throwIfExited()
-      return this.#listening
-    }, timeoutMs)
+    return waitUntil(
+      'the "listening" log line',
+      () => {
+        this.#throwIfExited()
+        return this.#listening
+      },
+      timeoutMs,
+    )
   }
 
   /** Base URL of the REST listener (the probes live at its root). */
@@ -232,10 +273,14 @@ export class ServerProcess {
 
   async waitForReady(timeoutMs?: number): Promise<void> {
     await this.listening(timeoutMs)
-    await waitUntil('/readyz 200', async () => {
-      this.#throwIfExited()
-      return (await this.get('/readyz')).status === 200
-    }, timeoutMs)
+    await waitUntil(
+      '/readyz 200',
+      async () => {
+        this.#throwIfExited()
+        return (await this.get('/readyz')).status === 200
+      },
+      timeoutMs,
+    )
     this.readyAfterMs ??= performance.now() - this.startedAt
   }
 
@@ -248,7 +293,10 @@ export class ServerProcess {
   }
 
   /** Sends a signal and waits for the exit; SIGKILLs after the timeout. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = STOP_TIMEOUT_MS): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  async stop(
+    signal: NodeJS.Signals = 'SIGTERM',
+    timeoutMs = STOP_TIMEOUT_MS,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
     const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs)
     try {

@@ -55,10 +55,16 @@ function inputsOf(path: string, body: any): string[] {
 function answerBody(path: string, vectors: number[][]): unknown {
   if (path.endsWith('/v2/embed')) return { id: 'fake', embeddings: { float: vectors } }
   if (path.endsWith('/embed')) return vectors
-  return { object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model: 'fake' }
+  return {
+    object: 'list',
+    data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+    model: 'fake',
+  }
 }
 
-export async function startFakeEmbedder(options: { dimensions?: number; requiredSecret?: string } = {}): Promise<FakeEmbedder> {
+export async function startFakeEmbedder(
+  options: { dimensions?: number; requiredSecret?: string } = {},
+): Promise<FakeEmbedder> {
   const dimensions = options.dimensions ?? 16
   const faults: Fault[] = []
   const requests: FakeEmbedderRequest[] = []
@@ -84,19 +90,30 @@ export async function startFakeEmbedder(options: { dimensions?: number; required
         else send()
       }
       if (options.requiredSecret && request.headers.authorization !== `Bearer ${options.requiredSecret}`) {
-        return json(401, { error: { message: `Incorrect API key provided: ${(request.headers.authorization ?? '').replace(/^Bearer /, '')}` } })
+        return json(401, {
+          error: {
+            message: `Incorrect API key provided: ${(request.headers.authorization ?? '').replace(/^Bearer /, '')}`,
+          },
+        })
       }
       if (fault?.kind === 'stall') {
         stalled.add(response)
         return
       }
       if (fault?.kind === 'status') {
-        const headers: Record<string, string> = fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) }
+        const headers: Record<string, string> =
+          fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) }
         return json(fault.status, { error: { message: fault.message ?? `scripted ${fault.status}` } }, headers)
       }
       const sized = /^\/dims\/(\d+)\//.exec(path)
       const width = fault?.kind === 'dimensions' ? fault.dimensions : sized ? Number(sized[1]) : dimensions
-      json(200, answerBody(path, inputs.map((input) => hashedBagOfWords(input, width))))
+      json(
+        200,
+        answerBody(
+          path,
+          inputs.map((input) => hashedBagOfWords(input, width)),
+        ),
+      )
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -19,7 +19,11 @@ export const FAKE_SECRET = 'sk-fake-provider-secret-0123456789'
  *   /hang/… — never answers
  *   /echo/<form>/… — a 401 that quotes the bearer key URL-encoded (form "url") or in base64 ("base64"), as text
  */
-export async function startFakeProvider(): Promise<{ url: string; requests: RecordedRequest[]; close(): Promise<void> }> {
+export async function startFakeProvider(): Promise<{
+  url: string
+  requests: RecordedRequest[]
+  close(): Promise<void>
+}> {
   const requests: RecordedRequest[] = []
   const hanging = new Set<http.ServerResponse>()
   const server = http.createServer((request, response) => {
@@ -41,13 +45,23 @@ export async function startFakeProvider(): Promise<{ url: string; requests: Reco
       }
       if (path.startsWith('/openai/')) {
         const authorization = request.headers.authorization ?? ''
-        if (authorization !== `Bearer ${FAKE_SECRET}`) return json(401, { error: { message: `Incorrect API key provided: ${authorization.replace(/^Bearer /, '')}` } })
-        if (path.endsWith('/embeddings')) return json(200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector(FAKE_DIMENSIONS) }] })
-        if (path.endsWith('/chat/completions')) return json(200, { choices: [{ index: 0, message: { role: 'assistant', content: 'p' } }] })
+        if (authorization !== `Bearer ${FAKE_SECRET}`)
+          return json(401, {
+            error: { message: `Incorrect API key provided: ${authorization.replace(/^Bearer /, '')}` },
+          })
+        if (path.endsWith('/embeddings'))
+          return json(200, {
+            object: 'list',
+            data: [{ object: 'embedding', index: 0, embedding: vector(FAKE_DIMENSIONS) }],
+          })
+        if (path.endsWith('/chat/completions'))
+          return json(200, { choices: [{ index: 0, message: { role: 'assistant', content: 'p' } }] })
       }
       if (path.startsWith('/echo/')) {
         const key = (request.headers.authorization ?? '').replace(/^Bearer /, '')
-        const quoted = path.startsWith('/echo/url/') ? `key=${encodeURIComponent(key)}` : Buffer.from(key).toString('base64')
+        const quoted = path.startsWith('/echo/url/')
+          ? `key=${encodeURIComponent(key)}`
+          : Buffer.from(key).toString('base64')
         response.writeHead(401, { 'content-type': 'text/plain' })
         response.end(`rejected credentials: ${quoted}`)
         return

@@ -47,9 +47,16 @@ export function rerankScore(query: string, document: string): number {
 
 function rerankAnswer(body: any): unknown {
   const documents: string[] = body?.texts ?? body?.documents ?? []
-  const ranked = documents.map((document, index) => ({ index, score: rerankScore(body?.query ?? '', document) })).sort((a, b) => b.score - a.score)
+  const ranked = documents
+    .map((document, index) => ({ index, score: rerankScore(body?.query ?? '', document) }))
+    .sort((a, b) => b.score - a.score)
   if (body?.texts) return ranked
-  return { id: 'fake-rerank', results: ranked.slice(0, body?.top_n ?? ranked.length).map(({ index, score }) => ({ index, relevance_score: score })) }
+  return {
+    id: 'fake-rerank',
+    results: ranked
+      .slice(0, body?.top_n ?? ranked.length)
+      .map(({ index, score }) => ({ index, relevance_score: score })),
+  }
 }
 
 export async function startFakeRerankerLlm(): Promise<FakeRerankerLlm> {
@@ -85,14 +92,17 @@ export async function startFakeRerankerLlm(): Promise<FakeRerankerLlm> {
           response.end(JSON.stringify(rerankAnswer(body)))
           return
         }
-        const user = [...(body?.messages ?? [])].reverse().find((message: any) => message.role === 'user')?.content ?? ''
+        const user =
+          [...(body?.messages ?? [])].reverse().find((message: any) => message.role === 'user')?.content ?? ''
         response.writeHead(200, { 'content-type': 'application/json' })
         response.end(
           JSON.stringify({
             id: 'fake-chat',
             object: 'chat.completion',
             model: body?.model,
-            choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: expectedAnswer(user) } }],
+            choices: [
+              { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: expectedAnswer(user) } },
+            ],
           }),
         )
       }

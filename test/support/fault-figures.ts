@@ -31,7 +31,14 @@ export function recordFigures(row: FigureRow): void {
 
 export function formatFigures(rows: FigureRow[]): string {
   const header = ['scenario', 'tried', 'failed', 'lost', 'time', 'notes']
-  const body = rows.map((row) => [row.scenario, String(row.tried), String(row.failed), String(row.lost), `${(row.ms / 1000).toFixed(1)} s`, row.notes ?? ''])
+  const body = rows.map((row) => [
+    row.scenario,
+    String(row.tried),
+    String(row.failed),
+    String(row.lost),
+    `${(row.ms / 1000).toFixed(1)} s`,
+    row.notes ?? '',
+  ])
   const widths = header.map((title, column) => Math.max(title.length, ...body.map((cells) => cells[column]!.length)))
   const line = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`
   return [line(header), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...body.map(line)].join('\n')

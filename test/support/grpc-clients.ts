@@ -1,8 +1,8 @@
 import * as grpc from '@grpc/grpc-js'
 import {
-  HealthCheckResponse_ServingStatus as ServingStatus,
-  HealthClient,
   type HealthCheckResponse,
+  HealthClient,
+  HealthCheckResponse_ServingStatus as ServingStatus,
 } from '../../src/generated/grpc/health/v1/health.js'
 import {
   ServerReflectionClient as ReflectionV1Client,
@@ -22,11 +22,15 @@ export interface GrpcTarget {
 }
 
 export function credentialsFor(target: GrpcTarget): grpc.ChannelCredentials {
-  return target.ca === undefined ? grpc.credentials.createInsecure() : grpc.credentials.createSsl(Buffer.from(target.ca))
+  return target.ca === undefined
+    ? grpc.credentials.createInsecure()
+    : grpc.credentials.createSsl(Buffer.from(target.ca))
 }
 
 function channelOptions(target: GrpcTarget): Partial<grpc.ClientOptions> {
-  return target.serverName ? { 'grpc.ssl_target_name_override': target.serverName, 'grpc.default_authority': target.serverName } : {}
+  return target.serverName
+    ? { 'grpc.ssl_target_name_override': target.serverName, 'grpc.default_authority': target.serverName }
+    : {}
 }
 
 const deadlineIn = (ms: number) => new Date(Date.now() + ms)
@@ -87,7 +91,11 @@ export class HealthProbe {
           }
           const timer = setTimeout(() => {
             done()
-            reject(new Error(`Watch did not report ${status} within ${timeoutMs} ms; got ${statuses.join(', ') || 'nothing'}`))
+            reject(
+              new Error(
+                `Watch did not report ${status} within ${timeoutMs} ms; got ${statuses.join(', ') || 'nothing'}`,
+              ),
+            )
           }, timeoutMs)
           const done = () => {
             clearTimeout(timer)
@@ -108,7 +116,12 @@ export class HealthProbe {
 type ReflectionRequest = ServerReflectionRequest['messageRequest']
 
 /** One request/response exchange over server reflection (v1 or v1alpha) with the generated clients. */
-export function reflectionRequest(target: GrpcTarget, version: 'v1' | 'v1alpha', request: ReflectionRequest, timeoutMs = 5_000): Promise<ServerReflectionResponse> {
+export function reflectionRequest(
+  target: GrpcTarget,
+  version: 'v1' | 'v1alpha',
+  request: ReflectionRequest,
+  timeoutMs = 5_000,
+): Promise<ServerReflectionResponse> {
   const Client = version === 'v1' ? ReflectionV1Client : ReflectionV1AlphaClient
   const client = new Client(target.address, credentialsFor(target), channelOptions(target))
   return new Promise<ServerReflectionResponse>((resolve, reject) => {
@@ -123,16 +136,29 @@ export function reflectionRequest(target: GrpcTarget, version: 'v1' | 'v1alpha',
 }
 
 /** Lists services over server reflection. */
-export async function listServicesByReflection(target: GrpcTarget, version: 'v1' | 'v1alpha', timeoutMs = 5_000): Promise<string[]> {
-  const answer = (await reflectionRequest(target, version, { $case: 'listServices', value: '*' }, timeoutMs)).messageResponse
-  if (answer?.$case !== 'listServicesResponse') throw new Error(`unexpected reflection answer ${JSON.stringify(answer)}`)
+export async function listServicesByReflection(
+  target: GrpcTarget,
+  version: 'v1' | 'v1alpha',
+  timeoutMs = 5_000,
+): Promise<string[]> {
+  const answer = (await reflectionRequest(target, version, { $case: 'listServices', value: '*' }, timeoutMs))
+    .messageResponse
+  if (answer?.$case !== 'listServicesResponse')
+    throw new Error(`unexpected reflection answer ${JSON.stringify(answer)}`)
   return answer.value.service.map((entry) => entry.name)
 }
 
 /** Asks reflection for the file declaring `symbol`; returns how many descriptors came back. */
-export async function fileContainingSymbol(target: GrpcTarget, version: 'v1' | 'v1alpha', symbol: string, timeoutMs = 5_000): Promise<number> {
-  const answer = (await reflectionRequest(target, version, { $case: 'fileContainingSymbol', value: symbol }, timeoutMs)).messageResponse
-  if (answer?.$case !== 'fileDescriptorResponse') throw new Error(`unexpected reflection answer ${JSON.stringify(answer)}`)
+export async function fileContainingSymbol(
+  target: GrpcTarget,
+  version: 'v1' | 'v1alpha',
+  symbol: string,
+  timeoutMs = 5_000,
+): Promise<number> {
+  const answer = (await reflectionRequest(target, version, { $case: 'fileContainingSymbol', value: symbol }, timeoutMs))
+    .messageResponse
+  if (answer?.$case !== 'fileDescriptorResponse')
+    throw new Error(`unexpected reflection answer ${JSON.stringify(answer)}`)
   return answer.value.fileDescriptorProto.length
 }
 

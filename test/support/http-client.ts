@@ -30,7 +30,8 @@ export interface HttpRequestOptions {
 export function httpRequest(url: string, options: HttpRequestOptions = {}): Promise<HttpResult> {
   const target = new URL(url)
   const isHttps = target.protocol === 'https:'
-  const body = options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body)
+  const body =
+    options.body === undefined ? undefined : Buffer.isBuffer(options.body) ? options.body : Buffer.from(options.body)
   const headers: Record<string, string> = { ...options.headers }
   if (body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body.length)
   const requestOptions: https.RequestOptions = {
@@ -95,7 +96,11 @@ export function sendRequestHead(
   options: { ca?: string | Buffer; timeoutMs?: number } = {},
 ): Promise<RawHttpResponse> {
   const target = new URL(baseUrl)
-  const lines = [`${head.method} ${head.path} HTTP/1.1`, `host: ${target.host}`, ...Object.entries(head.headers).map(([name, value]) => `${name}: ${value}`)]
+  const lines = [
+    `${head.method} ${head.path} HTTP/1.1`,
+    `host: ${target.host}`,
+    ...Object.entries(head.headers).map(([name, value]) => `${name}: ${value}`),
+  ]
   return sendRawRequest(baseUrl, Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), options)
 }
 
@@ -104,14 +109,20 @@ export function sendRequestHead(
  * once its Content-Length has arrived, or when the server closes). The connection is
  * left open after writing, so the server never sees a half-sent request end early.
  */
-export function sendRawRequest(baseUrl: string, bytes: Buffer, options: { ca?: string | Buffer; timeoutMs?: number } = {}): Promise<RawHttpResponse> {
+export function sendRawRequest(
+  baseUrl: string,
+  bytes: Buffer,
+  options: { ca?: string | Buffer; timeoutMs?: number } = {},
+): Promise<RawHttpResponse> {
   const target = new URL(baseUrl)
   const port = Number(target.port)
   const host = target.hostname.replace(/^\[|\]$/g, '')
   const timeoutMs = options.timeoutMs ?? 10_000
   return new Promise((resolve, reject) => {
     const isTls = target.protocol === 'https:'
-    const socket: net.Socket = isTls ? tls.connect({ host, port, ca: options.ca, rejectUnauthorized: options.ca !== undefined }) : net.connect(port, host)
+    const socket: net.Socket = isTls
+      ? tls.connect({ host, port, ca: options.ca, rejectUnauthorized: options.ca !== undefined })
+      : net.connect(port, host)
     const chunks: Buffer[] = []
     let settled = false
     const finish = () => {

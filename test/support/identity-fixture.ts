@@ -1,6 +1,6 @@
+import type { StartOptions } from '../../src/server/server.js'
 import { ApiClient, type Transport } from './api-client.js'
 import { type Engine } from './databases.js'
-import type { StartOptions } from '../../src/server/server.js'
 import { startTestServer, type TestServer } from './test-server.js'
 
 export interface Actor {
@@ -52,7 +52,11 @@ export async function startIdentityFixture(
   const init = await call('rest', 'initializeSystem')
   if (init.status !== 'OK' || !init.body.rootApiKey) throw new Error(`system init failed: ${JSON.stringify(init.body)}`)
   const rootKeys = await call('rest', 'listApiKeys', {}, init.body.rootApiKey)
-  const root: Actor = { userId: init.body.userId, apiKey: init.body.rootApiKey, apiKeyId: rootKeys.body.keys[0].apiKeyId }
+  const root: Actor = {
+    userId: init.body.userId,
+    apiKey: init.body.rootApiKey,
+    apiKeyId: rootKeys.body.keys[0].apiKeyId,
+  }
 
   const newKey = async (owner: Actor | { userId: string }, input: Record<string, unknown> = {}): Promise<Actor> => {
     const created = await call('rest', 'createApiKey', { ownerId: owner.userId, ...input }, root.apiKey)

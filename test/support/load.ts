@@ -66,7 +66,11 @@ export function startLoad(options: LoadOptions): RunningLoad {
 }
 
 /** Polls a probe URL and records each answer's time and status, for "how soon did it flip". */
-export function watchStatus(url: string, intervalMs: number, clock: () => number): { samples: Array<{ at: number; status: number }>; stop(): Promise<void> } {
+export function watchStatus(
+  url: string,
+  intervalMs: number,
+  clock: () => number,
+): { samples: Array<{ at: number; status: number }>; stop(): Promise<void> } {
   const samples: Array<{ at: number; status: number }> = []
   let running = true
   const loop = (async () => {
@@ -90,7 +94,11 @@ export function watchStatus(url: string, intervalMs: number, clock: () => number
 }
 
 /** First sample at or after `from` whose status satisfies `wanted`; its time minus `from`. */
-export function firstAfter(samples: Array<{ at: number; status: number }>, from: number, wanted: (status: number) => boolean): number | undefined {
+export function firstAfter(
+  samples: Array<{ at: number; status: number }>,
+  from: number,
+  wanted: (status: number) => boolean,
+): number | undefined {
   const hit = samples.find((sample) => sample.at >= from && wanted(sample.status))
   return hit === undefined ? undefined : hit.at - from
 }

@@ -22,7 +22,13 @@ export interface MemoryFixture extends IdentityFixture {
 /** Short waits: retries and leases in milliseconds, so fault tests finish quickly. */
 export const FAST_MEMORY_JOBS: StartOptions = {
   jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 200 },
-  embeddingPolicy: { requestTimeoutMs: 1_000, retryBaseMs: 10, maxRetryDelayMs: 2_000, attemptsPerBatch: 4, batchSize: 8 },
+  embeddingPolicy: {
+    requestTimeoutMs: 1_000,
+    retryBaseMs: 10,
+    maxRetryDelayMs: 2_000,
+    attemptsPerBatch: 4,
+    batchSize: 8,
+  },
 }
 
 let embedderCounter = 0
@@ -35,7 +41,11 @@ export async function startMemoryFixture(
 ): Promise<MemoryFixture> {
   const identity = await startIdentityFixture(engine, flags, startOptions)
   const embedder = await startFakeEmbedder(embedderOptions)
-  const as = (actor: Actor): CallContext => ({ requestId: 'memory-test', transport: 'rest', authorization: `Bearer ${actor.apiKey}` })
+  const as = (actor: Actor): CallContext => ({
+    requestId: 'memory-test',
+    transport: 'rest',
+    authorization: `Bearer ${actor.apiKey}`,
+  })
   const context = () => identity.server.server.context
   return {
     ...identity,

@@ -19,7 +19,9 @@ export interface RawExchange {
 /** A loopback connection, over TLS if asked (any certificate accepted); `onConnect` once it is ready for bytes. */
 export function connectRaw(port: number, overTls: boolean, onConnect: () => void): net.Socket {
   // servername: a name, since Node warns when SNI would carry an IP address.
-  return overTls ? tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, onConnect) : net.connect(port, '127.0.0.1', onConnect)
+  return overTls
+    ? tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, onConnect)
+    : net.connect(port, '127.0.0.1', onConnect)
 }
 
 export interface RawExchangeOptions {
@@ -31,7 +33,11 @@ export interface RawExchangeOptions {
   gapMs?: number
 }
 
-export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], options: RawExchangeOptions = {}): Promise<RawExchange> {
+export function exchangeRaw(
+  port: number,
+  bytes: string | Buffer | Buffer[],
+  options: RawExchangeOptions = {},
+): Promise<RawExchange> {
   const waitMs = options.waitMs ?? 5_000
   const started = Date.now()
   return new Promise((resolve) => {
@@ -56,7 +62,11 @@ export function exchangeRaw(port: number, bytes: string | Buffer | Buffer[], opt
     const timer = setTimeout(() => finish(false), waitMs)
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk)
-      if (options.expectResponses !== undefined && completeResponses(Buffer.concat(chunks).toString('utf8')) >= options.expectResponses) finish(false)
+      if (
+        options.expectResponses !== undefined &&
+        completeResponses(Buffer.concat(chunks).toString('utf8')) >= options.expectResponses
+      )
+        finish(false)
     })
     socket.on('error', () => {})
     socket.on('close', () => finish(true))
@@ -89,10 +99,24 @@ export function bodiesIn(received: string): string[] {
 }
 
 /** One request as bytes: `head` lines, then the body with its Content-Length (unless the caller framed it). */
-export function rawRequest(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Buffer {
+export function rawRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Buffer {
   const bodyBytes = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body)
-  const lines = [`${method} ${path} HTTP/1.1`, 'host: test', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
-  if (bodyBytes !== undefined && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-length' || name.toLowerCase() === 'transfer-encoding')) {
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    'host: test',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ]
+  if (
+    bodyBytes !== undefined &&
+    !Object.keys(headers).some(
+      (name) => name.toLowerCase() === 'content-length' || name.toLowerCase() === 'transfer-encoding',
+    )
+  ) {
     lines.push(`content-length: ${bodyBytes.length}`)
   }
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), bodyBytes ?? Buffer.alloc(0)])

@@ -10,14 +10,22 @@ import type { HttpServer } from '../../src/transport/rest/http-server.js'
 
 export type RegisteredRoute = HttpServer['routes'][number]
 
-const ROUTE_TABLE_CONFIG = resolveServerConfig({ 'tls-disabled': true, 'metrics-scrape-secret': 'route-table-secret', 'data-dir': '/nonexistent' }, {}, {})
+const ROUTE_TABLE_CONFIG = resolveServerConfig(
+  { 'tls-disabled': true, 'metrics-scrape-secret': 'route-table-secret', 'data-dir': '/nonexistent' },
+  {},
+  {},
+)
 
 /**
  * A REST server wired as `serve` wires it (never listening), over `wrap(server)`: tests that
  * walk every route read its `routes`, so a route added later is covered without editing them.
  * The server context has no database: its use cases answer UNAVAILABLE unless wrapped.
  */
-export function restServerOver(options: { lifecycle: Lifecycle; log?: (line: string) => void; wrap?: (server: ServerContext) => ServerContext }): HttpServer {
+export function restServerOver(options: {
+  lifecycle: Lifecycle
+  log?: (line: string) => void
+  wrap?: (server: ServerContext) => ServerContext
+}): HttpServer {
   const log = createLogger('debug', options.log ?? (() => {}))
   const lifecycle = options.lifecycle
   const routesLifecycle = new Lifecycle()
@@ -29,7 +37,13 @@ export function restServerOver(options: { lifecycle: Lifecycle; log?: (line: str
     tlsEnabled: false,
     drainController: new DrainController(routesLifecycle, log),
   })
-  return createRestServer({ config: ROUTE_TABLE_CONFIG, server: options.wrap ? options.wrap(server) : server, lifecycle, metrics: createMetrics(lifecycle, async () => []), log })
+  return createRestServer({
+    config: ROUTE_TABLE_CONFIG,
+    server: options.wrap ? options.wrap(server) : server,
+    lifecycle,
+    metrics: createMetrics(lifecycle, async () => []),
+    log,
+  })
 }
 
 /** Every route `serve` registers. */
@@ -38,7 +52,12 @@ export function registeredRestRoutes(): readonly RegisteredRoute[] {
 }
 
 /** Each resource's custom method on `POST /v1/{resource}/{id}:verb` routes. */
-const CUSTOM_METHODS: Record<string, string> = { embedders: ':probe', llms: ':probe', rerankers: ':probe', spaces: ':addEmbedder' }
+const CUSTOM_METHODS: Record<string, string> = {
+  embedders: ':probe',
+  llms: ':probe',
+  rerankers: ':probe',
+  spaces: ':addEmbedder',
+}
 
 /** A concrete path for a route pattern, with `value` for every parameter (and a verb for the custom-method routes). */
 export function pathFor(route: Pick<RegisteredRoute, 'method' | 'pattern'>, value: string): string {

@@ -13,7 +13,11 @@ export interface TcpProxy {
   close(): Promise<void>
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number, options: { enabled?: boolean } = {}): Promise<TcpProxy> {
+export async function startTcpProxy(
+  targetHost: string,
+  targetPort: number,
+  options: { enabled?: boolean } = {},
+): Promise<TcpProxy> {
   let enabled = options.enabled ?? true
   let resetMarker: string | undefined
   const open = new Set<net.Socket>()

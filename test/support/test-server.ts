@@ -42,7 +42,9 @@ const TEST_ENCRYPTION_KEY_HEX = '6d656d737663207465737420656e6372797074696f6e206
 /** One file for every worker (no clean-up needed): written whole and renamed into place, so no reader sees it half-written. */
 function testEncryptionKeyFile(): string {
   const wanted = `${TEST_ENCRYPTION_KEY_HEX}\n`
-  const current = fs.existsSync(TEST_ENCRYPTION_KEY_FILE) ? fs.readFileSync(TEST_ENCRYPTION_KEY_FILE, 'utf8') : undefined
+  const current = fs.existsSync(TEST_ENCRYPTION_KEY_FILE)
+    ? fs.readFileSync(TEST_ENCRYPTION_KEY_FILE, 'utf8')
+    : undefined
   if (current !== wanted) {
     const staging = `${TEST_ENCRYPTION_KEY_FILE}.${process.pid}.tmp`
     fs.writeFileSync(staging, wanted, { mode: 0o600 })

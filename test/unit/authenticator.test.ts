@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ChangeFeedHandlers, Database } from '../../src/db/database.js'
 import { generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key-format.js'
-import { apiKeyFromAuthorization, Authenticator } from '../../src/domain/auth.js'
+import { Authenticator, apiKeyFromAuthorization } from '../../src/domain/auth.js'
 import { AppError } from '../../src/errors/app-error.js'
 import { createLogger } from '../../src/observability/logger.js'
 
@@ -95,7 +95,17 @@ describe('Authenticator', () => {
 
   it('caches a valid key and forgets it when a change notification names it', async () => {
     const created = new Date(1_700_000_000_000)
-    const row = { key_id: 'k1', user_id: 'u1', role: 'USER', status: 'ACTIVE', expires_at: null, username: 'alice', display_name: 'Alice', user_created_at: created, user_updated_at: created }
+    const row = {
+      key_id: 'k1',
+      user_id: 'u1',
+      role: 'USER',
+      status: 'ACTIVE',
+      expires_at: null,
+      username: 'alice',
+      display_name: 'Alice',
+      user_created_at: created,
+      user_updated_at: created,
+    }
     const { database, queries, notify } = recordingDatabase(() => [row])
     const authenticator = new Authenticator(database, silent)
     authenticator.start()

@@ -29,8 +29,11 @@ afterAll(() => {
 })
 
 /** Resolves with no ambient environment at all, so the machine's variables never leak in. */
-const resolve = (flags: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}, properties: Record<string, string> = {}) =>
-  resolveServerConfig(flags, env, properties)
+const resolve = (
+  flags: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = {},
+  properties: Record<string, string> = {},
+) => resolveServerConfig(flags, env, properties)
 
 /** Asserts that resolving fails with a ConfigError naming `flag`, in the one line main() prints. */
 function expectConfigError(run: () => unknown, flag: string, messagePart?: string | RegExp): ConfigError {
@@ -65,69 +68,224 @@ interface PrecedenceCase {
 
 describe('configuration precedence: flag > environment > default', () => {
   const cases = (): PrecedenceCase[] => [
-    { flag: 'rest-port', env: 'SERVICE_REST_PORT', kind: 'port', flagValue: '8181', envValue: '8282', read: (c) => c.restPort, expectedFlag: 8181, expectedEnv: 8282, expectedDefault: 8080 },
-    { flag: 'grpc-port', env: 'SERVICE_GRPC_PORT', kind: 'port', flagValue: 9191, envValue: '9292', read: (c) => c.grpcPort, expectedFlag: 9191, expectedEnv: 9292, expectedDefault: 9090 },
-    { flag: 'bind-address', env: 'SERVICE_BIND_ADDRESS', kind: 'string', flagValue: '127.0.0.1', envValue: '::1', read: (c) => c.bindAddress, expectedFlag: '127.0.0.1', expectedEnv: '::1', expectedDefault: '0.0.0.0' },
     {
-      flag: 'grpc-max-message-size-mb', env: 'GRPC_MAX_MESSAGE_SIZE_MB', kind: 'positive', flagValue: '4', envValue: '8',
-      read: (c) => c.maxMessageBytes, expectedFlag: 4 * MB, expectedEnv: 8 * MB, expectedDefault: 1024 * MB,
+      flag: 'rest-port',
+      env: 'SERVICE_REST_PORT',
+      kind: 'port',
+      flagValue: '8181',
+      envValue: '8282',
+      read: (c) => c.restPort,
+      expectedFlag: 8181,
+      expectedEnv: 8282,
+      expectedDefault: 8080,
     },
     {
-      flag: 'data-dir', env: 'SERVICE_DATA_DIR', kind: 'string', flagValue: path.join(tmp, 'flag-dir'), envValue: path.join(tmp, 'env-dir'),
-      read: (c) => c.dataDir, expectedFlag: path.join(tmp, 'flag-dir'), expectedEnv: path.join(tmp, 'env-dir'), expectedDefault: path.resolve(defaultDataDir()),
+      flag: 'grpc-port',
+      env: 'SERVICE_GRPC_PORT',
+      kind: 'port',
+      flagValue: 9191,
+      envValue: '9292',
+      read: (c) => c.grpcPort,
+      expectedFlag: 9191,
+      expectedEnv: 9292,
+      expectedDefault: 9090,
     },
     {
-      flag: 'license-dir', env: 'SERVICE_LICENSE_DIR', kind: 'string', flagValue: path.join(tmp, 'lic-flag'), envValue: path.join(tmp, 'lic-env'),
-      read: (c) => c.licenseDir, expectedFlag: path.join(tmp, 'lic-flag'), expectedEnv: path.join(tmp, 'lic-env'), expectedDefault: path.join(installDir, 'licenses'),
+      flag: 'bind-address',
+      env: 'SERVICE_BIND_ADDRESS',
+      kind: 'string',
+      flagValue: '127.0.0.1',
+      envValue: '::1',
+      read: (c) => c.bindAddress,
+      expectedFlag: '127.0.0.1',
+      expectedEnv: '::1',
+      expectedDefault: '0.0.0.0',
     },
     {
-      flag: 'shutdown-timeout-sec', env: 'SERVICE_SHUTDOWN_TIMEOUT_SEC', kind: 'positive', flagValue: '7', envValue: '9',
-      read: (c) => c.shutdownTimeoutMs, expectedFlag: 7000, expectedEnv: 9000, expectedDefault: 30_000,
-    },
-    { flag: 'log-level', env: 'SERVICE_LOG_LEVEL', kind: 'string', flagValue: 'debug', envValue: 'warn', read: (c) => c.logLevel, expectedFlag: 'debug', expectedEnv: 'warn', expectedDefault: 'info' },
-    {
-      flag: 'db-url', env: 'DB_URL', kind: 'string', flagValue: 'jdbc:postgresql://flaghost/flagdb?user=u', envValue: 'postgres://u@envhost/envdb',
-      read: (c) => c.database && `${c.database.hosts[0]}/${c.database.database}`, expectedFlag: 'flaghost/flagdb', expectedEnv: 'envhost/envdb', expectedDefault: undefined,
-    },
-    {
-      flag: 'db-user', env: 'DB_USER', kind: 'string', flagValue: 'flaguser', envValue: 'envuser', base: { 'db-url': 'jdbc:postgresql://h/db?user=urluser' },
-      read: (c) => c.database?.user, expectedFlag: 'flaguser', expectedEnv: 'envuser', expectedDefault: 'urluser',
+      flag: 'grpc-max-message-size-mb',
+      env: 'GRPC_MAX_MESSAGE_SIZE_MB',
+      kind: 'positive',
+      flagValue: '4',
+      envValue: '8',
+      read: (c) => c.maxMessageBytes,
+      expectedFlag: 4 * MB,
+      expectedEnv: 8 * MB,
+      expectedDefault: 1024 * MB,
     },
     {
-      flag: 'db-password', env: 'DB_PASSWORD', kind: 'string', flagValue: 'flagpw', envValue: 'envpw', base: { 'db-url': 'jdbc:postgresql://h/db?user=u&password=urlpw' },
-      read: (c) => c.database?.password, expectedFlag: 'flagpw', expectedEnv: 'envpw', expectedDefault: 'urlpw',
-    },
-    { flag: 'db-min-idle', env: 'DB_MIN_IDLE', kind: 'count', flagValue: '0', envValue: '5', read: (c) => c.primaryPool.minIdle, expectedFlag: 0, expectedEnv: 5, expectedDefault: 2 },
-    { flag: 'db-max-pool', env: 'DB_MAX_POOL_SIZE', kind: 'positive', flagValue: '10', envValue: '20', read: (c) => c.primaryPool.max, expectedFlag: 10, expectedEnv: 20, expectedDefault: 50 },
-    {
-      flag: 'background-db-min-idle', env: 'BACKGROUND_DB_MIN_IDLE', kind: 'count', flagValue: '3', envValue: '4',
-      read: (c) => c.backgroundPool.minIdle, expectedFlag: 3, expectedEnv: 4, expectedDefault: 0,
-    },
-    {
-      flag: 'background-db-max-pool', env: 'BACKGROUND_DB_MAX_POOL_SIZE', kind: 'positive', flagValue: '6', envValue: '7',
-      read: (c) => c.backgroundPool.max, expectedFlag: 6, expectedEnv: 7, expectedDefault: 20,
+      flag: 'data-dir',
+      env: 'SERVICE_DATA_DIR',
+      kind: 'string',
+      flagValue: path.join(tmp, 'flag-dir'),
+      envValue: path.join(tmp, 'env-dir'),
+      read: (c) => c.dataDir,
+      expectedFlag: path.join(tmp, 'flag-dir'),
+      expectedEnv: path.join(tmp, 'env-dir'),
+      expectedDefault: path.resolve(defaultDataDir()),
     },
     {
-      flag: 'tls-trust-cert-file', env: 'SERVICE_TLS_TRUST_CERT_FILE', kind: 'string', flagValue: certFile, envValue: otherCertFile,
-      read: (c) => (c.tls.mode === 'disabled' ? 'disabled' : c.tls.trustCertFile), expectedFlag: certFile, expectedEnv: otherCertFile, expectedDefault: undefined,
+      flag: 'license-dir',
+      env: 'SERVICE_LICENSE_DIR',
+      kind: 'string',
+      flagValue: path.join(tmp, 'lic-flag'),
+      envValue: path.join(tmp, 'lic-env'),
+      read: (c) => c.licenseDir,
+      expectedFlag: path.join(tmp, 'lic-flag'),
+      expectedEnv: path.join(tmp, 'lic-env'),
+      expectedDefault: path.join(installDir, 'licenses'),
     },
     {
-      flag: 'metrics-scrape-secret', env: 'SERVICE_METRICS_SECRET', kind: 'string', flagValue: 'from-flag', envValue: 'from-env',
-      read: (c) => c.metrics.secret, expectedFlag: 'from-flag', expectedEnv: 'from-env', expectedDefault: DEFAULT_METRICS_SECRET,
+      flag: 'shutdown-timeout-sec',
+      env: 'SERVICE_SHUTDOWN_TIMEOUT_SEC',
+      kind: 'positive',
+      flagValue: '7',
+      envValue: '9',
+      read: (c) => c.shutdownTimeoutMs,
+      expectedFlag: 7000,
+      expectedEnv: 9000,
+      expectedDefault: 30_000,
     },
     {
-      flag: 'debug-db-listen', env: 'SERVICE_DEBUG_DB_LISTEN', kind: 'string', flagValue: '5433', envValue: '0.0.0.0:5434',
-      read: (c) => c.debugDbListen, expectedFlag: { host: '127.0.0.1', port: 5433 }, expectedEnv: { host: '0.0.0.0', port: 5434 }, expectedDefault: undefined,
+      flag: 'log-level',
+      env: 'SERVICE_LOG_LEVEL',
+      kind: 'string',
+      flagValue: 'debug',
+      envValue: 'warn',
+      read: (c) => c.logLevel,
+      expectedFlag: 'debug',
+      expectedEnv: 'warn',
+      expectedDefault: 'info',
     },
     {
-      flag: 'encryption-key-file', env: 'SERVICE_ENCRYPTION_KEY_FILE', kind: 'string', flagValue: keyFile, envValue: otherKeyFile,
-      read: (c) => c.encryptionKeyFile, expectedFlag: keyFile, expectedEnv: otherKeyFile, expectedDefault: undefined,
+      flag: 'db-url',
+      env: 'DB_URL',
+      kind: 'string',
+      flagValue: 'jdbc:postgresql://flaghost/flagdb?user=u',
+      envValue: 'postgres://u@envhost/envdb',
+      read: (c) => c.database && `${c.database.hosts[0]}/${c.database.database}`,
+      expectedFlag: 'flaghost/flagdb',
+      expectedEnv: 'envhost/envdb',
+      expectedDefault: undefined,
+    },
+    {
+      flag: 'db-user',
+      env: 'DB_USER',
+      kind: 'string',
+      flagValue: 'flaguser',
+      envValue: 'envuser',
+      base: { 'db-url': 'jdbc:postgresql://h/db?user=urluser' },
+      read: (c) => c.database?.user,
+      expectedFlag: 'flaguser',
+      expectedEnv: 'envuser',
+      expectedDefault: 'urluser',
+    },
+    {
+      flag: 'db-password',
+      env: 'DB_PASSWORD',
+      kind: 'string',
+      flagValue: 'flagpw',
+      envValue: 'envpw',
+      base: { 'db-url': 'jdbc:postgresql://h/db?user=u&password=urlpw' },
+      read: (c) => c.database?.password,
+      expectedFlag: 'flagpw',
+      expectedEnv: 'envpw',
+      expectedDefault: 'urlpw',
+    },
+    {
+      flag: 'db-min-idle',
+      env: 'DB_MIN_IDLE',
+      kind: 'count',
+      flagValue: '0',
+      envValue: '5',
+      read: (c) => c.primaryPool.minIdle,
+      expectedFlag: 0,
+      expectedEnv: 5,
+      expectedDefault: 2,
+    },
+    {
+      flag: 'db-max-pool',
+      env: 'DB_MAX_POOL_SIZE',
+      kind: 'positive',
+      flagValue: '10',
+      envValue: '20',
+      read: (c) => c.primaryPool.max,
+      expectedFlag: 10,
+      expectedEnv: 20,
+      expectedDefault: 50,
+    },
+    {
+      flag: 'background-db-min-idle',
+      env: 'BACKGROUND_DB_MIN_IDLE',
+      kind: 'count',
+      flagValue: '3',
+      envValue: '4',
+      read: (c) => c.backgroundPool.minIdle,
+      expectedFlag: 3,
+      expectedEnv: 4,
+      expectedDefault: 0,
+    },
+    {
+      flag: 'background-db-max-pool',
+      env: 'BACKGROUND_DB_MAX_POOL_SIZE',
+      kind: 'positive',
+      flagValue: '6',
+      envValue: '7',
+      read: (c) => c.backgroundPool.max,
+      expectedFlag: 6,
+      expectedEnv: 7,
+      expectedDefault: 20,
+    },
+    {
+      flag: 'tls-trust-cert-file',
+      env: 'SERVICE_TLS_TRUST_CERT_FILE',
+      kind: 'string',
+      flagValue: certFile,
+      envValue: otherCertFile,
+      read: (c) => (c.tls.mode === 'disabled' ? 'disabled' : c.tls.trustCertFile),
+      expectedFlag: certFile,
+      expectedEnv: otherCertFile,
+      expectedDefault: undefined,
+    },
+    {
+      flag: 'metrics-scrape-secret',
+      env: 'SERVICE_METRICS_SECRET',
+      kind: 'string',
+      flagValue: 'from-flag',
+      envValue: 'from-env',
+      read: (c) => c.metrics.secret,
+      expectedFlag: 'from-flag',
+      expectedEnv: 'from-env',
+      expectedDefault: DEFAULT_METRICS_SECRET,
+    },
+    {
+      flag: 'debug-db-listen',
+      env: 'SERVICE_DEBUG_DB_LISTEN',
+      kind: 'string',
+      flagValue: '5433',
+      envValue: '0.0.0.0:5434',
+      read: (c) => c.debugDbListen,
+      expectedFlag: { host: '127.0.0.1', port: 5433 },
+      expectedEnv: { host: '0.0.0.0', port: 5434 },
+      expectedDefault: undefined,
+    },
+    {
+      flag: 'encryption-key-file',
+      env: 'SERVICE_ENCRYPTION_KEY_FILE',
+      kind: 'string',
+      flagValue: keyFile,
+      envValue: otherKeyFile,
+      read: (c) => c.encryptionKeyFile,
+      expectedFlag: keyFile,
+      expectedEnv: otherKeyFile,
+      expectedDefault: undefined,
     },
   ]
 
   it('covers every option that has an environment variable', () => {
     const covered = new Set(cases().map((entry) => entry.flag))
-    const withEnv = SERVER_OPTIONS.filter((spec) => spec.env && !['tls-cert-file', 'tls-key-file'].includes(spec.flag)).map((spec) => spec.flag)
+    const withEnv = SERVER_OPTIONS.filter(
+      (spec) => spec.env && !['tls-cert-file', 'tls-key-file'].includes(spec.flag),
+    ).map((spec) => spec.flag)
     expect(withEnv.filter((flag) => !covered.has(flag))).toEqual([])
     // The table names the same variables as the spec.
     for (const entry of cases()) expect(SERVER_OPTIONS.find((spec) => spec.flag === entry.flag)?.env).toBe(entry.env)
@@ -143,16 +301,23 @@ describe('configuration precedence: flag > environment > default', () => {
     expect(entry.read(config)).toEqual(entry.expectedEnv)
   })
 
-  it.each(cases().map((entry) => [entry.flag, entry] as const))('%s: default applies when neither is given', (_, entry) => {
-    const config = resolve({ ...entry.base }, {})
-    expect(entry.read(config)).toEqual(entry.expectedDefault)
-  })
+  it.each(cases().map((entry) => [entry.flag, entry] as const))(
+    '%s: default applies when neither is given',
+    (_, entry) => {
+      const config = resolve({ ...entry.base }, {})
+      expect(entry.read(config)).toEqual(entry.expectedDefault)
+    },
+  )
 
   it('as a systemd service the data directory is $STATE_DIRECTORY (its first entry), unless --data-dir or SERVICE_DATA_DIR says otherwise', () => {
     const state = path.join(tmp, 'state')
     expect(resolve({}, { STATE_DIRECTORY: `${state}:${path.join(tmp, 'second')}` }).dataDir).toBe(state)
-    expect(resolve({}, { STATE_DIRECTORY: state, SERVICE_DATA_DIR: path.join(tmp, 'env-dir') }).dataDir).toBe(path.join(tmp, 'env-dir'))
-    expect(resolve({ 'data-dir': path.join(tmp, 'flag-dir') }, { STATE_DIRECTORY: state }).dataDir).toBe(path.join(tmp, 'flag-dir'))
+    expect(resolve({}, { STATE_DIRECTORY: state, SERVICE_DATA_DIR: path.join(tmp, 'env-dir') }).dataDir).toBe(
+      path.join(tmp, 'env-dir'),
+    )
+    expect(resolve({ 'data-dir': path.join(tmp, 'flag-dir') }, { STATE_DIRECTORY: state }).dataDir).toBe(
+      path.join(tmp, 'flag-dir'),
+    )
     // systemd only ever sets absolute paths; anything else is not from systemd.
     expect(resolve({}, { STATE_DIRECTORY: 'relative' }).dataDir).toBe(path.resolve(defaultDataDir({})))
   })
@@ -180,7 +345,12 @@ describe('configuration precedence: flag > environment > default', () => {
 
   it('TLS pair: flags beat the environment pair', () => {
     const env = { SERVICE_TLS_CERT_FILE: otherCertFile, SERVICE_TLS_KEY_FILE: otherKeyFile }
-    expect(resolve({}, env).tls).toEqual({ mode: 'files', certFile: otherCertFile, keyFile: otherKeyFile, trustCertFile: undefined })
+    expect(resolve({}, env).tls).toEqual({
+      mode: 'files',
+      certFile: otherCertFile,
+      keyFile: otherKeyFile,
+      trustCertFile: undefined,
+    })
     expect(resolve({ 'tls-cert-file': certFile, 'tls-key-file': keyFile }, env).tls).toEqual({
       mode: 'files',
       certFile,
@@ -192,7 +362,11 @@ describe('configuration precedence: flag > environment > default', () => {
   })
 
   it('self-signed hostnames come from SERVICE_TLS_SELF_SIGNED_HOSTNAMES, defaulting to localhost and loopbacks', () => {
-    expect(resolve({}).tls).toEqual({ mode: 'self-signed', hostnames: ['localhost', '127.0.0.1', '::1'], trustCertFile: undefined })
+    expect(resolve({}).tls).toEqual({
+      mode: 'self-signed',
+      hostnames: ['localhost', '127.0.0.1', '::1'],
+      trustCertFile: undefined,
+    })
     expect(resolve({}, { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: ' memsvc.internal , 10.0.0.5 ' }).tls).toEqual({
       mode: 'self-signed',
       hostnames: ['memsvc.internal', '10.0.0.5'],
@@ -202,20 +376,35 @@ describe('configuration precedence: flag > environment > default', () => {
 
   it('metrics secret: flag > environment > system property > built-in default', () => {
     const property = { 'service.metrics.secret': 'from-property' }
-    expect(resolve({ 'metrics-scrape-secret': 'from-flag' }, { SERVICE_METRICS_SECRET: 'from-env' }, property).metrics).toEqual({
+    expect(
+      resolve({ 'metrics-scrape-secret': 'from-flag' }, { SERVICE_METRICS_SECRET: 'from-env' }, property).metrics,
+    ).toEqual({
       secret: 'from-flag',
       usingDefaultSecret: false,
       authDisabled: false,
     })
     expect(resolve({}, { SERVICE_METRICS_SECRET: 'from-env' }, property).metrics.secret).toBe('from-env')
-    expect(resolve({}, {}, property).metrics).toEqual({ secret: 'from-property', usingDefaultSecret: false, authDisabled: false })
-    expect(resolve({}, {}, {}).metrics).toEqual({ secret: DEFAULT_METRICS_SECRET, usingDefaultSecret: true, authDisabled: false })
+    expect(resolve({}, {}, property).metrics).toEqual({
+      secret: 'from-property',
+      usingDefaultSecret: false,
+      authDisabled: false,
+    })
+    expect(resolve({}, {}, {}).metrics).toEqual({
+      secret: DEFAULT_METRICS_SECRET,
+      usingDefaultSecret: true,
+      authDisabled: false,
+    })
   })
 })
 
 describe('system properties (-Dkey=value)', () => {
   it('takes -Dservice.metrics.secret=VALUE out of the arguments and into the config', () => {
-    const { args, properties } = extractSystemProperties(['serve', '-Dservice.metrics.secret=s3cr=t', '--rest-port', '0'])
+    const { args, properties } = extractSystemProperties([
+      'serve',
+      '-Dservice.metrics.secret=s3cr=t',
+      '--rest-port',
+      '0',
+    ])
     expect(args).toEqual(['serve', '--rest-port', '0'])
     expect(properties).toEqual({ 'service.metrics.secret': 's3cr=t' })
     const config = resolve({}, {}, properties)
@@ -262,7 +451,11 @@ describe('configuration validation: every bad value names its flag', () => {
   })
 
   it('--debug-db-listen with --db-url: there is no embedded database to expose', () => {
-    expectConfigError(() => resolve({ 'debug-db-listen': '5433', 'db-url': 'postgres://u@h/db' }), 'debug-db-listen', /only for the embedded database/)
+    expectConfigError(
+      () => resolve({ 'debug-db-listen': '5433', 'db-url': 'postgres://u@h/db' }),
+      'debug-db-listen',
+      /only for the embedded database/,
+    )
   })
 
   it('names the flag even when the bad value came from its environment variable', () => {
@@ -282,8 +475,16 @@ describe('configuration validation: every bad value names its flag', () => {
   })
 
   it('min idle above max pool names the min-idle flag (both pools)', () => {
-    expectConfigError(() => resolve({ 'db-min-idle': '6', 'db-max-pool': '5' }), 'db-min-idle', /more than --db-max-pool 5/)
-    expectConfigError(() => resolve({ 'background-db-min-idle': '21' }), 'background-db-min-idle', /more than --background-db-max-pool 20/)
+    expectConfigError(
+      () => resolve({ 'db-min-idle': '6', 'db-max-pool': '5' }),
+      'db-min-idle',
+      /more than --db-max-pool 5/,
+    )
+    expectConfigError(
+      () => resolve({ 'background-db-min-idle': '21' }),
+      'background-db-min-idle',
+      /more than --background-db-max-pool 20/,
+    )
     expect(resolve({ 'db-min-idle': '5', 'db-max-pool': '5' }).primaryPool).toEqual({ minIdle: 5, max: 5 })
   })
 
@@ -302,16 +503,28 @@ describe('configuration validation: every bad value names its flag', () => {
 
   it('unreadable TLS files name the flag of the file', () => {
     const missing = path.join(tmp, 'missing.pem')
-    expectConfigError(() => resolve({ 'tls-cert-file': missing, 'tls-key-file': keyFile }), 'tls-cert-file', /cannot read .*missing\.pem: ENOENT/)
+    expectConfigError(
+      () => resolve({ 'tls-cert-file': missing, 'tls-key-file': keyFile }),
+      'tls-cert-file',
+      /cannot read .*missing\.pem: ENOENT/,
+    )
     expectConfigError(() => resolve({ 'tls-cert-file': certFile, 'tls-key-file': missing }), 'tls-key-file', /ENOENT/)
     expectConfigError(() => resolve({ 'tls-trust-cert-file': missing }), 'tls-trust-cert-file', /ENOENT/)
-    expectConfigError(() => resolve({ 'tls-cert-file': tmp, 'tls-key-file': keyFile }), 'tls-cert-file', /not a regular file/)
+    expectConfigError(
+      () => resolve({ 'tls-cert-file': tmp, 'tls-key-file': keyFile }),
+      'tls-cert-file',
+      /not a regular file/,
+    )
   })
 
   it('a malformed database URL names --db-url; a URL without a user names --db-user', () => {
     expectConfigError(() => resolve({ 'db-url': 'mysql://localhost/db' }), 'db-url', /expected jdbc:postgresql/)
     expectConfigError(() => resolve({ 'db-url': 'jdbc:postgresql://localhost:5432' }), 'db-url', /no database/)
-    expectConfigError(() => resolve({ 'db-url': 'jdbc:postgresql://localhost:99999/db?user=u' }), 'db-url', /invalid port/)
+    expectConfigError(
+      () => resolve({ 'db-url': 'jdbc:postgresql://localhost:99999/db?user=u' }),
+      'db-url',
+      /invalid port/,
+    )
     expectConfigError(() => resolve({}, { DB_URL: 'garbage' }), 'db-url')
     expectConfigError(() => resolve({ 'db-url': 'jdbc:postgresql://localhost/db' }), 'db-user', /required/)
     expect(resolve({ 'db-url': 'jdbc:postgresql://localhost/db', 'db-user': 'me' }).database?.user).toBe('me')
@@ -332,8 +545,14 @@ describe('configuration validation: every bad value names its flag', () => {
   })
 
   it('an empty SERVICE_TLS_SELF_SIGNED_HOSTNAMES list falls back to the defaults; commas alone are an error', () => {
-    expect(resolve({}, { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: '' }).tls).toMatchObject({ hostnames: ['localhost', '127.0.0.1', '::1'] })
-    expectConfigError(() => resolve({}, { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: ' , ' }), 'tls-cert-file', /names no hostname/)
+    expect(resolve({}, { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: '' }).tls).toMatchObject({
+      hostnames: ['localhost', '127.0.0.1', '::1'],
+    })
+    expectConfigError(
+      () => resolve({}, { SERVICE_TLS_SELF_SIGNED_HOSTNAMES: ' , ' }),
+      'tls-cert-file',
+      /names no hostname/,
+    )
   })
 
   it('a valid full configuration resolves without error', () => {
@@ -350,7 +569,14 @@ describe('configuration validation: every bad value names its flag', () => {
     })
     expect(config.restPort).toBe(0)
     expect(config.grpcPort).toBe(65535)
-    expect(config.database).toMatchObject({ hosts: ['db.internal'], ports: [6543], database: 'memsvc', user: 'memsvc', password: 'pw', ssl: 'require' })
+    expect(config.database).toMatchObject({
+      hosts: ['db.internal'],
+      ports: [6543],
+      database: 'memsvc',
+      user: 'memsvc',
+      password: 'pw',
+      ssl: 'require',
+    })
     expect(config.tls).toEqual({ mode: 'files', certFile, keyFile, trustCertFile: otherCertFile })
     expect(config.metrics.authDisabled).toBe(true)
   })

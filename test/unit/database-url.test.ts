@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { describeDatabaseTarget, DatabaseUrlError, parseDatabaseUrl } from '../../src/config/database-url.js'
+import { DatabaseUrlError, describeDatabaseTarget, parseDatabaseUrl } from '../../src/config/database-url.js'
 import { resolveServerConfig } from '../../src/config/server-config.js'
 
 describe('parseDatabaseUrl: accepted forms', () => {
@@ -16,7 +16,10 @@ describe('parseDatabaseUrl: accepted forms', () => {
   })
 
   it('port defaults to 5432', () => {
-    expect(parseDatabaseUrl('jdbc:postgresql://db.internal/memsvc')).toMatchObject({ hosts: ['db.internal'], ports: [5432] })
+    expect(parseDatabaseUrl('jdbc:postgresql://db.internal/memsvc')).toMatchObject({
+      hosts: ['db.internal'],
+      ports: [5432],
+    })
   })
 
   it('several hosts, each with its own port or the default', () => {
@@ -29,25 +32,45 @@ describe('parseDatabaseUrl: accepted forms', () => {
 
   it('IPv6 literals in brackets, with and without a port', () => {
     expect(parseDatabaseUrl('jdbc:postgresql://[::1]:5433/memsvc')).toMatchObject({ hosts: ['::1'], ports: [5433] })
-    expect(parseDatabaseUrl('jdbc:postgresql://[fd00::10]/memsvc')).toMatchObject({ hosts: ['fd00::10'], ports: [5432] })
-    expect(parseDatabaseUrl('jdbc:postgresql://[::1]:5433,127.0.0.1/memsvc')).toMatchObject({ hosts: ['::1', '127.0.0.1'], ports: [5433, 5432] })
+    expect(parseDatabaseUrl('jdbc:postgresql://[fd00::10]/memsvc')).toMatchObject({
+      hosts: ['fd00::10'],
+      ports: [5432],
+    })
+    expect(parseDatabaseUrl('jdbc:postgresql://[::1]:5433,127.0.0.1/memsvc')).toMatchObject({
+      hosts: ['::1', '127.0.0.1'],
+      ports: [5433, 5432],
+    })
   })
 
   it('user and password from the JDBC query', () => {
-    expect(parseDatabaseUrl('jdbc:postgresql://h/db?user=alice&password=s%26cret')).toMatchObject({ user: 'alice', password: 's&cret', options: {} })
+    expect(parseDatabaseUrl('jdbc:postgresql://h/db?user=alice&password=s%26cret')).toMatchObject({
+      user: 'alice',
+      password: 's&cret',
+      options: {},
+    })
   })
 
   it('user and password from postgres:// userinfo, percent-decoded', () => {
-    expect(parseDatabaseUrl('postgres://bob:p%40ss%3Aword@h:5439/db')).toMatchObject({ user: 'bob', password: 'p@ss:word', hosts: ['h'], ports: [5439] })
+    expect(parseDatabaseUrl('postgres://bob:p%40ss%3Aword@h:5439/db')).toMatchObject({
+      user: 'bob',
+      password: 'p@ss:word',
+      hosts: ['h'],
+      ports: [5439],
+    })
     expect(parseDatabaseUrl('postgresql://carol@h/db')).toMatchObject({ user: 'carol', password: undefined })
   })
 
   it('query user/password beat userinfo', () => {
-    expect(parseDatabaseUrl('postgres://bob:one@h/db?user=dave&password=two')).toMatchObject({ user: 'dave', password: 'two' })
+    expect(parseDatabaseUrl('postgres://bob:one@h/db?user=dave&password=two')).toMatchObject({
+      user: 'dave',
+      password: 'two',
+    })
   })
 
   it('keeps other parameters (but never user or password) as options', () => {
-    expect(parseDatabaseUrl('jdbc:postgresql://h/db?user=u&password=p&ApplicationName=x&connectTimeout=3').options).toEqual({
+    expect(
+      parseDatabaseUrl('jdbc:postgresql://h/db?user=u&password=p&ApplicationName=x&connectTimeout=3').options,
+    ).toEqual({
       ApplicationName: 'x',
       connectTimeout: '3',
     })
@@ -108,13 +131,26 @@ describe('database flags override the URL', () => {
       {},
       {},
     )
-    expect(config.database).toMatchObject({ user: 'flaguser', password: 'flagpw', ssl: 'require', hosts: ['h'], database: 'db' })
+    expect(config.database).toMatchObject({
+      user: 'flaguser',
+      password: 'flagpw',
+      ssl: 'require',
+      hosts: ['h'],
+      database: 'db',
+    })
   })
 
   it('DB_USER / DB_PASSWORD beat the URL too, and flags beat them', () => {
-    const env = { DB_URL: 'jdbc:postgresql://h/db?user=urluser&password=urlpw', DB_USER: 'envuser', DB_PASSWORD: 'envpw' }
+    const env = {
+      DB_URL: 'jdbc:postgresql://h/db?user=urluser&password=urlpw',
+      DB_USER: 'envuser',
+      DB_PASSWORD: 'envpw',
+    }
     expect(resolveServerConfig({}, env, {}).database).toMatchObject({ user: 'envuser', password: 'envpw' })
-    expect(resolveServerConfig({ 'db-password': 'flagpw' }, env, {}).database).toMatchObject({ user: 'envuser', password: 'flagpw' })
+    expect(resolveServerConfig({ 'db-password': 'flagpw' }, env, {}).database).toMatchObject({
+      user: 'envuser',
+      password: 'flagpw',
+    })
   })
 })
 
@@ -132,7 +168,11 @@ describe('describeDatabaseTarget', () => {
   })
 
   it('never prints a password given by flag either', () => {
-    const config = resolveServerConfig({ 'db-url': 'jdbc:postgresql://h/db', 'db-user': 'u', 'db-password': 'flag-secret-pw' }, {}, {})
+    const config = resolveServerConfig(
+      { 'db-url': 'jdbc:postgresql://h/db', 'db-user': 'u', 'db-password': 'flag-secret-pw' },
+      {},
+      {},
+    )
     expect(describeDatabaseTarget(config.database!)).toBe('postgresql://u@h:5432/db')
   })
 

@@ -63,12 +63,21 @@ describe('import structure of src/', () => {
   it.each(layerRules)('keeps %s below the layers that call it', (folder, mayNotImport) => {
     const upward = [...graph]
       .filter(([file]) => file.startsWith(folder))
-      .flatMap(([file, imports]) => imports.filter((name) => mayNotImport.test(name)).map((name) => `${file} -> ${name}`))
+      .flatMap(([file, imports]) =>
+        imports.filter((name) => mayNotImport.test(name)).map((name) => `${file} -> ${name}`),
+      )
     expect(upward).toEqual([])
   })
 
   it('lets the browser console bundle, from outside src/console, only files that import nothing', async () => {
-    const bundle = await esbuild.build({ entryPoints: [path.join(SRC, 'console/main.ts')], bundle: true, write: false, metafile: true, platform: 'browser', logLevel: 'silent' })
+    const bundle = await esbuild.build({
+      entryPoints: [path.join(SRC, 'console/main.ts')],
+      bundle: true,
+      write: false,
+      metafile: true,
+      platform: 'browser',
+      logLevel: 'silent',
+    })
     const fromServer = Object.keys(bundle.metafile.inputs).filter((input) => !input.startsWith('src/console/'))
     expect(fromServer).toEqual(['src/validation/registry-values.ts'])
     expect(graph.get('validation/registry-values.ts')).toEqual([])

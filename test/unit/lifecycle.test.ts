@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { LIFECYCLE_STATES, Lifecycle, type LifecycleSnapshot, type LifecycleState } from '../../src/lifecycle/lifecycle.js'
+import {
+  LIFECYCLE_STATES,
+  Lifecycle,
+  type LifecycleSnapshot,
+  type LifecycleState,
+} from '../../src/lifecycle/lifecycle.js'
 
 /** Drives a fresh lifecycle to `state` through allowed transitions. */
 function lifecycleIn(state: LifecycleState): Lifecycle {
@@ -27,7 +32,12 @@ afterEach(() => {
 describe('lifecycle states', () => {
   it('starts in STARTING: not ready, not started, accepting work, database unknown', () => {
     const lifecycle = new Lifecycle()
-    expect(lifecycle.snapshot()).toEqual({ state: 'STARTING', databaseReachable: false, databaseDiskFull: false, ready: false })
+    expect(lifecycle.snapshot()).toEqual({
+      state: 'STARTING',
+      databaseReachable: false,
+      databaseDiskFull: false,
+      ready: false,
+    })
     expect(lifecycle.started).toBe(false)
     expect(lifecycle.acceptingWork).toBe(true)
     expect(lifecycle.inFlight).toBe(0)
@@ -64,7 +74,8 @@ describe('allowed transitions', () => {
 describe('ignored transitions', () => {
   const ignored: Array<[LifecycleState, LifecycleState]> = []
   const allowed = new Set(['STARTING>READY', 'STARTING>DRAINING', 'READY>DRAINING', 'DRAINING>QUIESCED'])
-  for (const from of LIFECYCLE_STATES) for (const to of LIFECYCLE_STATES) if (!allowed.has(`${from}>${to}`)) ignored.push([from, to])
+  for (const from of LIFECYCLE_STATES)
+    for (const to of LIFECYCLE_STATES) if (!allowed.has(`${from}>${to}`)) ignored.push([from, to])
 
   it('every pair not in the allowed list is ignored (12 of 16)', () => {
     expect(ignored).toHaveLength(12)
@@ -104,7 +115,10 @@ describe('readiness', () => {
     lifecycle.setDatabaseDiskFull(true) // repeated: no second event
     lifecycle.setDatabaseDiskFull(false)
     expect(lifecycle.ready).toBe(true)
-    expect(events.map((event) => [event.databaseDiskFull, event.ready])).toEqual([[true, false], [false, true]])
+    expect(events.map((event) => [event.databaseDiskFull, event.ready])).toEqual([
+      [true, false],
+      [false, true],
+    ])
   })
 
   it('READY without a database is not ready', () => {

@@ -13,7 +13,9 @@ describe('logger format', () => {
     const { lines, log } = capture()
     log.info('listening', { rest: 'http://127.0.0.1:8080/v1', attempt: 2, tls: 'off' })
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  listening rest=http:\/\/127\.0\.0\.1:8080\/v1 attempt=2 tls=off$/)
+    expect(lines[0]).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  listening rest=http:\/\/127\.0\.0\.1:8080\/v1 attempt=2 tls=off$/,
+    )
   })
 
   it('quotes values with spaces, quotes or equals signs; skips undefined fields', () => {
@@ -39,25 +41,41 @@ describe('logger format', () => {
 })
 
 describe('logger redaction', () => {
-  it.each(['password', 'dbPassword', 'apiKey', 'rawApiKey', 'secret', 'metricsSecret', 'token', 'nextToken', 'authorization', 'keyHash', 'encryptionKey'])(
-    'masks the value of a field named %s',
+  it.each([
+    'password',
+    'dbPassword',
+    'apiKey',
+    'rawApiKey',
+    'secret',
+    'metricsSecret',
+    'token',
+    'nextToken',
+    'authorization',
+    'keyHash',
+    'encryptionKey',
+  ])('masks the value of a field named %s', (name) => {
+    const { lines, log } = capture()
+    log.info('event', { [name]: 'hunter2-value' })
+    expect(lines[0]).toContain(`${name}=[redacted]`)
+    expect(lines[0]).not.toContain('hunter2-value')
+  })
+
+  it.each(['apiKeyId', 'api_key_id', 'keyPrefix', 'key_prefix', 'userId'])(
+    'keeps identifiers and prefixes such as %s',
     (name) => {
       const { lines, log } = capture()
-      log.info('event', { [name]: 'hunter2-value' })
-      expect(lines[0]).toContain(`${name}=[redacted]`)
-      expect(lines[0]).not.toContain('hunter2-value')
+      log.info('event', { [name]: 'visible-value' })
+      expect(lines[0]).toContain(`${name}=visible-value`)
     },
   )
 
-  it.each(['apiKeyId', 'api_key_id', 'keyPrefix', 'key_prefix', 'userId'])('keeps identifiers and prefixes such as %s', (name) => {
-    const { lines, log } = capture()
-    log.info('event', { [name]: 'visible-value' })
-    expect(lines[0]).toContain(`${name}=visible-value`)
-  })
-
   it('masks raw msk_ keys in the message and in any field value', () => {
     const { lines, log } = capture()
-    log.info(`got key ${RAW_KEY} from client`, { detail: `header Bearer ${RAW_KEY}`, error: new Error(`bad key ${RAW_KEY}`), list: [RAW_KEY] })
+    log.info(`got key ${RAW_KEY} from client`, {
+      detail: `header Bearer ${RAW_KEY}`,
+      error: new Error(`bad key ${RAW_KEY}`),
+      list: [RAW_KEY],
+    })
     expect(lines[0]).not.toContain(RAW_KEY)
     expect(lines[0]).not.toContain(RAW_KEY.slice(4, 24))
     expect(lines[0]).toContain('got key msk_[redacted] from client')
@@ -67,7 +85,10 @@ describe('logger redaction', () => {
 
   it('masks secret-named fields nested inside an object field', () => {
     const { lines, log } = capture()
-    log.info('config', { database: { host: 'db', user: 'app', password: 'nested-pw-value' }, tls: { keyFile: '/x', secret: 'nested-secret' } })
+    log.info('config', {
+      database: { host: 'db', user: 'app', password: 'nested-pw-value' },
+      tls: { keyFile: '/x', secret: 'nested-secret' },
+    })
     expect(lines[0]).not.toContain('nested-pw-value')
     expect(lines[0]).not.toContain('nested-secret')
     expect(lines[0]).toContain('database="{\\"host\\":\\"db\\",\\"user\\":\\"app\\",\\"password\\":\\"[redacted]\\"}"')

@@ -27,26 +27,63 @@ describe('metadata filter: parsing', () => {
         right: { kind: 'not', operand: { kind: 'compare', target: { path: ['c'] }, operator: '=', value: true } },
       },
     })
-    expect(parseFilterText("(val('$.a') = 'x' or val('$.b') = 1) and val('$.c') = true")).toMatchObject({ kind: 'and', left: { kind: 'or' } })
+    expect(parseFilterText("(val('$.a') = 'x' or val('$.b') = 1) and val('$.c') = true")).toMatchObject({
+      kind: 'and',
+      left: { kind: 'or' },
+    })
   })
 
   it('reads every operator, nested paths, array indexes, casts and quoted quotes', () => {
-    expect(parseFilterText("val('$.a.b[2].c') != 'it''s'")).toEqual({ kind: 'compare', target: { path: ['a', 'b', '2', 'c'] }, operator: '!=', value: "it's" })
+    expect(parseFilterText("val('$.a.b[2].c') != 'it''s'")).toEqual({
+      kind: 'compare',
+      target: { path: ['a', 'b', '2', 'c'] },
+      operator: '!=',
+      value: "it's",
+    })
     expect(parseFilterText("val('$.a') <> 'x'")).toMatchObject({ operator: '!=' })
     for (const operator of ['<', '<=', '>', '>='] as const) {
-      expect(parseFilterText(`CAST(val('$.n') AS NUMBER) ${operator} -2.5e1`)).toEqual({ kind: 'compare', target: { path: ['n'], cast: 'NUMBER' }, operator, value: -25 })
+      expect(parseFilterText(`CAST(val('$.n') AS NUMBER) ${operator} -2.5e1`)).toEqual({
+        kind: 'compare',
+        target: { path: ['n'], cast: 'NUMBER' },
+        operator,
+        value: -25,
+      })
     }
-    expect(parseFilterText("val('$.k') IN ('a', 2, FALSE)")).toEqual({ kind: 'in', target: { path: ['k'] }, values: ['a', 2, false], negated: false })
+    expect(parseFilterText("val('$.k') IN ('a', 2, FALSE)")).toEqual({
+      kind: 'in',
+      target: { path: ['k'] },
+      values: ['a', 2, false],
+      negated: false,
+    })
     expect(parseFilterText("val('$.k') not in ('a')")).toMatchObject({ kind: 'in', negated: true })
-    expect(parseFilterText("val('$.t') LIKE 'ab%'")).toEqual({ kind: 'like', target: { path: ['t'] }, pattern: 'ab%', caseInsensitive: false, negated: false })
-    expect(parseFilterText("val('$.t') NOT ILIKE '%x'")).toMatchObject({ kind: 'like', caseInsensitive: true, negated: true })
+    expect(parseFilterText("val('$.t') LIKE 'ab%'")).toEqual({
+      kind: 'like',
+      target: { path: ['t'] },
+      pattern: 'ab%',
+      caseInsensitive: false,
+      negated: false,
+    })
+    expect(parseFilterText("val('$.t') NOT ILIKE '%x'")).toMatchObject({
+      kind: 'like',
+      caseInsensitive: true,
+      negated: true,
+    })
     expect(parseFilterText("val('$.t') IS NULL")).toEqual({ kind: 'null', target: { path: ['t'] }, negated: false })
     expect(parseFilterText("val('$.t') is not null")).toMatchObject({ kind: 'null', negated: true })
-    expect(parseFilterText("val('$.tags') CONTAINS 'a'")).toEqual({ kind: 'contains', target: { path: ['tags'] }, values: ['a'] })
+    expect(parseFilterText("val('$.tags') CONTAINS 'a'")).toEqual({
+      kind: 'contains',
+      target: { path: ['tags'] },
+      values: ['a'],
+    })
     expect(parseFilterText("val('$.tags') CONTAINS ('a', 'b')")).toMatchObject({ kind: 'contains', values: ['a', 'b'] })
     expect(parseFilterText("val('$.tags') OVERLAPS ('a', 'b')")).toMatchObject({ kind: 'overlaps', values: ['a', 'b'] })
-    expect(parseFilterText("CAST(val('$.at') AS TIMESTAMP) >= '2024-05-01'")).toMatchObject({ value: '2024-05-01T00:00:00.000Z' })
-    expect(parseFilterText("CAST(val('$.ok') AS BOOLEAN) = TRUE")).toMatchObject({ target: { cast: 'BOOLEAN' }, value: true })
+    expect(parseFilterText("CAST(val('$.at') AS TIMESTAMP) >= '2024-05-01'")).toMatchObject({
+      value: '2024-05-01T00:00:00.000Z',
+    })
+    expect(parseFilterText("CAST(val('$.ok') AS BOOLEAN) = TRUE")).toMatchObject({
+      target: { cast: 'BOOLEAN' },
+      value: true,
+    })
     expect(parseFilterText("CAST(val('$.n') AS TEXT) = '5'")).toMatchObject({ target: { cast: 'TEXT' }, value: '5' })
   })
 
@@ -66,14 +103,20 @@ describe('metadata filter: parsing', () => {
 
   it('answers INVALID_ARGUMENT naming the request field and the position', () => {
     expect(() => metadataFilter("val('$.a') = = 'x'", 'spaceKeys.0.filter', 'metadata')).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', details: [{ field: 'spaceKeys.0.filter', description: expect.stringContaining('at position 14') }] }),
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        details: [{ field: 'spaceKeys.0.filter', description: expect.stringContaining('at position 14') }],
+      }),
     )
   })
 })
 
 describe('metadata filter: compiled SQL', () => {
   it('puts paths and values in parameters, never in the SQL text', () => {
-    const compiled = compileFilter(parseFilterText("val('$.author.name') = 'Ada' AND CAST(val('$.n') AS NUMBER) IN (1, 2)"), 'm.metadata')
+    const compiled = compileFilter(
+      parseFilterText("val('$.author.name') = 'Ada' AND CAST(val('$.n') AS NUMBER) IN (1, 2)"),
+      'm.metadata',
+    )
     expect(compiled.strings).toHaveLength(compiled.values.length + 1)
     expect(compiled.values).toEqual([['author', 'name'], '"Ada"', ['author', 'name'], '"Ada"', ['n'], ['1', '2']])
     const text = compiled.strings.join('$?')
@@ -109,7 +152,7 @@ describe('metadata filter: hostile input is an error or a plain comparison, neve
     ["val('$.a') = 'x'; drop table memories", 'unexpected character ";"'],
     ["val('$.a') = 'x' -- comment", 'unexpected character "-"'],
     ["val('$.a') = 'x' /* c */", 'unexpected character "/"'],
-    ["pg_sleep(10) = 1", "expected val('$.path')"],
+    ['pg_sleep(10) = 1', "expected val('$.path')"],
     ["val('$.a') = pg_sleep(10)", 'expected a value'],
     ["val('$.a''); drop table x; --') = 1", 'is not of the form'],
     ["val('$.a; select 1') = 1", 'is not of the form'],
@@ -125,9 +168,13 @@ describe('metadata filter: hostile input is an error or a plain comparison, neve
   it('refuses 10,000 levels of parentheses or NOT at the depth limit, without exhausting the stack', () => {
     const deep = `${'('.repeat(10_000)}val('$.a') = 1${')'.repeat(10_000)}`
     expect(() => parseFilterText(deep.slice(0, MAX_FILTER_LENGTH))).toThrow(`nest at most ${MAX_FILTER_DEPTH} deep`)
-    expect(() => metadataFilter(deep, 'filter', 'metadata')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }))
+    expect(() => metadataFilter(deep, 'filter', 'metadata')).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    )
     expect(positionOf(`${'NOT '.repeat(2_000)}val('$.a') = 1`)).toBe(MAX_FILTER_DEPTH * 4 + 1)
-    expect(parseFilterText(`${'('.repeat(MAX_FILTER_DEPTH)}val('$.a') = 1${')'.repeat(MAX_FILTER_DEPTH)}`)).toMatchObject({ kind: 'compare' })
+    expect(
+      parseFilterText(`${'('.repeat(MAX_FILTER_DEPTH)}val('$.a') = 1${')'.repeat(MAX_FILTER_DEPTH)}`),
+    ).toMatchObject({ kind: 'compare' })
   })
 
   it('refuses a 1 MB filter before reading it', () => {

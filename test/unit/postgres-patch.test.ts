@@ -19,8 +19,14 @@ const require = createRequire(import.meta.url)
 const PACKAGE_DIR = path.resolve(path.dirname(require.resolve('postgres')), '..', '..')
 
 const VARIANTS: Array<[string, () => Promise<QueueFactory>]> = [
-  ['src/queue.js (ESM, what the server imports)', async () => (await import(pathToFileURL(path.join(PACKAGE_DIR, 'src/queue.js')).href)).default],
-  ['cf/src/queue.js (workerd)', async () => (await import(pathToFileURL(path.join(PACKAGE_DIR, 'cf/src/queue.js')).href)).default],
+  [
+    'src/queue.js (ESM, what the server imports)',
+    async () => (await import(pathToFileURL(path.join(PACKAGE_DIR, 'src/queue.js')).href)).default,
+  ],
+  [
+    'cf/src/queue.js (workerd)',
+    async () => (await import(pathToFileURL(path.join(PACKAGE_DIR, 'cf/src/queue.js')).href)).default,
+  ],
   ['cjs/src/queue.js (CommonJS)', async () => require(path.join(PACKAGE_DIR, 'cjs/src/queue.js')) as QueueFactory],
 ]
 
@@ -35,7 +41,9 @@ describe('postgres 3.4.9 patches', () => {
   it('are applied to every copy of the queue and of the connection', () => {
     const status = postgresPatchStatus()
     expect(status.version).toBe('3.4.9')
-    expect(status.files.map((file: { file: string; fix: string; patched: boolean }) => [file.file, file.fix, file.patched])).toEqual([
+    expect(
+      status.files.map((file: { file: string; fix: string; patched: boolean }) => [file.file, file.fix, file.patched]),
+    ).toEqual([
       ['src/queue.js', 'queue', true],
       ['cf/src/queue.js', 'queue', true],
       ['cjs/src/queue.js', 'queue', true],

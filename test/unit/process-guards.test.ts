@@ -16,9 +16,14 @@ function runWithGuards(body: string): Promise<{ code: number | null; stderr: str
     ${body}
   `
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, timeout: 30_000 }, (error, _stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr })
-    })
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: REPO, timeout: 30_000 },
+      (error, _stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr })
+      },
+    )
   })
 }
 

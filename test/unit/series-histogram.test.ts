@@ -6,12 +6,21 @@ const BUCKETS = [0.001, 0.01, 0.1, 1]
 const LABELS = ['route', 'status_code'] as const
 // Below, on and above each bound, and beyond the last one.
 const OBSERVATIONS: Array<[string, string, number]> = [
-  ['/a', '200', 0.0005], ['/a', '200', 0.001], ['/a', '200', 0.0011], ['/a', '200', 0.5],
-  ['/a', '500', 1], ['/a', '500', 7.5], ['/b "q"', '200', 0.01], ['/b "q"', '200', 0],
+  ['/a', '200', 0.0005],
+  ['/a', '200', 0.001],
+  ['/a', '200', 0.0011],
+  ['/a', '200', 0.5],
+  ['/a', '500', 1],
+  ['/a', '500', 7.5],
+  ['/b "q"', '200', 0.01],
+  ['/b "q"', '200', 0],
 ]
 
 function lines(text: string): string[] {
-  return text.split('\n').filter((line) => line.length > 0).sort()
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .sort()
 }
 
 describe('SeriesHistogram', () => {
@@ -19,13 +28,31 @@ describe('SeriesHistogram', () => {
     const ours = new Registry()
     const theirs = new Registry()
     const series = new SeriesHistogram('request_seconds', 'Request time.', LABELS, BUCKETS, ours)
-    const reference = new Histogram({ name: 'request_seconds', help: 'Request time.', labelNames: LABELS, buckets: BUCKETS, registers: [theirs] })
+    const reference = new Histogram({
+      name: 'request_seconds',
+      help: 'Request time.',
+      labelNames: LABELS,
+      buckets: BUCKETS,
+      registers: [theirs],
+    })
     for (const [route, status, value] of OBSERVATIONS) {
       series.series({ route, status_code: status }).observe(value)
       reference.observe({ route, status_code: status }, value)
     }
     // Label order inside the braces differs ("le" first there, last here); the samples do not.
-    const normalise = (text: string) => lines(text).map((line) => line.replace(/\{(.*)\}/, (_, inner: string) => `{${inner.split(/,(?=\w+=")/).sort().join(',')}}`)).sort()
+    const normalise = (text: string) =>
+      lines(text)
+        .map((line) =>
+          line.replace(
+            /\{(.*)\}/,
+            (_, inner: string) =>
+              `{${inner
+                .split(/,(?=\w+=")/)
+                .sort()
+                .join(',')}}`,
+          ),
+        )
+        .sort()
     expect(normalise(await ours.metrics())).toEqual(normalise(await theirs.metrics()))
   })
 

@@ -2,7 +2,16 @@
 import type { Argv } from 'yargs'
 import { type ApiKey, ApiKeyStatus } from '../../generated/memsvc/v1/apikeys.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
-import { LABEL_FILTER_OPTION, LABEL_OPTION, LABEL_UPDATE_OPTIONS, labelUpdate, OWNER_FILTER_OPTION, OWNER_OPTION, PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import {
+  LABEL_FILTER_OPTION,
+  LABEL_OPTION,
+  LABEL_UPDATE_OPTIONS,
+  labelUpdate,
+  OWNER_FILTER_OPTION,
+  OWNER_OPTION,
+  PAGING_OPTIONS,
+  pagingRequest,
+} from '../common-options.js'
 import { withConnection } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { parseChoice, parseLabels, parseTime } from '../option-parsing.js'
@@ -17,14 +26,20 @@ const CREATE_OPTIONS = {
   ...LABEL_OPTION,
   'expires-at': {
     type: 'string',
-    describe: 'When the key stops working: epoch ms, ISO date (2026-01-01[T12:00:00Z]) or a duration from now (30d, 12h, 1w)',
+    describe:
+      'When the key stops working: epoch ms, ISO date (2026-01-01[T12:00:00Z]) or a duration from now (30d, 12h, 1w)',
     requiresArg: true,
   },
   ...OWNER_OPTION,
   id: { type: 'string', describe: 'Use this UUID as the key id instead of a generated one', requiresArg: true },
 } as const
 
-const LIST_OPTIONS = { ...PAGING_OPTIONS, ...OWNER_FILTER_OPTION, status: STATUS_OPTION, ...LABEL_FILTER_OPTION } as const
+const LIST_OPTIONS = {
+  ...PAGING_OPTIONS,
+  ...OWNER_FILTER_OPTION,
+  status: STATUS_OPTION,
+  ...LABEL_FILTER_OPTION,
+} as const
 
 const UPDATE_OPTIONS = { status: STATUS_OPTION, ...LABEL_UPDATE_OPTIONS } as const
 
@@ -115,7 +130,10 @@ const remove = clientHandler(async (argv, settings) => {
   await withConnection(settings, { authenticated: true }, (connection) =>
     connection.run((api) => api.apiKeys.delete({ apiKeyId })),
   )
-  print(settings.output, { json: { apiKeyId, deleted: true }, text: () => `deleted API key ${apiKeyId}; it stops working at once\n` })
+  print(settings.output, {
+    json: { apiKeyId, deleted: true },
+    text: () => `deleted API key ${apiKeyId}; it stops working at once\n`,
+  })
 })
 
 export function apiKeyCommand(yargs: Argv): Argv {
@@ -126,7 +144,10 @@ export function apiKeyCommand(yargs: Argv): Argv {
       builder: (command) =>
         withOptions(command, CREATE_OPTIONS)
           .example('$0 apikey create --label env=prod --label team=search --expires-at 30d', 'a key valid for 30 days')
-          .example('$0 apikey create --owner-id 3f2a… --output json | jq -r .rawApiKey', 'a key for another user, for a script'),
+          .example(
+            '$0 apikey create --owner-id 3f2a… --output json | jq -r .rawApiKey',
+            'a key for another user, for a script',
+          ),
       handler: create,
     },
     {
@@ -152,7 +173,10 @@ export function apiKeyCommand(yargs: Argv): Argv {
     {
       command: 'delete <id>',
       describe: 'Delete an API key for good (it stops working at once)',
-      builder: (command) => command.positional('id', { type: 'string', describe: 'API key id (UUID)' }).example('$0 apikey delete 7c1d…', 'delete a key'),
+      builder: (command) =>
+        command
+          .positional('id', { type: 'string', describe: 'API key id (UUID)' })
+          .example('$0 apikey delete 7c1d…', 'delete a key'),
       handler: remove,
     },
   ])

@@ -2,25 +2,49 @@
 import type { Argv } from 'yargs'
 import {
   type CreateEmbedderRequest,
-  type Embedder,
   Embedder_DistributionType as DistributionType,
-  Embedder_ProviderType as ProviderType,
+  type Embedder,
   type ListEmbeddersRequest,
+  Embedder_ProviderType as ProviderType,
   type UpdateEmbedderRequest,
 } from '../../generated/memsvc/v1/embedders.js'
 import { formatLabels, formatTime } from '../output.js'
-import { ID_WIDTH } from '../table.js'
 import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
+import { ID_WIDTH } from '../table.js'
 import { complete, type RegistryKind, registryCommand } from './registry-command.js'
 
-const PROVIDER_TYPES = [ProviderType.VENDORA, ProviderType.VLLM, ProviderType.TEI, ProviderType.LLAMA_CPP, ProviderType.VENDORE, ProviderType.VENDORD, ProviderType.VENDORF] as const
+const PROVIDER_TYPES = [
+  ProviderType.VENDORA,
+  ProviderType.VLLM,
+  ProviderType.TEI,
+  ProviderType.LLAMA_CPP,
+  ProviderType.VENDORE,
+  ProviderType.VENDORD,
+  ProviderType.VENDORF,
+] as const
 const DISTRIBUTION_TYPES = [DistributionType.DENSE, DistributionType.SPARSE] as const
 
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  { flag: 'api-path', field: 'apiPath', kind: 'text', describe: 'Path under the endpoint (default by provider: VENDORD /v2/embed, TEI /embed, others /embeddings)' },
-  { flag: 'dimensionality', field: 'dimensionality', kind: 'int', describe: 'Output vector dimensions (required on create)' },
-  { flag: 'distribution-type', field: 'distributionType', kind: 'choice', choices: DISTRIBUTION_TYPES, describe: `${DISTRIBUTION_TYPES.join(' or ')} (default DENSE)` },
+  {
+    flag: 'api-path',
+    field: 'apiPath',
+    kind: 'text',
+    describe: 'Path under the endpoint (default by provider: VENDORD /v2/embed, TEI /embed, others /embeddings)',
+  },
+  {
+    flag: 'dimensionality',
+    field: 'dimensionality',
+    kind: 'int',
+    describe: 'Output vector dimensions (required on create)',
+  },
+  {
+    flag: 'distribution-type',
+    field: 'distributionType',
+    kind: 'choice',
+    choices: DISTRIBUTION_TYPES,
+    describe: `${DISTRIBUTION_TYPES.join(' or ')} (default DENSE)`,
+  },
   { flag: 'max-sequence-length', field: 'maxSequenceLength', kind: 'int', describe: 'Maximum input sequence length' },
 ]
 
@@ -36,7 +60,6 @@ const UPDATE_DEFAULTS: UpdateEmbedderRequest = {
   providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED,
   distributionType: DistributionType.DISTRIBUTION_TYPE_UNSPECIFIED,
 }
-
 
 export const EMBEDDER_KIND: RegistryKind<Embedder> = {
   noun: 'embedder',
@@ -77,15 +100,27 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
   ],
   examples: {
     create: [
-      ['$0 embedder create --display-name "TEI local" --provider-type TEI --endpoint-url http://tei:8080 --model-identifier BAAI/bge-small-en-v1.5 --dimensionality 384 --no-credentials', 'a local model'],
-      ['$0 embedder create … --provider-type VENDORA --dimensionality 1536 --api-key-secret-file key.txt --label env=prod', 'a hosted model with an API key'],
+      [
+        '$0 embedder create --display-name "TEI local" --provider-type TEI --endpoint-url http://tei:8080 --model-identifier BAAI/bge-small-en-v1.5 --dimensionality 384 --no-credentials',
+        'a local model',
+      ],
+      [
+        '$0 embedder create … --provider-type VENDORA --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
+        'a hosted model with an API key',
+      ],
     ],
     list: [
       ['$0 embedder list', 'your embedders'],
-      ['$0 embedder list --provider-type TEI --label env=prod --all --output json', 'filtered, every page, for a script'],
+      [
+        '$0 embedder list --provider-type TEI --label env=prod --all --output json',
+        'filtered, every page, for a script',
+      ],
     ],
     update: [
-      ['$0 embedder update 5b0e… --max-sequence-length 1024 --merge-label tier=gold', 'change a setting and add a label'],
+      [
+        '$0 embedder update 5b0e… --max-sequence-length 1024 --merge-label tier=gold',
+        'change a setting and add a label',
+      ],
       ['$0 embedder update 5b0e… --api-key-secret-file new-key.txt', 'rotate the provider key'],
     ],
   },

@@ -12,7 +12,19 @@ import { upgradeCommand } from './upgrade.js'
 import { userCommand } from './user.js'
 import { versionCommand } from './version.js'
 
-const COMMANDS = [initCommand, apiKeyCommand, embedderCommand, llmCommand, rerankerCommand, spaceCommand, memoryCommand, userCommand, systemCommand, upgradeCommand, versionCommand]
+const COMMANDS = [
+  initCommand,
+  apiKeyCommand,
+  embedderCommand,
+  llmCommand,
+  rerankerCommand,
+  spaceCommand,
+  memoryCommand,
+  userCommand,
+  systemCommand,
+  upgradeCommand,
+  versionCommand,
+]
 
 export function registerClientCommands(yargs: Argv): Argv {
   return COMMANDS.reduce((built, register) => register(built), yargs)

@@ -3,19 +3,26 @@
 import { type ChannelCredentials, credentials } from '@grpc/grpc-js'
 import type { Argv } from 'yargs'
 import { API_KEY_ENV, type ClientSettings } from '../client-settings.js'
-import { clientHandler, withClientOptions, type Args } from '../command.js'
+import { type Args, clientHandler, withClientOptions } from '../command.js'
 import { backUpConfig, type ClientConfig, writeConfig } from '../config-file.js'
 import { Connection } from '../connection.js'
 import { CliError, EXIT_FAILED, unreachable } from '../exit-codes.js'
 import { note, print } from '../output.js'
 import { renderFields } from '../table.js'
-import { fetchCertificate, pinMismatchMessage, pinnedCredentials, sameFingerprint, unverifiedCredentials } from '../tls-trust.js'
+import {
+  fetchCertificate,
+  pinMismatchMessage,
+  pinnedCredentials,
+  sameFingerprint,
+  unverifiedCredentials,
+} from '../tls-trust.js'
 import { describeTrust } from './system.js'
 
 const INIT_OPTIONS = {
   repin: {
     type: 'boolean',
-    describe: 'Accept and pin the certificate the server presents now, replacing a saved pin (after a certificate change you expected)',
+    describe:
+      'Accept and pin the certificate the server presents now, replacing a saved pin (after a certificate change you expected)',
   },
 } as const
 
@@ -34,19 +41,26 @@ interface Trust {
  */
 async function establishTrust(settings: ClientSettings, repin: boolean): Promise<Trust> {
   if (!settings.server.tls) return { credentials: credentials.createInsecure(), newlyPinned: false }
-  if (settings.insecure) return { credentials: unverifiedCredentials(), pin: repin ? undefined : settings.pin, newlyPinned: false }
+  if (settings.insecure)
+    return { credentials: unverifiedCredentials(), pin: repin ? undefined : settings.pin, newlyPinned: false }
   const presented = await fetchCertificate(settings.server)
   if (presented.trusted) return { credentials: credentials.createSsl(), newlyPinned: false }
   if (settings.pin && !sameFingerprint(settings.pin, presented.fingerprint) && !repin) {
     throw unreachable(pinMismatchMessage(settings, presented.fingerprint))
   }
   const newlyPinned = !settings.pin || !sameFingerprint(settings.pin, presented.fingerprint)
-  return { credentials: pinnedCredentials(presented.pem, presented.fingerprint), pin: presented.fingerprint, newlyPinned }
+  return {
+    credentials: pinnedCredentials(presented.pem, presented.fingerprint),
+    pin: presented.fingerprint,
+    newlyPinned,
+  }
 }
 
 function announcePin(settings: ClientSettings, trust: Trust): void {
   if (settings.server.tls && settings.insecure && !trust.pin) {
-    note('Not pinned (--insecure): later commands need --insecure too, or pin the certificate with "memsvc init --repin"')
+    note(
+      'Not pinned (--insecure): later commands need --insecure too, or pin the certificate with "memsvc init --repin"',
+    )
   }
   if (!trust.newlyPinned || !trust.pin) return
   note(`Pinned the server's self-signed certificate, SHA-256 ${trust.pin}`)
@@ -57,7 +71,8 @@ function announcePin(settings: ClientSettings, trust: Trust): void {
 function saveConfig(settings: ClientSettings, config: ClientConfig): void {
   if (settings.config.apiKey && settings.config.apiKey !== config.apiKey) {
     const backup = backUpConfig(settings.configPath)
-    if (backup) note(`The previous settings (for ${settings.config.server ?? 'the default server'}) are kept in ${backup}`)
+    if (backup)
+      note(`The previous settings (for ${settings.config.server ?? 'the default server'}) are kept in ${backup}`)
   }
   writeConfig(config, settings.configPath)
 }
@@ -81,7 +96,13 @@ const init = clientHandler(async (argv: Args, settings) => {
       saveConfig(settings, config)
       announcePin(settings, trust)
       print(settings.output, {
-        json: { ...config, alreadyInitialized: false, rootApiKey: response.rootApiKey, apiKey: undefined, configFile: settings.configPath },
+        json: {
+          ...config,
+          alreadyInitialized: false,
+          rootApiKey: response.rootApiKey,
+          apiKey: undefined,
+          configFile: settings.configPath,
+        },
         text: () =>
           `Initialised ${settings.server.url}. This is the root administrator's API key; it is shown only this once:\n\n` +
           `  ${response.rootApiKey}\n\n` +
@@ -99,11 +120,25 @@ const init = clientHandler(async (argv: Args, settings) => {
     if (explicitKey) {
       const me = await connection.run((api) => api.users.me({}))
       const keep = settings.configMatchesServer ? settings.config : {}
-      saveConfig(settings, { ...keep, server: settings.server.url, apiKey: explicitKey, userId: me.userId, pinnedCertificateSha256: trust.pin })
+      saveConfig(settings, {
+        ...keep,
+        server: settings.server.url,
+        apiKey: explicitKey,
+        userId: me.userId,
+        pinnedCertificateSha256: trust.pin,
+      })
       announcePin(settings, trust)
       print(settings.output, {
-        json: { server: settings.server.url, alreadyInitialized: true, userId: me.userId, username: me.username, pinnedCertificateSha256: trust.pin, configFile: settings.configPath },
-        text: () => `${settings.server.url} is already initialised; saved your key for user ${me.username} (${me.userId}) in ${settings.configPath}\n`,
+        json: {
+          server: settings.server.url,
+          alreadyInitialized: true,
+          userId: me.userId,
+          username: me.username,
+          pinnedCertificateSha256: trust.pin,
+          configFile: settings.configPath,
+        },
+        text: () =>
+          `${settings.server.url} is already initialised; saved your key for user ${me.username} (${me.userId}) in ${settings.configPath}\n`,
       })
       return
     }
@@ -111,8 +146,14 @@ const init = clientHandler(async (argv: Args, settings) => {
       saveConfig(settings, { ...settings.config, server: settings.server.url, pinnedCertificateSha256: trust.pin })
       announcePin(settings, trust)
       print(settings.output, {
-        json: { server: settings.server.url, alreadyInitialized: true, pinnedCertificateSha256: trust.pin, configFile: settings.configPath },
-        text: () => `${trust.pin ? `Re-pinned ${settings.server.url}: SHA-256 ${trust.pin}` : `${settings.server.url} needs no pin (its certificate is trusted by the system CAs)`}; the saved API key is unchanged\n`,
+        json: {
+          server: settings.server.url,
+          alreadyInitialized: true,
+          pinnedCertificateSha256: trust.pin,
+          configFile: settings.configPath,
+        },
+        text: () =>
+          `${trust.pin ? `Re-pinned ${settings.server.url}: SHA-256 ${trust.pin}` : `${settings.server.url} needs no pin (its certificate is trusted by the system CAs)`}; the saved API key is unchanged\n`,
       })
       return
     }
@@ -145,7 +186,10 @@ export function initCommand(yargs: Argv): Argv {
         .options(INIT_OPTIONS)
         .example('$0 init', 'the server on https://localhost:9090; pins its self-signed certificate')
         .example('$0 init --server http://10.0.0.5:9090', 'a plaintext server')
-        .example('$0 init --server db1:9090 --api-key msk_…', 'already initialised: save an existing key (and pin) instead')
+        .example(
+          '$0 init --server db1:9090 --api-key msk_…',
+          'already initialised: save an existing key (and pin) instead',
+        )
         .example('$0 init --repin', 'the server got a new certificate and you expected it'),
     init as (argv: unknown) => Promise<void>,
   )

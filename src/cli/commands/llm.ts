@@ -10,8 +10,18 @@ import {
 } from '../../generated/memsvc/v1/llms.js'
 import type { Args } from '../command.js'
 import { formatLabels, formatTime, yesNo } from '../output.js'
+import {
+  type Capability,
+  COMMON_SETTINGS,
+  capabilityOptions,
+  capabilityValues,
+  describeCredentials,
+  describeProbe,
+  type Setting,
+  settingOptions,
+  settingValues,
+} from '../registry-options.js'
 import { ID_WIDTH } from '../table.js'
-import { type Capability, capabilityOptions, capabilityValues, COMMON_SETTINGS, describeCredentials, describeProbe, type Setting, settingOptions, settingValues } from '../registry-options.js'
 import { complete, type RegistryKind, registryCommand } from './registry-command.js'
 
 const PROVIDER_TYPES = [
@@ -26,8 +36,18 @@ const PROVIDER_TYPES = [
 
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  { flag: 'api-path', field: 'apiPath', kind: 'text', describe: 'Path under the endpoint (default /v1/chat/completions)' },
-  { flag: 'client-config', field: 'clientConfig', kind: 'json', describe: 'Provider-specific client configuration: JSON object text, or @file.json ("" clears it on update)' },
+  {
+    flag: 'api-path',
+    field: 'apiPath',
+    kind: 'text',
+    describe: 'Path under the endpoint (default /v1/chat/completions)',
+  },
+  {
+    flag: 'client-config',
+    field: 'clientConfig',
+    kind: 'json',
+    describe: 'Provider-specific client configuration: JSON object text, or @file.json ("" clears it on update)',
+  },
   { flag: 'max-context-length', field: 'maxContextLength', kind: 'int', describe: 'Context window in tokens' },
 ]
 
@@ -43,19 +63,50 @@ const CAPABILITIES: Capability[] = [
 
 const SAMPLING_GROUP = 'Default sampling settings:'
 const SAMPLING: Setting[] = [
-  { flag: 'max-tokens', field: 'maxTokens', kind: 'int', describe: 'Maximum tokens to generate (positive)', group: SAMPLING_GROUP },
+  {
+    flag: 'max-tokens',
+    field: 'maxTokens',
+    kind: 'int',
+    describe: 'Maximum tokens to generate (positive)',
+    group: SAMPLING_GROUP,
+  },
   { flag: 'temperature', field: 'temperature', kind: 'number', describe: '0.0 to 2.0', group: SAMPLING_GROUP },
   { flag: 'top-p', field: 'topP', kind: 'number', describe: '0.0 to 1.0', group: SAMPLING_GROUP },
   { flag: 'top-k', field: 'topK', kind: 'int', describe: 'Positive integer', group: SAMPLING_GROUP },
-  { flag: 'frequency-penalty', field: 'frequencyPenalty', kind: 'number', describe: '-2.0 to 2.0', group: SAMPLING_GROUP },
-  { flag: 'presence-penalty', field: 'presencePenalty', kind: 'number', describe: '-2.0 to 2.0', group: SAMPLING_GROUP },
-  { flag: 'stop-sequence', field: 'stopSequences', kind: 'list', describe: 'Stop sequence (repeatable; replaces the stored list)', group: SAMPLING_GROUP },
+  {
+    flag: 'frequency-penalty',
+    field: 'frequencyPenalty',
+    kind: 'number',
+    describe: '-2.0 to 2.0',
+    group: SAMPLING_GROUP,
+  },
+  {
+    flag: 'presence-penalty',
+    field: 'presencePenalty',
+    kind: 'number',
+    describe: '-2.0 to 2.0',
+    group: SAMPLING_GROUP,
+  },
+  {
+    flag: 'stop-sequence',
+    field: 'stopSequences',
+    kind: 'list',
+    describe: 'Stop sequence (repeatable; replaces the stored list)',
+    group: SAMPLING_GROUP,
+  },
 ]
 
-const CREATE_EXTRA_OPTIONS = { ...capabilityOptions(CAPABILITIES, CAPABILITIES_GROUP), ...settingOptions(SAMPLING, 'create') }
+const CREATE_EXTRA_OPTIONS = {
+  ...capabilityOptions(CAPABILITIES, CAPABILITIES_GROUP),
+  ...settingOptions(SAMPLING, 'create'),
+}
 const UPDATE_EXTRA_OPTIONS = {
   ...CREATE_EXTRA_OPTIONS,
-  'clear-sampling': { type: 'boolean', describe: 'Drop every stored sampling setting before applying the ones given', group: SAMPLING_GROUP },
+  'clear-sampling': {
+    type: 'boolean',
+    describe: 'Drop every stored sampling setting before applying the ones given',
+    group: SAMPLING_GROUP,
+  },
 } as const
 
 /**
@@ -70,20 +121,30 @@ function extraValues(argv: Args, current: Llm | undefined): Record<string, unkno
   const baseSampling = argv['clear-sampling'] === true ? undefined : current?.defaultSamplingParams
   return {
     capabilities: capabilities && { ...current?.capabilities, ...capabilities },
-    defaultSamplingParams: samplingGiven ? { ...baseSampling, ...sampling, stopSequences: sampling.stopSequences ?? baseSampling?.stopSequences ?? [] } : undefined,
+    defaultSamplingParams: samplingGiven
+      ? { ...baseSampling, ...sampling, stopSequences: sampling.stopSequences ?? baseSampling?.stopSequences ?? [] }
+      : undefined,
   }
 }
 
 const needsCurrent = (argv: Args) =>
-  capabilityValues(argv, CAPABILITIES) !== undefined || SAMPLING.some((setting) => argv[setting.flag] !== undefined) || argv['clear-sampling'] === true
+  capabilityValues(argv, CAPABILITIES) !== undefined ||
+  SAMPLING.some((setting) => argv[setting.flag] !== undefined) ||
+  argv['clear-sampling'] === true
 
-const CREATE_DEFAULTS: CreateLlmRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, supportedModalities: [], labels: {} }
+const CREATE_DEFAULTS: CreateLlmRequest = {
+  providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED,
+  supportedModalities: [],
+  labels: {},
+}
 const LIST_DEFAULTS: ListLlmsRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, labelFilter: {} }
 const UPDATE_DEFAULTS: UpdateLlmRequest = { llmId: '', providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED }
 
-
 function describeCapabilities(llm: Llm): string {
-  return CAPABILITIES.map((capability) => `${capability.flag} ${yesNo(llm.capabilities?.[capability.field as keyof typeof llm.capabilities] as boolean | undefined)}`).join(', ')
+  return CAPABILITIES.map(
+    (capability) =>
+      `${capability.flag} ${yesNo(llm.capabilities?.[capability.field as keyof typeof llm.capabilities] as boolean | undefined)}`,
+  ).join(', ')
 }
 
 function describeSampling(sampling: SamplingParams | undefined): string {
@@ -92,7 +153,8 @@ function describeSampling(sampling: SamplingParams | undefined): string {
     .map((setting) => [setting.flag, sampling[setting.field as keyof SamplingParams]] as const)
     .filter(([, value]) => value !== undefined)
     .map(([flag, value]) => `${flag} ${String(value)}`)
-  if (sampling.stopSequences.length > 0) parts.push(`stop ${sampling.stopSequences.map((stop) => JSON.stringify(stop)).join(' ')}`)
+  if (sampling.stopSequences.length > 0)
+    parts.push(`stop ${sampling.stopSequences.map((stop) => JSON.stringify(stop)).join(' ')}`)
   return parts.join(', ')
 }
 
@@ -138,16 +200,28 @@ export const LLM_KIND: RegistryKind<Llm> = {
   ],
   examples: {
     create: [
-      ['$0 llm create --display-name Llama --provider-type OLLAMA --endpoint-url http://ollama:11434 --model-identifier llama3.1 --streaming --no-credentials', 'a local model'],
-      ['$0 llm create … --provider-type VENDORA --function-calling --temperature 0.2 --stop-sequence "###" --api-key-secret-file key.txt', 'hosted, with sampling defaults'],
-      ['$0 llm create … --adc-scope https://example.com/auth/cloud --adc-quota-project my-project', 'cloud application default credentials'],
+      [
+        '$0 llm create --display-name Llama --provider-type OLLAMA --endpoint-url http://ollama:11434 --model-identifier llama3.1 --streaming --no-credentials',
+        'a local model',
+      ],
+      [
+        '$0 llm create … --provider-type VENDORA --function-calling --temperature 0.2 --stop-sequence "###" --api-key-secret-file key.txt',
+        'hosted, with sampling defaults',
+      ],
+      [
+        '$0 llm create … --adc-scope https://example.com/auth/cloud --adc-quota-project my-project',
+        'cloud application default credentials',
+      ],
     ],
     list: [
       ['$0 llm list', 'your LLMs'],
       ['$0 llm list --provider-type VLLM --all --output json', 'every vLLM model, for a script'],
     ],
     update: [
-      ['$0 llm update 9a1c… --no-streaming --temperature 0.7', 'change one capability and one sampling setting, keep the rest'],
+      [
+        '$0 llm update 9a1c… --no-streaming --temperature 0.7',
+        'change one capability and one sampling setting, keep the rest',
+      ],
       ['$0 llm update 9a1c… --client-config @client.json --replace-label env=staging', 'new client config and labels'],
     ],
   },

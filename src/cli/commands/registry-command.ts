@@ -4,12 +4,27 @@
 import type { Argv, Options } from 'yargs'
 import type { Credentials } from '../../generated/memsvc/v1/registry.js'
 import { type Args, clientHandler, collectPages, commandGroup, type Page, withOptions } from '../command.js'
-import { LABEL_FILTER_OPTION, LABEL_OPTION, LABEL_UPDATE_OPTIONS, labelUpdate, OWNER_FILTER_OPTION, OWNER_OPTION, PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import {
+  LABEL_FILTER_OPTION,
+  LABEL_OPTION,
+  LABEL_UPDATE_OPTIONS,
+  labelUpdate,
+  OWNER_FILTER_OPTION,
+  OWNER_OPTION,
+  PAGING_OPTIONS,
+  pagingRequest,
+} from '../common-options.js'
 import { type Connection, withConnection } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { parseChoice, parseLabels } from '../option-parsing.js'
 import { pageNote, print } from '../output.js'
-import { CREDENTIAL_OPTIONS, credentialsFrom, type Setting, settingOptions, settingValues } from '../registry-options.js'
+import {
+  CREDENTIAL_OPTIONS,
+  credentialsFrom,
+  type Setting,
+  settingOptions,
+  settingValues,
+} from '../registry-options.js'
 import { type Column, renderFields, renderTable } from '../table.js'
 
 export interface RegistryResource {
@@ -66,25 +81,38 @@ export function complete<T>(defaults: T, request: Request): T {
 }
 
 function providerOption(kind: RegistryKind<RegistryResource>, describe: string): Record<string, Options> {
-  return { 'provider-type': { type: 'string', describe: `${describe}: ${kind.providerTypes.join(', ')}`, requiresArg: true } }
+  return {
+    'provider-type': { type: 'string', describe: `${describe}: ${kind.providerTypes.join(', ')}`, requiresArg: true },
+  }
 }
 
-export function registryCommand<Resource extends RegistryResource>(yargs: Argv, kind: RegistryKind<Resource>, describe: string): Argv {
+export function registryCommand<Resource extends RegistryResource>(
+  yargs: Argv,
+  kind: RegistryKind<Resource>,
+  describe: string,
+): Argv {
   const anyKind = kind as unknown as RegistryKind<RegistryResource>
-  const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: `${kind.noun} id (UUID)` })
+  const idPositional = (command: Argv) =>
+    command.positional('id', { type: 'string', describe: `${kind.noun} id (UUID)` })
 
   const create = clientHandler(async (argv, settings) => {
     const request: Request = {
       [kind.idField]: argv.id as string | undefined,
       ownerId: argv['owner-id'] as string | undefined,
-      providerType: argv['provider-type'] === undefined ? undefined : parseChoice(argv['provider-type'], 'provider-type', kind.providerTypes),
+      providerType:
+        argv['provider-type'] === undefined
+          ? undefined
+          : parseChoice(argv['provider-type'], 'provider-type', kind.providerTypes),
       labels: parseLabels(argv.label, 'label') ?? {},
       ...settingValues(argv, kind.settings, 'create'),
       ...kind.extraValues?.(argv, undefined),
       credentials: credentialsFrom(argv),
     }
-    if (request.providerType === undefined) throw badInput(`--provider-type is required: one of ${kind.providerTypes.join(', ')}`)
-    const created = await withConnection(settings, { authenticated: true }, (connection) => kind.rpc.create(connection, request))
+    if (request.providerType === undefined)
+      throw badInput(`--provider-type is required: one of ${kind.providerTypes.join(', ')}`)
+    const created = await withConnection(settings, { authenticated: true }, (connection) =>
+      kind.rpc.create(connection, request),
+    )
     print(settings.output, { json: created, text: () => renderFields(kind.fields(created)) })
   })
 
@@ -92,12 +120,19 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
     const { maxResults, nextToken } = pagingRequest(argv)
     const filters: Request = {
       ownerId: argv['owner-id'] as string | undefined,
-      providerType: argv['provider-type'] === undefined ? undefined : parseChoice(argv['provider-type'], 'provider-type', kind.providerTypes),
+      providerType:
+        argv['provider-type'] === undefined
+          ? undefined
+          : parseChoice(argv['provider-type'], 'provider-type', kind.providerTypes),
       labelFilter: parseLabels(argv.label, 'label') ?? {},
       maxResults,
     }
     const page = await withConnection(settings, { authenticated: true }, (connection) =>
-      collectPages((token) => kind.rpc.list(connection, { ...filters, nextToken: token }), nextToken, argv.all === true),
+      collectPages(
+        (token) => kind.rpc.list(connection, { ...filters, nextToken: token }),
+        nextToken,
+        argv.all === true,
+      ),
     )
     print(settings.output, {
       json: { [kind.plural]: page.items, ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
@@ -107,7 +142,9 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
   })
 
   const get = clientHandler(async (argv, settings) => {
-    const resource = await withConnection(settings, { authenticated: true }, (connection) => kind.rpc.get(connection, String(argv.id)))
+    const resource = await withConnection(settings, { authenticated: true }, (connection) =>
+      kind.rpc.get(connection, String(argv.id)),
+    )
     print(settings.output, { json: resource, text: () => renderFields(kind.fields(resource)) })
   })
 
@@ -127,7 +164,8 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
         credentials: credentialsFrom(argv, current?.credentials),
       }
       const changes = Object.entries(request).filter(([field, value]) => field !== kind.idField && value !== undefined)
-      if (changes.length === 0) throw badInput(`nothing to update: give at least one setting (see memsvc ${kind.noun} update --help)`)
+      if (changes.length === 0)
+        throw badInput(`nothing to update: give at least one setting (see memsvc ${kind.noun} update --help)`)
       return kind.rpc.update(connection, request)
     })
     print(settings.output, { json: updated, text: () => renderFields(kind.fields(updated)) })
@@ -141,16 +179,24 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
 
   const probe = clientHandler(async (argv, settings) => {
     const id = String(argv.id)
-    const requested = await withConnection(settings, { authenticated: true }, (connection) => kind.rpc.probe(connection, id))
+    const requested = await withConnection(settings, { authenticated: true }, (connection) =>
+      kind.rpc.probe(connection, id),
+    )
     print(settings.output, {
       json: { [kind.idField]: id, jobId: requested.jobId },
-      text: () => `probe of ${kind.noun} ${id} queued as job ${requested.jobId}; \`memsvc ${kind.noun} get ${id}\` shows its result\n`,
+      text: () =>
+        `probe of ${kind.noun} ${id} queued as job ${requested.jobId}; \`memsvc ${kind.noun} get ${id}\` shows its result\n`,
     })
   })
 
-  const withExamples = (command: Argv, examples: Array<[string, string]>) => examples.reduce((built, [line, what]) => built.example(line, what), command)
+  const withExamples = (command: Argv, examples: Array<[string, string]>) =>
+    examples.reduce((built, [line, what]) => built.example(line, what), command)
   const createOptions: Record<string, Options> = {
-    id: { type: 'string', describe: `Use this UUID as the ${kind.noun} id instead of a generated one`, requiresArg: true },
+    id: {
+      type: 'string',
+      describe: `Use this UUID as the ${kind.noun} id instead of a generated one`,
+      requiresArg: true,
+    },
     ...OWNER_OPTION,
     ...providerOption(anyKind, 'Provider (required)'),
     ...settingOptions(kind.settings, 'create'),
@@ -161,14 +207,27 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
     {
       command: 'create',
       describe: `Register ${kind.article}; every setting is an option`,
-      builder: (command) => withExamples(withOptions(command, createOptions, kind.extraOptions?.create ?? {}, CREDENTIAL_OPTIONS), kind.examples.create),
+      builder: (command) =>
+        withExamples(
+          withOptions(command, createOptions, kind.extraOptions?.create ?? {}, CREDENTIAL_OPTIONS),
+          kind.examples.create,
+        ),
       handler: create,
     },
     {
       command: 'list',
       describe: `List ${kind.plural}`,
       builder: (command) =>
-        withExamples(withOptions(command, PAGING_OPTIONS, OWNER_FILTER_OPTION, providerOption(anyKind, 'Only this provider'), LABEL_FILTER_OPTION), kind.examples.list),
+        withExamples(
+          withOptions(
+            command,
+            PAGING_OPTIONS,
+            OWNER_FILTER_OPTION,
+            providerOption(anyKind, 'Only this provider'),
+            LABEL_FILTER_OPTION,
+          ),
+          kind.examples.list,
+        ),
       handler: list,
     },
     {
@@ -181,7 +240,16 @@ export function registryCommand<Resource extends RegistryResource>(yargs: Argv, 
       command: 'update <id>',
       describe: `Change settings of ${kind.article}; options left out keep their value (the provider type cannot change)`,
       builder: (command) =>
-        withExamples(withOptions(idPositional(command), settingOptions(kind.settings, 'update'), kind.extraOptions?.update ?? {}, LABEL_UPDATE_OPTIONS, CREDENTIAL_OPTIONS), kind.examples.update),
+        withExamples(
+          withOptions(
+            idPositional(command),
+            settingOptions(kind.settings, 'update'),
+            kind.extraOptions?.update ?? {},
+            LABEL_UPDATE_OPTIONS,
+            CREDENTIAL_OPTIONS,
+          ),
+          kind.examples.update,
+        ),
       handler: update,
     },
     {

@@ -41,7 +41,6 @@ const CREATE_DEFAULTS: CreateRerankerRequest = {
 const LIST_DEFAULTS: ListRerankersRequest = { providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED, labelFilter: {} }
 const UPDATE_DEFAULTS: UpdateRerankerRequest = { rerankerId: '', providerType: ProviderType.PROVIDER_TYPE_UNSPECIFIED }
 
-
 export const RERANKER_KIND: RegistryKind<Reranker> = {
   noun: 'reranker',
   plural: 'rerankers',
@@ -103,15 +102,13 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
     ],
   },
   rpc: {
-    create: (connection, request) =>
-      connection.run((api) => api.rerankers.create(complete(CREATE_DEFAULTS, request))),
+    create: (connection, request) => connection.run((api) => api.rerankers.create(complete(CREATE_DEFAULTS, request))),
     async list(connection, request) {
       const response = await connection.run((api) => api.rerankers.list(complete(LIST_DEFAULTS, request)))
       return { items: response.rerankers, nextToken: response.nextToken }
     },
     get: (connection, rerankerId) => connection.run((api) => api.rerankers.get({ rerankerId })),
-    update: (connection, request) =>
-      connection.run((api) => api.rerankers.update(complete(UPDATE_DEFAULTS, request))),
+    update: (connection, request) => connection.run((api) => api.rerankers.update(complete(UPDATE_DEFAULTS, request))),
     async remove(connection, rerankerId) {
       await connection.run((api) => api.rerankers.delete({ rerankerId }))
     },

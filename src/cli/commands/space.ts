@@ -7,7 +7,16 @@ import {
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
 import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
-import { LABEL_FILTER_OPTION, LABEL_OPTION, LABEL_UPDATE_OPTIONS, labelUpdate, OWNER_FILTER_OPTION, OWNER_OPTION, PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import {
+  LABEL_FILTER_OPTION,
+  LABEL_OPTION,
+  LABEL_UPDATE_OPTIONS,
+  labelUpdate,
+  OWNER_FILTER_OPTION,
+  OWNER_OPTION,
+  PAGING_OPTIONS,
+  pagingRequest,
+} from '../common-options.js'
 import { withConnection } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { asList, parseChoice, parseInteger, parseLabels, parseNumber } from '../option-parsing.js'
@@ -17,20 +26,44 @@ import { ID_WIDTH, renderFields, renderTable } from '../table.js'
 const CHUNKING_STRATEGIES = ['none', 'recursive', 'sentence'] as const
 
 const CHUNKING_OPTIONS = {
-  chunking: { type: 'string', describe: `Default chunking of its memories: ${CHUNKING_STRATEGIES.join(', ')} (server default recursive, 512/64)`, requiresArg: true },
-  'chunk-size': { type: 'string', describe: 'Chunk size in characters (recursive), or the maximum (sentence)', requiresArg: true },
-  'chunk-overlap': { type: 'string', describe: 'Characters shared by neighbouring chunks (recursive; default size/8)', requiresArg: true },
+  chunking: {
+    type: 'string',
+    describe: `Default chunking of its memories: ${CHUNKING_STRATEGIES.join(', ')} (server default recursive, 512/64)`,
+    requiresArg: true,
+  },
+  'chunk-size': {
+    type: 'string',
+    describe: 'Chunk size in characters (recursive), or the maximum (sentence)',
+    requiresArg: true,
+  },
+  'chunk-overlap': {
+    type: 'string',
+    describe: 'Characters shared by neighbouring chunks (recursive; default size/8)',
+    requiresArg: true,
+  },
 } as const
 
 /** The chunking message from --chunking/--chunk-size/--chunk-overlap; undefined when none is given. */
 export function chunkingFrom(argv: Record<string, unknown>): ChunkingConfig | undefined {
   const size = argv.chunkSize === undefined ? undefined : parseInteger(argv.chunkSize, 'chunk-size', { min: 1 })
-  const overlap = argv.chunkOverlap === undefined ? undefined : parseInteger(argv.chunkOverlap, 'chunk-overlap', { min: 0 })
+  const overlap =
+    argv.chunkOverlap === undefined ? undefined : parseInteger(argv.chunkOverlap, 'chunk-overlap', { min: 0 })
   if (argv.chunking === undefined && size === undefined && overlap === undefined) return undefined
-  const strategy = argv.chunking === undefined ? 'recursive' : parseChoice(argv.chunking, 'chunking', CHUNKING_STRATEGIES)
+  const strategy =
+    argv.chunking === undefined ? 'recursive' : parseChoice(argv.chunking, 'chunking', CHUNKING_STRATEGIES)
   if (strategy === 'none') return { strategy: { $case: 'none', value: {} } }
   if (strategy === 'sentence') return { strategy: { $case: 'sentence', value: { maxChunkSize: size } } }
-  return { strategy: { $case: 'recursive', value: { chunkSize: size, chunkOverlap: overlap, separators: [], keepStrategy: KeepStrategy.KEEP_STRATEGY_UNSPECIFIED } } }
+  return {
+    strategy: {
+      $case: 'recursive',
+      value: {
+        chunkSize: size,
+        chunkOverlap: overlap,
+        separators: [],
+        keepStrategy: KeepStrategy.KEEP_STRATEGY_UNSPECIFIED,
+      },
+    },
+  }
 }
 
 /** As the REST API and the proto3 JSON mapping write it: `{"recursive": {…}}`, not the generated oneof wrapper. */
@@ -43,7 +76,8 @@ const spaceJson = (space: Space) => ({ ...space, defaultChunkingConfig: chunking
 export function describeChunking(config: ChunkingConfig | undefined): string {
   const strategy = config?.strategy
   if (!strategy) return ''
-  if (strategy.$case === 'recursive') return `recursive, ${strategy.value.chunkSize} characters, overlap ${strategy.value.chunkOverlap}`
+  if (strategy.$case === 'recursive')
+    return `recursive, ${strategy.value.chunkSize} characters, overlap ${strategy.value.chunkOverlap}`
   if (strategy.$case === 'sentence') return `sentence, at most ${strategy.value.maxChunkSize} characters`
   return 'none (one chunk)'
 }
@@ -59,7 +93,10 @@ function embeddersFrom(values: unknown): SpaceEmbedderInput[] {
 const describeEmbedders = (space: Space) =>
   space.spaceEmbedders
     .map((entry) => {
-      const progress = entry.indexState === 'BACKFILLING' ? ` ${entry.backfillProgress?.completedMemories}/${entry.backfillProgress?.totalMemories}` : ''
+      const progress =
+        entry.indexState === 'BACKFILLING'
+          ? ` ${entry.backfillProgress?.completedMemories}/${entry.backfillProgress?.totalMemories}`
+          : ''
       return `${entry.embedderId} (weight ${entry.defaultRetrievalWeight}, ${entry.indexState}${progress})`
     })
     .join('\n')
@@ -78,10 +115,10 @@ export function spaceFields(space: Space): Array<[string, string | undefined]> {
   ]
 }
 
-
 const create = clientHandler(async (argv, settings) => {
   const spaceEmbedders = embeddersFrom(argv.embedder)
-  if (spaceEmbedders.length === 0) throw badInput('--embedder is required: the id of an embedder (repeatable; ID=WEIGHT sets its retrieval weight)')
+  if (spaceEmbedders.length === 0)
+    throw badInput('--embedder is required: the id of an embedder (repeatable; ID=WEIGHT sets its retrieval weight)')
   const request = {
     spaceId: argv.id as string | undefined,
     ownerId: argv.ownerId as string | undefined,
@@ -91,13 +128,19 @@ const create = clientHandler(async (argv, settings) => {
     defaultChunkingConfig: chunkingFrom(argv),
     publicRead: argv.publicRead as boolean | undefined,
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.create(request)))
+  const space = await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.spaces.create(request)),
+  )
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const list = clientHandler(async (argv, settings) => {
   const { maxResults, nextToken } = pagingRequest(argv)
-  const filters = { ownerId: argv.ownerId as string | undefined, labelFilter: parseLabels(argv.label, 'label') ?? {}, maxResults }
+  const filters = {
+    ownerId: argv.ownerId as string | undefined,
+    labelFilter: parseLabels(argv.label, 'label') ?? {},
+    maxResults,
+  }
   const page = await withConnection(settings, { authenticated: true }, (connection) =>
     collectPages(
       async (token) => {
@@ -125,64 +168,116 @@ const list = clientHandler(async (argv, settings) => {
 })
 
 const get = clientHandler(async (argv, settings) => {
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.get({ spaceId: String(argv.id) })))
+  const space = await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.spaces.get({ spaceId: String(argv.id) })),
+  )
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const update = clientHandler(async (argv, settings) => {
-  const request = { spaceId: String(argv.id), name: argv.name as string | undefined, publicRead: argv.publicRead as boolean | undefined, ...labelUpdate(argv) }
+  const request = {
+    spaceId: String(argv.id),
+    name: argv.name as string | undefined,
+    publicRead: argv.publicRead as boolean | undefined,
+    ...labelUpdate(argv),
+  }
   if (Object.entries(request).every(([field, value]) => field === 'spaceId' || value === undefined)) {
     throw badInput('nothing to update: give --name, --public-read / --no-public-read or a label option')
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.update(request)))
+  const space = await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.spaces.update(request)),
+  )
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const spaceId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.spaces.delete({ spaceId })))
-  print(settings.output, { json: { spaceId, deleted: true }, text: () => `deleted space ${spaceId} and its memories\n` })
+  await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.spaces.delete({ spaceId })),
+  )
+  print(settings.output, {
+    json: { spaceId, deleted: true },
+    text: () => `deleted space ${spaceId} and its memories\n`,
+  })
 })
 
 const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'space id (UUID)' })
-const PUBLIC_READ_OPTION = { 'public-read': { type: 'boolean', describe: 'Other users may read (retrieve from) it, never write' } } as const
+const PUBLIC_READ_OPTION = {
+  'public-read': { type: 'boolean', describe: 'Other users may read (retrieve from) it, never write' },
+} as const
 
 export function spaceCommand(yargs: Argv): Argv {
-  return commandGroup(yargs, 'space', 'Create and manage spaces (collections of memories embedded by their embedders)', [
-    {
-      command: 'create',
-      describe: 'Create a space',
-      builder: (command) =>
-        withOptions(
-          command,
-          {
-            name: { type: 'string', describe: 'Its name, unique per owner (required)', requiresArg: true, demandOption: true },
-            embedder: { type: 'string', describe: 'An embedder id, or ID=WEIGHT (repeatable; at least one)', requiresArg: true },
-            id: { type: 'string', describe: 'Use this UUID as the space id instead of a generated one', requiresArg: true },
-          },
-          OWNER_OPTION,
-          PUBLIC_READ_OPTION,
-          CHUNKING_OPTIONS,
-          LABEL_OPTION,
-        )
-          .example('$0 space create --name notes --embedder 5b0e…', 'a space embedded by one embedder')
-          .example('$0 space create --name docs --embedder 5b0e…=1 --embedder 9c1d…=0.5 --chunk-size 800', 'two embedders, larger chunks'),
-      handler: create,
-    },
-    {
-      command: 'list',
-      describe: 'List spaces',
-      builder: (command) => withOptions(command, PAGING_OPTIONS, OWNER_FILTER_OPTION, LABEL_FILTER_OPTION),
-      handler: list,
-    },
-    { command: 'get <id>', describe: 'Show one space and the state of its embedders', builder: idPositional, handler: get },
-    {
-      command: 'update <id>',
-      describe: 'Rename, share or label a space',
-      builder: (command) =>
-        withOptions(idPositional(command), { name: { type: 'string', describe: 'A new name', requiresArg: true } }, PUBLIC_READ_OPTION, LABEL_UPDATE_OPTIONS),
-      handler: update,
-    },
-    { command: 'delete <id>', describe: 'Delete a space with its memories, chunks and vectors', builder: idPositional, handler: remove },
-  ])
+  return commandGroup(
+    yargs,
+    'space',
+    'Create and manage spaces (collections of memories embedded by their embedders)',
+    [
+      {
+        command: 'create',
+        describe: 'Create a space',
+        builder: (command) =>
+          withOptions(
+            command,
+            {
+              name: {
+                type: 'string',
+                describe: 'Its name, unique per owner (required)',
+                requiresArg: true,
+                demandOption: true,
+              },
+              embedder: {
+                type: 'string',
+                describe: 'An embedder id, or ID=WEIGHT (repeatable; at least one)',
+                requiresArg: true,
+              },
+              id: {
+                type: 'string',
+                describe: 'Use this UUID as the space id instead of a generated one',
+                requiresArg: true,
+              },
+            },
+            OWNER_OPTION,
+            PUBLIC_READ_OPTION,
+            CHUNKING_OPTIONS,
+            LABEL_OPTION,
+          )
+            .example('$0 space create --name notes --embedder 5b0e…', 'a space embedded by one embedder')
+            .example(
+              '$0 space create --name docs --embedder 5b0e…=1 --embedder 9c1d…=0.5 --chunk-size 800',
+              'two embedders, larger chunks',
+            ),
+        handler: create,
+      },
+      {
+        command: 'list',
+        describe: 'List spaces',
+        builder: (command) => withOptions(command, PAGING_OPTIONS, OWNER_FILTER_OPTION, LABEL_FILTER_OPTION),
+        handler: list,
+      },
+      {
+        command: 'get <id>',
+        describe: 'Show one space and the state of its embedders',
+        builder: idPositional,
+        handler: get,
+      },
+      {
+        command: 'update <id>',
+        describe: 'Rename, share or label a space',
+        builder: (command) =>
+          withOptions(
+            idPositional(command),
+            { name: { type: 'string', describe: 'A new name', requiresArg: true } },
+            PUBLIC_READ_OPTION,
+            LABEL_UPDATE_OPTIONS,
+          ),
+        handler: update,
+      },
+      {
+        command: 'delete <id>',
+        describe: 'Delete a space with its memories, chunks and vectors',
+        builder: idPositional,
+        handler: remove,
+      },
+    ],
+  )
 }

@@ -3,8 +3,16 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Argv } from 'yargs'
-import { DEFAULT_GRPC_PORT, DEFAULT_PREFIX, DEFAULT_REST_PORT, DEFAULT_USER, planInstall, planUninstall, runSteps } from '../../install/system-install.js'
 import { LICENSES_DIR } from '../../install/releases.js'
+import {
+  DEFAULT_GRPC_PORT,
+  DEFAULT_PREFIX,
+  DEFAULT_REST_PORT,
+  DEFAULT_USER,
+  planInstall,
+  planUninstall,
+  runSteps,
+} from '../../install/system-install.js'
 import { installDir, isStandalone, VERSION } from '../../runtime/environment.js'
 import { type Args, plainHandler, type Subcommand, withOptions } from '../command.js'
 import { badInput } from '../exit-codes.js'
@@ -13,21 +21,49 @@ import { note } from '../output.js'
 
 const MAX_PORT = 65535
 const LOCATION_OPTIONS = {
-  root: { type: 'string', describe: 'Stage the install under this directory instead of / (no user, no systemctl)', default: '/', requiresArg: true },
+  root: {
+    type: 'string',
+    describe: 'Stage the install under this directory instead of / (no user, no systemctl)',
+    default: '/',
+    requiresArg: true,
+  },
   prefix: { type: 'string', describe: 'Where releases and licences go', default: DEFAULT_PREFIX, requiresArg: true },
   'dry-run': { type: 'boolean', describe: 'Print every step, change nothing' },
 } as const
 
 const INSTALL_OPTIONS = {
-  user: { type: 'string', describe: 'System user the service runs as (created if missing)', default: DEFAULT_USER, requiresArg: true },
-  'rest-port': { type: 'string', describe: `REST port written to the env file (default ${DEFAULT_REST_PORT})`, requiresArg: true },
-  'grpc-port': { type: 'string', describe: `gRPC port written to the env file (default ${DEFAULT_GRPC_PORT})`, requiresArg: true },
-  'db-url': { type: 'string', describe: 'PostgreSQL URL written to the env file (default: the embedded database)', requiresArg: true },
-  debug: { type: 'boolean', describe: 'Debug install: the embedded database also listens on 127.0.0.1:5432 for psql (no password)' },
+  user: {
+    type: 'string',
+    describe: 'System user the service runs as (created if missing)',
+    default: DEFAULT_USER,
+    requiresArg: true,
+  },
+  'rest-port': {
+    type: 'string',
+    describe: `REST port written to the env file (default ${DEFAULT_REST_PORT})`,
+    requiresArg: true,
+  },
+  'grpc-port': {
+    type: 'string',
+    describe: `gRPC port written to the env file (default ${DEFAULT_GRPC_PORT})`,
+    requiresArg: true,
+  },
+  'db-url': {
+    type: 'string',
+    describe: 'PostgreSQL URL written to the env file (default: the embedded database)',
+    requiresArg: true,
+  },
+  debug: {
+    type: 'boolean',
+    describe: 'Debug install: the embedded database also listens on 127.0.0.1:5432 for psql (no password)',
+  },
 } as const
 
 const UNINSTALL_OPTIONS = {
-  purge: { type: 'boolean', describe: 'Also delete the settings, ALL DATA in /var/lib/memsvc and the user install created' },
+  purge: {
+    type: 'boolean',
+    describe: 'Also delete the settings, ALL DATA in /var/lib/memsvc and the user install created',
+  },
 } as const
 
 function absolute(flag: string, value: unknown): string {
@@ -36,12 +72,19 @@ function absolute(flag: string, value: unknown): string {
   return path.resolve(text)
 }
 
-const optionalPort = (value: unknown, flag: string) => (value === undefined ? undefined : parseInteger(value, flag, { min: 1, max: MAX_PORT }))
+const optionalPort = (value: unknown, flag: string) =>
+  value === undefined ? undefined : parseInteger(value, flag, { min: 1, max: MAX_PORT })
 
 const install = plainHandler(async (argv: Args) => {
-  if (!isStandalone) throw badInput('system install installs the standalone memsvc executable; this one runs from source under node (npm run build)')
+  if (!isStandalone)
+    throw badInput(
+      'system install installs the standalone memsvc executable; this one runs from source under node (npm run build)',
+    )
   const licenses = path.join(installDir, LICENSES_DIR)
-  if (!fs.existsSync(licenses)) throw badInput(`${licenses} is missing: run install from the extracted release bundle (the executable with licenses/ beside it)`)
+  if (!fs.existsSync(licenses))
+    throw badInput(
+      `${licenses} is missing: run install from the extracted release bundle (the executable with licenses/ beside it)`,
+    )
   const dryRun = argv.dryRun === true
   const { steps, notes } = planInstall({
     root: absolute('root', argv.root),
@@ -61,7 +104,12 @@ const install = plainHandler(async (argv: Args) => {
 
 const uninstall = plainHandler(async (argv: Args) => {
   const dryRun = argv.dryRun === true
-  const { steps, notes } = planUninstall({ root: absolute('root', argv.root), prefix: absolute('prefix', argv.prefix), purge: argv.purge === true, dryRun })
+  const { steps, notes } = planUninstall({
+    root: absolute('root', argv.root),
+    prefix: absolute('prefix', argv.prefix),
+    purge: argv.purge === true,
+    dryRun,
+  })
   runSteps(steps, dryRun, (line) => process.stdout.write(`${line}\n`))
   for (const line of notes) note(`note: ${line}`)
 })
@@ -69,7 +117,8 @@ const uninstall = plainHandler(async (argv: Args) => {
 export const SYSTEM_INSTALL_COMMANDS: Subcommand[] = [
   {
     command: 'install',
-    describe: 'Install this executable as the systemd service memsvc (as root; a second run upgrades in place, keeping settings and data)',
+    describe:
+      'Install this executable as the systemd service memsvc (as root; a second run upgrades in place, keeping settings and data)',
     builder: (command) =>
       withOptions(command, LOCATION_OPTIONS, INSTALL_OPTIONS)
         .example('sudo ./memsvc system install', 'from the extracted release bundle')

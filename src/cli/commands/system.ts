@@ -1,11 +1,11 @@
 // memsvc system info|health|drain
 import type { Argv } from 'yargs'
+import { MemsvcError } from '../../../sdk/src/index.js'
 import { HealthCheckResponse_ServingStatus as ServingStatus } from '../../generated/grpc/health/v1/health.js'
 import type { SystemInfo } from '../../generated/memsvc/v1/system.js'
 import type { ClientSettings } from '../client-settings.js'
 import { clientHandler, commandGroup, withOptions } from '../command.js'
 import { type Connection, withConnection } from '../connection.js'
-import { MemsvcError } from '../../../sdk/src/index.js'
 import { CliError, EXIT_FAILED } from '../exit-codes.js'
 import { parseChoice, parseInteger } from '../option-parsing.js'
 import { print, yesNo } from '../output.js'
@@ -26,13 +26,25 @@ const HEALTH_OPTIONS = {
     default: 'ready',
     requiresArg: true,
   },
-  service: { type: 'string', describe: 'grpc.health.v1 service name to check (default "": the whole server)', default: '', requiresArg: true },
+  service: {
+    type: 'string',
+    describe: 'grpc.health.v1 service name to check (default "": the whole server)',
+    default: '',
+    requiresArg: true,
+  },
 } as const
 
 const DRAIN_OPTIONS = {
   reason: { type: 'string', describe: 'Why; recorded in the server log', requiresArg: true },
-  wait: { type: 'boolean', describe: 'Return only once in-flight work has finished (or --timeout passed); exit 1 if it did not' },
-  timeout: { type: 'string', describe: `Seconds in-flight work may take to finish, 0-${MAX_DRAIN_TIMEOUT_SEC} (server default 30)`, requiresArg: true },
+  wait: {
+    type: 'boolean',
+    describe: 'Return only once in-flight work has finished (or --timeout passed); exit 1 if it did not',
+  },
+  timeout: {
+    type: 'string',
+    describe: `Seconds in-flight work may take to finish, 0-${MAX_DRAIN_TIMEOUT_SEC} (server default 30)`,
+    requiresArg: true,
+  },
 } as const
 
 /** How this command trusts the server, for people checking what they talk to. */
@@ -49,12 +61,20 @@ function infoFields(settings: ClientSettings, info: SystemInfo): Array<[string, 
     ['server', settings.server.url],
     ['connection', describeTrust(settings)],
     ['version', info.version],
-    ['runtime', info.runtime ? `Node.js ${info.runtime.node}, OpenSSL ${info.runtime.openssl}, uWebSockets.js ${info.runtime.uws}` : undefined],
+    [
+      'runtime',
+      info.runtime
+        ? `Node.js ${info.runtime.node}, OpenSSL ${info.runtime.openssl}, uWebSockets.js ${info.runtime.uws}`
+        : undefined,
+    ],
     ['state', info.lifecycleState],
     ['initialized', yesNo(info.initialized)],
     ['storage', info.storage],
     ['tls', yesNo(info.tlsEnabled)],
-    ['debug database', info.debugDatabaseListen ? `${info.debugDatabaseListen} (psql, no password: debug install)` : undefined],
+    [
+      'debug database',
+      info.debugDatabaseListen ? `${info.debugDatabaseListen} (psql, no password: debug install)` : undefined,
+    ],
     ['licenses', license ? `${license.directory}${license.present ? '' : ' (MISSING)'}` : undefined],
     ['product licence', license?.productLicense],
     ['third-party packages', license ? String(license.thirdPartyPackages) : undefined],
@@ -65,7 +85,10 @@ const info = clientHandler(async (_argv, settings) => {
   const systemInfo = await withConnection(settings, { authenticated: false }, (connection) =>
     connection.run((api) => api.system.info({})),
   )
-  print(settings.output, { json: { server: settings.server.url, ...systemInfo }, text: () => renderFields(infoFields(settings, systemInfo)) })
+  print(settings.output, {
+    json: { server: settings.server.url, ...systemInfo },
+    text: () => renderFields(infoFields(settings, systemInfo)),
+  })
 })
 
 /** The lifecycle state from system info; a server that refuses new calls is draining or quiesced. */
@@ -75,7 +98,8 @@ async function lifecycleState(connection: Connection): Promise<string> {
     return systemInfo.lifecycleState
   } catch (error) {
     if (error instanceof CliError) throw error
-    if (MemsvcError.is(error) && /draining|quiesced/i.test(error.message)) return /quiesced/i.test(error.message) ? 'QUIESCED' : 'DRAINING'
+    if (MemsvcError.is(error) && /draining|quiesced/i.test(error.message))
+      return /quiesced/i.test(error.message) ? 'QUIESCED' : 'DRAINING'
     return 'UNKNOWN'
   }
 }
@@ -91,7 +115,15 @@ const health = clientHandler(async (argv, settings) => {
   const ready = result.status === ServingStatus.SERVING
   // SERVING implies started; otherwise only the state can tell.
   const started = ready || (result.state !== 'STARTING' && result.state !== 'UNKNOWN')
-  const report = { server: settings.server.url, service, live: true, ready, started, servingStatus: result.status, state: result.state }
+  const report = {
+    server: settings.server.url,
+    service,
+    live: true,
+    ready,
+    started,
+    servingStatus: result.status,
+    state: result.state,
+  }
   print(settings.output, {
     json: report,
     text: () =>
@@ -105,11 +137,18 @@ const health = clientHandler(async (argv, settings) => {
       ]),
   })
   const passed = probe === 'LIVE' || (probe === 'READY' ? ready : started)
-  if (!passed) throw new CliError(`${settings.server.url} is not ${probe === 'READY' ? 'ready' : 'started'} (${result.status}, state ${result.state})`, EXIT_FAILED)
+  if (!passed)
+    throw new CliError(
+      `${settings.server.url} is not ${probe === 'READY' ? 'ready' : 'started'} (${result.status}, state ${result.state})`,
+      EXIT_FAILED,
+    )
 })
 
 const drain = clientHandler(async (argv, settings) => {
-  const timeoutSec = argv.timeout === undefined ? undefined : parseInteger(argv.timeout, 'timeout', { min: 0, max: MAX_DRAIN_TIMEOUT_SEC })
+  const timeoutSec =
+    argv.timeout === undefined
+      ? undefined
+      : parseInteger(argv.timeout, 'timeout', { min: 0, max: MAX_DRAIN_TIMEOUT_SEC })
   const request = { timeoutSec, reason: argv.reason as string | undefined, waitForQuiesce: argv.wait === true }
   const deadlineMs = (timeoutSec ?? MAX_DRAIN_TIMEOUT_SEC) * 1000 + DRAIN_DEADLINE_MARGIN_MS
   const result = await withConnection(settings, { authenticated: true }, (connection) =>
@@ -125,7 +164,8 @@ const drain = clientHandler(async (argv, settings) => {
         ['message', result.message],
       ]),
   })
-  if (request.waitForQuiesce && !result.quiesced) throw new CliError(`${settings.server.url} did not quiesce in time: ${result.message}`, EXIT_FAILED)
+  if (request.waitForQuiesce && !result.quiesced)
+    throw new CliError(`${settings.server.url} did not quiesce in time: ${result.message}`, EXIT_FAILED)
 })
 
 export function systemCommand(yargs: Argv): Argv {
@@ -133,7 +173,10 @@ export function systemCommand(yargs: Argv): Argv {
     {
       command: 'info',
       describe: 'Version, lifecycle state, storage, licences (no API key needed)',
-      builder: (command) => command.example('$0 system info', 'what is running there?').example('$0 system info --output json | jq -r .version', 'the server version'),
+      builder: (command) =>
+        command
+          .example('$0 system info', 'what is running there?')
+          .example('$0 system info --output json | jq -r .version', 'the server version'),
       handler: info,
     },
     {

@@ -8,35 +8,65 @@ import { isStandalone, VERSION } from '../../runtime/environment.js'
 import { type Args, plainHandler, withClientOptions } from '../command.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { note, print } from '../output.js'
-import { fallbackInstallDir, flush, install, isOnPath, runVersion, stage } from '../upgrade/install.js'
 import { swapInBundle, unpackBundle } from '../upgrade/bundle.js'
+import { fallbackInstallDir, flush, install, isOnPath, runVersion, stage } from '../upgrade/install.js'
 import { describeSource, download, expectedSha256, isBundle, parseSource, type Source } from '../upgrade/source.js'
 
 const UPGRADE_OPTIONS = {
-  from: { type: 'string', describe: 'The new executable or release bundle (.tar.gz): a file path or an http(s) URL', demandOption: true, requiresArg: true },
-  sha256: { type: 'string', describe: 'Its expected SHA-256 (default: read from <from>.sha256, or SHA256SUMS for a bundle, beside it)', requiresArg: true },
-  check: { type: 'boolean', describe: 'Only print the current and the candidate version (the candidate is verified, then removed)' },
+  from: {
+    type: 'string',
+    describe: 'The new executable or release bundle (.tar.gz): a file path or an http(s) URL',
+    demandOption: true,
+    requiresArg: true,
+  },
+  sha256: {
+    type: 'string',
+    describe: 'Its expected SHA-256 (default: read from <from>.sha256, or SHA256SUMS for a bundle, beside it)',
+    requiresArg: true,
+  },
+  check: {
+    type: 'boolean',
+    describe: 'Only print the current and the candidate version (the candidate is verified, then removed)',
+  },
   'dry-run': { type: 'boolean', describe: 'Download, verify and test-run everything, but replace nothing' },
 } as const
 
 type Output = 'json' | 'table'
 
 /** A release bundle: verified, unpacked and test-run in a temp directory, then swapped in. */
-async function upgradeFromBundle(source: Source, expected: { sha256: string; from: string }, output: Output, mode: { check: boolean; dryRun: boolean }): Promise<void> {
+async function upgradeFromBundle(
+  source: Source,
+  expected: { sha256: string; from: string },
+  output: Output,
+  mode: { check: boolean; dryRun: boolean },
+): Promise<void> {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-upgrade-'))
   try {
     const tarball = path.join(scratch, 'bundle.tar.gz')
     fs.closeSync(fs.openSync(tarball, 'wx', 0o600))
     const { sha256, bytes } = await download(source, tarball)
     if (sha256 !== expected.sha256) {
-      throw new CliError(`checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`, EXIT_FAILED)
+      throw new CliError(
+        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`,
+        EXIT_FAILED,
+      )
     }
     const unpacked = await unpackBundle(tarball)
     try {
-      const summary = { current: VERSION, candidate: unpacked.version, sha256, bytes, source: describeSource(source), executable: process.execPath, bundle: true }
+      const summary = {
+        current: VERSION,
+        candidate: unpacked.version,
+        sha256,
+        bytes,
+        source: describeSource(source),
+        executable: process.execPath,
+        bundle: true,
+      }
       if (mode.check || mode.dryRun) {
         print(output, {
-          json: mode.check ? { ...summary, upgradeAvailable: unpacked.version !== VERSION } : { ...summary, dryRun: true, replaced: false },
+          json: mode.check
+            ? { ...summary, upgradeAvailable: unpacked.version !== VERSION }
+            : { ...summary, dryRun: true, replaced: false },
           text: () =>
             mode.check
               ? `current    ${VERSION}  (${process.execPath})\ncandidate  ${unpacked.version}  (${describeSource(source)}, SHA-256 verified)\n`
@@ -47,7 +77,14 @@ async function upgradeFromBundle(source: Source, expected: { sha256: string; fro
       const swapped = swapInBundle(process.execPath, unpacked)
       const running = await runVersion(swapped.target)
       print(output, {
-        json: { ...summary, candidate: running, replaced: true, target: swapped.target, layout: swapped.layout, rollback: swapped.rollback },
+        json: {
+          ...summary,
+          candidate: running,
+          replaced: true,
+          target: swapped.target,
+          layout: swapped.layout,
+          rollback: swapped.rollback,
+        },
         text: () => `upgraded ${swapped.target}: ${VERSION} -> ${running} (executable and licences)\n`,
       })
       note(`previous version kept; to go back: ${swapped.rollback}`)
@@ -62,7 +99,8 @@ async function upgradeFromBundle(source: Source, expected: { sha256: string; fro
 
 const upgrade = plainHandler(async (argv: Args) => {
   const output = argv.output === 'json' ? 'json' : 'table'
-  if (!isStandalone) throw badInput('upgrade replaces the standalone memsvc executable; this one runs from source under node')
+  if (!isStandalone)
+    throw badInput('upgrade replaces the standalone memsvc executable; this one runs from source under node')
   const source = parseSource(String(argv.from))
   const check = argv.check === true
   const dryRun = argv.dryRun === true
@@ -80,25 +118,39 @@ const upgrade = plainHandler(async (argv: Args) => {
   try {
     const { sha256, bytes } = await download(source, staged.file)
     if (sha256 !== expected.sha256) {
-      throw new CliError(`checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`, EXIT_FAILED)
+      throw new CliError(
+        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`,
+        EXIT_FAILED,
+      )
     }
     flush(staged.file)
     const candidate = await runVersion(staged.file)
-    const summary = { current: VERSION, candidate, sha256, bytes, source: describeSource(source), executable: current, target }
+    const summary = {
+      current: VERSION,
+      candidate,
+      sha256,
+      bytes,
+      source: describeSource(source),
+      executable: current,
+      target,
+    }
 
     if (check) {
       print(output, {
         json: { ...summary, upgradeAvailable: candidate !== VERSION },
-        text: () => `current    ${VERSION}  (${current})\ncandidate  ${candidate}  (${describeSource(source)}, SHA-256 verified)\n`,
+        text: () =>
+          `current    ${VERSION}  (${current})\ncandidate  ${candidate}  (${describeSource(source)}, SHA-256 verified)\n`,
       })
       return
     }
     if (dryRun) {
       print(output, {
         json: { ...summary, dryRun: true, replaced: false },
-        text: () => `verified ${candidate} (SHA-256 ${sha256}); a real run would replace ${target}. Nothing was changed.\n`,
+        text: () =>
+          `verified ${candidate} (SHA-256 ${sha256}); a real run would replace ${target}. Nothing was changed.\n`,
       })
-      if (staged.fellBackBecause) note(`note: ${staged.fellBackBecause}; a real run would install into ${fallbackInstallDir()}`)
+      if (staged.fellBackBecause)
+        note(`note: ${staged.fellBackBecause}; a real run would install into ${fallbackInstallDir()}`)
       return
     }
 
@@ -106,7 +158,13 @@ const upgrade = plainHandler(async (argv: Args) => {
     installed = true
     const fallback = staged.fellBackBecause
     print(output, {
-      json: { ...summary, candidate: running, replaced: true, fallback: fallback !== undefined, ...(fallback ? { reason: fallback } : {}) },
+      json: {
+        ...summary,
+        candidate: running,
+        replaced: true,
+        fallback: fallback !== undefined,
+        ...(fallback ? { reason: fallback } : {}),
+      },
       text: () => (fallback ? `installed ${running} as ${target}\n` : `upgraded ${target}: ${VERSION} -> ${running}\n`),
     })
     if (fallback) {

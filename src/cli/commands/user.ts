@@ -34,10 +34,13 @@ const create = clientHandler(async (argv, settings) => {
     role: argv.role === undefined ? Role.ROLE_UNSPECIFIED : parseChoice(argv.role, 'role', ROLES),
     userId: argv.id as string | undefined,
   }
-  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.create(request)))
+  const user = await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.users.create(request)),
+  )
   print(settings.output, {
     json: user,
-    text: () => `${renderFields(userFields(user))}\nGive the user a key: memsvc apikey create --owner-id ${user.userId}\n`,
+    text: () =>
+      `${renderFields(userFields(user))}\nGive the user a key: memsvc apikey create --owner-id ${user.userId}\n`,
   })
 })
 
@@ -75,13 +78,17 @@ const get = clientHandler(async (argv, settings) => {
 })
 
 const me = clientHandler(async (_argv, settings) => {
-  const user = await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.me({})))
+  const user = await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.users.me({})),
+  )
   print(settings.output, { json: user, text: () => renderFields(userFields(user)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const userId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) => connection.run((api) => api.users.delete({ userId })))
+  await withConnection(settings, { authenticated: true }, (connection) =>
+    connection.run((api) => api.users.delete({ userId })),
+  )
   print(settings.output, { json: { userId, deleted: true }, text: () => `deleted user ${userId}\n` })
 })
 
@@ -93,7 +100,13 @@ export function userCommand(yargs: Argv): Argv {
       command: 'create <username>',
       describe: 'Create a user (admins)',
       builder: (command) =>
-        withOptions(command.positional('username', { type: 'string', describe: 'Login name: letters, digits, ".", "_", "@", "-"' }), CREATE_OPTIONS)
+        withOptions(
+          command.positional('username', {
+            type: 'string',
+            describe: 'Login name: letters, digits, ".", "_", "@", "-"',
+          }),
+          CREATE_OPTIONS,
+        )
           .example('$0 user create ana --display-name "Ana Lima"', 'a regular user')
           .example('$0 user create ops --role ADMIN', 'another administrator'),
       handler: create,
@@ -101,11 +114,27 @@ export function userCommand(yargs: Argv): Argv {
     {
       command: 'list',
       describe: 'List users (admins)',
-      builder: (command) => withOptions(command, PAGING_OPTIONS).example('$0 user list --all --output json', 'every user, for a script'),
+      builder: (command) =>
+        withOptions(command, PAGING_OPTIONS).example('$0 user list --all --output json', 'every user, for a script'),
       handler: list,
     },
-    { command: 'get <id>', describe: 'Show one user', builder: (command) => idPositional(command).example('$0 user get 3f2a…', 'show a user'), handler: get },
-    { command: 'delete <id>', describe: 'Delete a user (admins)', builder: (command) => idPositional(command).example('$0 user delete 3f2a…', 'delete a user'), handler: remove },
-    { command: 'me', describe: 'Show the user the API key belongs to', builder: (command) => command.example('$0 user me', 'who am I?'), handler: me },
+    {
+      command: 'get <id>',
+      describe: 'Show one user',
+      builder: (command) => idPositional(command).example('$0 user get 3f2a…', 'show a user'),
+      handler: get,
+    },
+    {
+      command: 'delete <id>',
+      describe: 'Delete a user (admins)',
+      builder: (command) => idPositional(command).example('$0 user delete 3f2a…', 'delete a user'),
+      handler: remove,
+    },
+    {
+      command: 'me',
+      describe: 'Show the user the API key belongs to',
+      builder: (command) => command.example('$0 user me', 'who am I?'),
+      handler: me,
+    },
   ])
 }

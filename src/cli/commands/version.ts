@@ -11,7 +11,12 @@ export function versionCommand(yargs: Argv): Argv {
     (command: Argv) =>
       withClientOptions(command, { connects: false })
         .example('$0 version', 'same as memsvc --version')
-        .example('$0 system info', 'the server\'s version'),
-    plainHandler(async (argv) => print(argv.output === 'json' ? 'json' : 'table', { json: { version: VERSION, runtime: RUNTIME }, text: () => `${VERSION_TEXT}\n` })) as (argv: unknown) => Promise<void>,
+        .example('$0 system info', "the server's version"),
+    plainHandler(async (argv) =>
+      print(argv.output === 'json' ? 'json' : 'table', {
+        json: { version: VERSION, runtime: RUNTIME },
+        text: () => `${VERSION_TEXT}\n`,
+      }),
+    ) as (argv: unknown) => Promise<void>,
   )
 }

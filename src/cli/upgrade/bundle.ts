@@ -7,7 +7,13 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { activateRelease, EXECUTABLE_NAME, installedPrefixOf, LICENSES_DIR, type ReleaseFiles } from '../../install/releases.js'
+import {
+  activateRelease,
+  EXECUTABLE_NAME,
+  installedPrefixOf,
+  LICENSES_DIR,
+  type ReleaseFiles,
+} from '../../install/releases.js'
 import { CliError, EXIT_FAILED } from '../exit-codes.js'
 import { runVersion } from './install.js'
 
@@ -26,15 +32,24 @@ export async function unpackBundle(tarball: string): Promise<Unpacked> {
     // tar is on every Linux host; the bundle was checked against its SHA-256 before this.
     execFileSync('tar', ['-xzf', tarball, '-C', dir, '--no-same-owner'], { stdio: ['ignore', 'ignore', 'pipe'] })
     const [top, ...others] = fs.readdirSync(dir)
-    const files = top && others.length === 0 ? { executable: path.join(dir, top, EXECUTABLE_NAME), licenses: path.join(dir, top, LICENSES_DIR) } : undefined
+    const files =
+      top && others.length === 0
+        ? { executable: path.join(dir, top, EXECUTABLE_NAME), licenses: path.join(dir, top, LICENSES_DIR) }
+        : undefined
     if (!files || !fs.existsSync(files.executable) || !fs.existsSync(files.licenses)) {
-      throw new CliError(`${tarball} is not a memsvc release bundle (one directory holding memsvc and licenses/)`, EXIT_FAILED)
+      throw new CliError(
+        `${tarball} is not a memsvc release bundle (one directory holding memsvc and licenses/)`,
+        EXIT_FAILED,
+      )
     }
     return { files, version: await runVersion(files.executable), remove }
   } catch (error) {
     remove()
     if (error instanceof CliError) throw error
-    throw new CliError(`cannot unpack ${tarball}: ${(error as { stderr?: Buffer }).stderr?.toString().trim() || (error as Error).message}`, EXIT_FAILED)
+    throw new CliError(
+      `cannot unpack ${tarball}: ${(error as { stderr?: Buffer }).stderr?.toString().trim() || (error as Error).message}`,
+      EXIT_FAILED,
+    )
   }
 }
 
@@ -74,6 +89,12 @@ export function swapInBundle(current: string, unpacked: Unpacked): Swapped {
     fs.copyFileSync(from, to)
     fs.chmodSync(to, 0o755)
   })
-  replaceWithBackup(unpacked.files.licenses, path.join(dir, LICENSES_DIR), (from, to) => fs.cpSync(from, to, { recursive: true }))
-  return { layout: 'flat', target, rollback: `mv ${target}.old ${target} && rm -r ${dir}/${LICENSES_DIR} && mv ${dir}/${LICENSES_DIR}.old ${dir}/${LICENSES_DIR}` }
+  replaceWithBackup(unpacked.files.licenses, path.join(dir, LICENSES_DIR), (from, to) =>
+    fs.cpSync(from, to, { recursive: true }),
+  )
+  return {
+    layout: 'flat',
+    target,
+    rollback: `mv ${target}.old ${target} && rm -r ${dir}/${LICENSES_DIR} && mv ${dir}/${LICENSES_DIR}.old ${dir}/${LICENSES_DIR}`,
+  }
 }

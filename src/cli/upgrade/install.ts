@@ -53,7 +53,8 @@ export function stage(installDir: string, name: string, { sideEffectFree }: { si
   try {
     return make(installDir, {})
   } catch (error) {
-    if (!isNotWritable(error)) throw new CliError(`cannot write in ${installDir}: ${(error as Error).message}`, EXIT_FAILED)
+    if (!isNotWritable(error))
+      throw new CliError(`cannot write in ${installDir}: ${(error as Error).message}`, EXIT_FAILED)
     const reason = `${installDir} is not writable (${(error as NodeJS.ErrnoException).code})`
     const fallback = fallbackInstallDir()
     if (sideEffectFree && !fs.existsSync(fallback)) {
@@ -73,14 +74,26 @@ export function stage(installDir: string, name: string, { sideEffectFree }: { si
 /** Runs `<file> --version` and returns what it printed; throws if it does not run cleanly. */
 export function runVersion(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, ['--version'], { timeout: VERSION_TIMEOUT_MS, encoding: 'utf8', env: process.env }, (error, stdout, stderr) => {
-      const version = stdout.trim()
-      if (error || !version) {
-        const why = error ? ((error as NodeJS.ErrnoException).code ?? (error as { signal?: string }).signal ?? error.message) : 'printed nothing'
-        const detail = (stderr.trim().split('\n')[0] ?? '').slice(0, 200)
-        reject(new CliError(`the new executable does not run ("--version": ${why}${detail ? `: ${detail}` : ''}); nothing was changed`, EXIT_FAILED))
-      } else resolve(version.split('\n')[0]!)
-    })
+    execFile(
+      file,
+      ['--version'],
+      { timeout: VERSION_TIMEOUT_MS, encoding: 'utf8', env: process.env },
+      (error, stdout, stderr) => {
+        const version = stdout.trim()
+        if (error || !version) {
+          const why = error
+            ? ((error as NodeJS.ErrnoException).code ?? (error as { signal?: string }).signal ?? error.message)
+            : 'printed nothing'
+          const detail = (stderr.trim().split('\n')[0] ?? '').slice(0, 200)
+          reject(
+            new CliError(
+              `the new executable does not run ("--version": ${why}${detail ? `: ${detail}` : ''}); nothing was changed`,
+              EXIT_FAILED,
+            ),
+          )
+        } else resolve(version.split('\n')[0]!)
+      },
+    )
   })
 }
 
@@ -109,7 +122,10 @@ export async function install(staged: Staged, target: string): Promise<string> {
   } catch (error) {
     if (hadOld) fs.renameSync(backup, target)
     else fs.rmSync(target, { force: true })
-    throw new CliError(`${(error as Error).message.replace(/; nothing was changed$/, '')} after installing; restored the previous ${target}`, EXIT_FAILED)
+    throw new CliError(
+      `${(error as Error).message.replace(/; nothing was changed$/, '')} after installing; restored the previous ${target}`,
+      EXIT_FAILED,
+    )
   }
 }
 

@@ -41,9 +41,15 @@ export function isBundle(source: Source): boolean {
 
 /** The checksum file beside the source: SHA256SUMS for a release bundle, else <from>.sha256. */
 export function checksumSourceFor(source: Source): Source {
-  if (source.kind === 'file') return { kind: 'file', path: isBundle(source) ? path.join(path.dirname(source.path), 'SHA256SUMS') : `${source.path}.sha256` }
+  if (source.kind === 'file')
+    return {
+      kind: 'file',
+      path: isBundle(source) ? path.join(path.dirname(source.path), 'SHA256SUMS') : `${source.path}.sha256`,
+    }
   const url = new URL(source.url.href)
-  url.pathname = isBundle(source) ? path.posix.join(path.posix.dirname(url.pathname), 'SHA256SUMS') : `${url.pathname}.sha256`
+  url.pathname = isBundle(source)
+    ? path.posix.join(path.posix.dirname(url.pathname), 'SHA256SUMS')
+    : `${url.pathname}.sha256`
   return { kind: 'url', url }
 }
 
@@ -57,33 +63,39 @@ interface Opened {
 function get(url: URL, redirectsLeft: number): Promise<Opened> {
   const client = url.protocol === 'https:' ? https : http
   return new Promise((resolve, reject) => {
-    const request = client.get(url, { timeout: IDLE_TIMEOUT_MS, headers: { 'user-agent': 'memsvc-upgrade' } }, (response) => {
-      const status = response.statusCode ?? 0
-      if (status >= 300 && status < 400 && response.headers.location) {
-        response.resume()
-        if (redirectsLeft === 0) {
-          reject(new CliError(`${url.href}: too many redirects`, EXIT_FAILED))
+    const request = client.get(
+      url,
+      { timeout: IDLE_TIMEOUT_MS, headers: { 'user-agent': 'memsvc-upgrade' } },
+      (response) => {
+        const status = response.statusCode ?? 0
+        if (status >= 300 && status < 400 && response.headers.location) {
+          response.resume()
+          if (redirectsLeft === 0) {
+            reject(new CliError(`${url.href}: too many redirects`, EXIT_FAILED))
+            return
+          }
+          get(new URL(response.headers.location, url), redirectsLeft - 1).then(resolve, reject)
           return
         }
-        get(new URL(response.headers.location, url), redirectsLeft - 1).then(resolve, reject)
-        return
-      }
-      if (status === 404 || status === 410) {
-        response.resume()
-        reject(new NotFound(`${url.href}: HTTP ${status}`))
-        return
-      }
-      if (status !== 200) {
-        response.resume()
-        reject(new CliError(`${url.href}: HTTP ${status} ${response.statusMessage ?? ''}`.trim(), EXIT_FAILED))
-        return
-      }
-      const length = Number(response.headers['content-length'])
-      resolve({ stream: response, size: Number.isFinite(length) && length > 0 ? length : undefined })
-    })
+        if (status === 404 || status === 410) {
+          response.resume()
+          reject(new NotFound(`${url.href}: HTTP ${status}`))
+          return
+        }
+        if (status !== 200) {
+          response.resume()
+          reject(new CliError(`${url.href}: HTTP ${status} ${response.statusMessage ?? ''}`.trim(), EXIT_FAILED))
+          return
+        }
+        const length = Number(response.headers['content-length'])
+        resolve({ stream: response, size: Number.isFinite(length) && length > 0 ? length : undefined })
+      },
+    )
     request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })))
     request.on('error', (error: NodeJS.ErrnoException) =>
-      reject(error instanceof CliError ? error : unreachable(`cannot download ${url.href}: ${error.code ?? error.message}`)),
+      reject(
+        error instanceof CliError ? error : unreachable(`cannot download ${url.href}: ${error.code ?? error.message}`),
+      ),
     )
   })
 }
@@ -126,7 +138,10 @@ export async function download(source: Source, file: string): Promise<{ sha256: 
   }
   if (opened.size !== undefined && bytes !== opened.size) {
     progress.abort()
-    throw new CliError(`download of ${describeSource(source)} was cut short: ${bytes} of ${opened.size} bytes`, EXIT_FAILED)
+    throw new CliError(
+      `download of ${describeSource(source)} was cut short: ${bytes} of ${opened.size} bytes`,
+      EXIT_FAILED,
+    )
   }
   progress.done(bytes)
   return { sha256: hash.digest('hex'), bytes }
@@ -146,7 +161,8 @@ async function readSmall(source: Source): Promise<string> {
   let size = 0
   for await (const chunk of stream) {
     size += (chunk as Buffer).length
-    if (size > MAX_CHECKSUM_FILE_BYTES) throw new CliError(`${describeSource(source)} is too large for a checksum file`, EXIT_FAILED)
+    if (size > MAX_CHECKSUM_FILE_BYTES)
+      throw new CliError(`${describeSource(source)} is too large for a checksum file`, EXIT_FAILED)
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
@@ -156,7 +172,10 @@ async function readSmall(source: Source): Promise<string> {
  * The expected SHA-256: --sha256, else the checksum file beside the source in
  * `sha256sum` format ("HEX  name" lines; the line naming the file wins) or a bare hex.
  */
-export async function expectedSha256(source: Source, flag: string | undefined): Promise<{ sha256: string; from: string }> {
+export async function expectedSha256(
+  source: Source,
+  flag: string | undefined,
+): Promise<{ sha256: string; from: string }> {
   if (flag !== undefined) return { sha256: normaliseSha256(flag, '--sha256'), from: '--sha256' }
   const checksumSource = checksumSourceFor(source)
   let text: string
@@ -164,7 +183,9 @@ export async function expectedSha256(source: Source, flag: string | undefined): 
     text = await readSmall(checksumSource)
   } catch (error) {
     if (error instanceof NotFound) {
-      throw badInput(`no checksum: ${describeSource(checksumSource)} does not exist; pass --sha256 HEX (never install an unverified executable)`)
+      throw badInput(
+        `no checksum: ${describeSource(checksumSource)} does not exist; pass --sha256 HEX (never install an unverified executable)`,
+      )
     }
     throw error
   }

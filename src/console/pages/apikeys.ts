@@ -2,10 +2,23 @@
 // edit labels, delete with confirmation. Admins can pick whose keys they manage.
 import { type ApiResult, call, describeError, query } from '../api.js'
 import { h, replace } from '../dom.js'
-import { field, FormErrors, formatLabels, input, parseLabels, select, textarea } from '../forms.js'
+import { FormErrors, field, formatLabels, input, parseLabels, select, textarea } from '../forms.js'
 import { session } from '../session.js'
 import type { ApiKey, PageContext, User } from '../types.js'
-import { announce, badge, confirmDialog, copyButton, errorNotice, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
+import {
+  announce,
+  badge,
+  confirmDialog,
+  copyButton,
+  errorNotice,
+  labelChips,
+  loading,
+  notice,
+  pageHeading,
+  section,
+  setBusy,
+  time,
+} from '../ui.js'
 
 const PAGE_SIZE = 50
 const LABELS_HINT = 'One key=value per line. Keys: 1-63 of a-z 0-9 . _ -; at most 20 labels.'
@@ -23,7 +36,11 @@ function editLabelsDialog(key: ApiKey): Promise<ApiKey | undefined> {
   return new Promise((resolve) => {
     const opener = document.activeElement as HTMLElement | null
     const errors = new FormErrors({ replaceLabels: 'labels' })
-    const labels = field(errors, { name: 'labels', label: 'Labels', hint: LABELS_HINT }, textarea({ rows: 5, value: formatLabels(key.labels), spellcheck: 'false' }))
+    const labels = field(
+      errors,
+      { name: 'labels', label: 'Labels', hint: LABELS_HINT },
+      textarea({ rows: 5, value: formatLabels(key.labels), spellcheck: 'false' }),
+    )
     const save = h('button', { type: 'submit', class: 'button primary' }, 'Save labels')
     const finish = (result: ApiKey | undefined) => {
       dialog.close()
@@ -31,25 +48,42 @@ function editLabelsDialog(key: ApiKey): Promise<ApiKey | undefined> {
       opener?.focus()
       resolve(result)
     }
-    const form = h('form', {
-      class: 'form',
-      novalidate: true,
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const parsed = parseLabels(labels.control.value, 'labels')
-        if (parsed.violations.length) return errors.showClient(parsed.violations)
-        setBusy(save, true)
-        const result = await call<ApiKey>('Edit API key labels', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { replaceLabels: parsed.labels } })
-        setBusy(save, false)
-        if (!result.ok) return void errors.show(result.error!)
-        finish(result.data)
+    const form = h(
+      'form',
+      {
+        class: 'form',
+        novalidate: true,
+        onSubmit: async (event: Event) => {
+          event.preventDefault()
+          const parsed = parseLabels(labels.control.value, 'labels')
+          if (parsed.violations.length) return errors.showClient(parsed.violations)
+          setBusy(save, true)
+          const result = await call<ApiKey>(
+            'Edit API key labels',
+            'PUT',
+            `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`,
+            { body: { replaceLabels: parsed.labels } },
+          )
+          setBusy(save, false)
+          if (!result.ok) return void errors.show(result.error!)
+          finish(result.data)
+        },
       },
-    },
       errors.summary,
       labels.wrapper,
-      h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onClick: () => finish(undefined) }, 'Cancel'), save),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', class: 'button', onClick: () => finish(undefined) }, 'Cancel'),
+        save,
+      ),
     )
-    const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': 'labels-dialog-title' }, h('h2', { id: 'labels-dialog-title' }, `Labels of ${key.keyPrefix}…`), form)
+    const dialog = h(
+      'dialog',
+      { class: 'dialog', 'aria-labelledby': 'labels-dialog-title' },
+      h('h2', { id: 'labels-dialog-title' }, `Labels of ${key.keyPrefix}…`),
+      form,
+    )
     dialog.addEventListener('cancel', (event) => {
       event.preventDefault()
       finish(undefined)
@@ -94,10 +128,19 @@ export async function apiKeysPage(context: PageContext): Promise<void> {
     h('p', { class: 'muted' }, owner.note),
     section('Create an API key', createKeyForm(view)),
     view.newKeySlot,
-    h('section', { class: 'panel', 'aria-labelledby': 'keys-title' },
-      h('div', { class: 'panel-head' },
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'keys-title' },
+      h(
+        'div',
+        { class: 'panel-head' },
         h('h3', { id: 'keys-title' }, 'Keys'),
-        h('div', { class: 'filters' }, owner.picker, h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusFilterSelect(view))),
+        h(
+          'div',
+          { class: 'filters' },
+          owner.picker,
+          h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusFilterSelect(view)),
+        ),
       ),
       view.tableSlot,
       view.moreSlot,
@@ -110,67 +153,122 @@ export async function apiKeysPage(context: PageContext): Promise<void> {
 function createKeyForm(view: KeysView): HTMLFormElement {
   const { me } = view.context
   const errors = new FormErrors()
-  const labels = field(errors, { name: 'labels', label: 'Labels', hint: LABELS_HINT }, textarea({ rows: 3, placeholder: 'env=dev\nteam=search', spellcheck: 'false' }))
-  const expires = field(errors, { name: 'expiresAt', label: 'Expires at (optional)', hint: 'Your local time. Leave empty for a key that does not expire.' }, input({ type: 'datetime-local' }))
-  const createButton = view.createButton
-  return h('form', {
-    class: 'form',
-    novalidate: true,
-    'aria-label': 'Create an API key',
-    onSubmit: async (event: Event) => {
-      event.preventDefault()
-      errors.clear()
-      const parsed = parseLabels(labels.control.value, 'labels')
-      if (parsed.violations.length) return errors.showClient(parsed.violations)
-      const body: Record<string, unknown> = {}
-      if (Object.keys(parsed.labels).length) body.labels = parsed.labels
-      if (expires.control.value) {
-        const at = new Date(expires.control.value).getTime()
-        if (Number.isNaN(at)) return errors.showClient([{ field: 'expiresAt', description: 'not a valid date and time' }])
-        body.expiresAt = at
-      }
-      if (view.ownerId !== me.userId) body.ownerId = view.ownerId
-      setBusy(createButton, true, 'Creating…')
-      const result = await call<{ apiKeyMetadata: ApiKey; rawApiKey: string }>('Create API key', 'POST', '/v1/apikeys', { body })
-      setBusy(createButton, false, 'Create API key')
-      if (!result.ok || !result.data) return void errors.show(result.error!)
-      labels.control.value = ''
-      expires.control.value = ''
-      showNewKey(view, result.data.rawApiKey, result.data.apiKeyMetadata)
-      // Shown at the top of the list without listing again, so the create stays the newest debug entry.
-      const created = result.data.apiKeyMetadata
-      if (view.tbody.isConnected && (!view.statusFilter || view.statusFilter === created.status)) view.tbody.prepend(keyRow(view, created))
-      else if (!view.tbody.isConnected) await loadKeys(view, true)
+  const labels = field(
+    errors,
+    { name: 'labels', label: 'Labels', hint: LABELS_HINT },
+    textarea({ rows: 3, placeholder: 'env=dev\nteam=search', spellcheck: 'false' }),
+  )
+  const expires = field(
+    errors,
+    {
+      name: 'expiresAt',
+      label: 'Expires at (optional)',
+      hint: 'Your local time. Leave empty for a key that does not expire.',
     },
-  }, errors.summary, h('div', { class: 'row' }, labels.wrapper, expires.wrapper), h('div', { class: 'actions' }, createButton))
+    input({ type: 'datetime-local' }),
+  )
+  const createButton = view.createButton
+  return h(
+    'form',
+    {
+      class: 'form',
+      novalidate: true,
+      'aria-label': 'Create an API key',
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        errors.clear()
+        const parsed = parseLabels(labels.control.value, 'labels')
+        if (parsed.violations.length) return errors.showClient(parsed.violations)
+        const body: Record<string, unknown> = {}
+        if (Object.keys(parsed.labels).length) body.labels = parsed.labels
+        if (expires.control.value) {
+          const at = new Date(expires.control.value).getTime()
+          if (Number.isNaN(at))
+            return errors.showClient([{ field: 'expiresAt', description: 'not a valid date and time' }])
+          body.expiresAt = at
+        }
+        if (view.ownerId !== me.userId) body.ownerId = view.ownerId
+        setBusy(createButton, true, 'Creating…')
+        const result = await call<{ apiKeyMetadata: ApiKey; rawApiKey: string }>(
+          'Create API key',
+          'POST',
+          '/v1/apikeys',
+          { body },
+        )
+        setBusy(createButton, false, 'Create API key')
+        if (!result.ok || !result.data) return void errors.show(result.error!)
+        labels.control.value = ''
+        expires.control.value = ''
+        showNewKey(view, result.data.rawApiKey, result.data.apiKeyMetadata)
+        // Shown at the top of the list without listing again, so the create stays the newest debug entry.
+        const created = result.data.apiKeyMetadata
+        if (view.tbody.isConnected && (!view.statusFilter || view.statusFilter === created.status))
+          view.tbody.prepend(keyRow(view, created))
+        else if (!view.tbody.isConnected) await loadKeys(view, true)
+      },
+    },
+    errors.summary,
+    h('div', { class: 'row' }, labels.wrapper, expires.wrapper),
+    h('div', { class: 'actions' }, createButton),
+  )
 }
 
 /** The raw key, once, with a copy button; hidden again on request. */
 function showNewKey(view: KeysView, raw: string, key: ApiKey): void {
   const id = 'new-key-value'
-  replace(view.newKeySlot, h('section', { class: 'panel one-time', 'aria-labelledby': 'new-key-title', 'data-testid': 'new-key' },
-    h('h3', { id: 'new-key-title', tabindex: '-1' }, `New API key ${key.keyPrefix}…`),
-    h('div', { class: 'notice warning', role: 'alert' }, h('strong', null, 'Copy this key now. '), 'It is shown only once; the server keeps only a hash of it.'),
-    h('label', { for: id }, 'API key'),
-    h('div', { class: 'copy-row' }, h('input', { id, type: 'text', class: 'secret mono', readonly: true, value: raw, spellcheck: 'false' }), copyButton('Copy key', () => raw)),
-    h('div', { class: 'actions' }, h('button', {
-      type: 'button',
-      class: 'button',
-      onClick: () => {
-        view.newKeySlot.replaceChildren()
-        view.createButton.focus()
-        announce('The new key is no longer shown')
-      },
-    }, 'Done: hide the key')),
-  ))
+  replace(
+    view.newKeySlot,
+    h(
+      'section',
+      { class: 'panel one-time', 'aria-labelledby': 'new-key-title', 'data-testid': 'new-key' },
+      h('h3', { id: 'new-key-title', tabindex: '-1' }, `New API key ${key.keyPrefix}…`),
+      h(
+        'div',
+        { class: 'notice warning', role: 'alert' },
+        h('strong', null, 'Copy this key now. '),
+        'It is shown only once; the server keeps only a hash of it.',
+      ),
+      h('label', { for: id }, 'API key'),
+      h(
+        'div',
+        { class: 'copy-row' },
+        h('input', { id, type: 'text', class: 'secret mono', readonly: true, value: raw, spellcheck: 'false' }),
+        copyButton('Copy key', () => raw),
+      ),
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button',
+            onClick: () => {
+              view.newKeySlot.replaceChildren()
+              view.createButton.focus()
+              announce('The new key is no longer shown')
+            },
+          },
+          'Done: hide the key',
+        ),
+      ),
+    ),
+  )
   view.newKeySlot.querySelector<HTMLElement>('h3')?.focus()
 }
 
 function keyRow(view: KeysView, key: ApiKey): HTMLTableRowElement {
   const active = key.status === 'ACTIVE'
   const mine = isSessionKey(key)
-  const tr: HTMLTableRowElement = h('tr', { 'data-key-id': key.apiKeyId, 'data-key-prefix': key.keyPrefix },
-    h('th', { scope: 'row' }, h('code', null, `${key.keyPrefix}…`), mine ? h('span', { class: 'tag' }, 'this session') : null),
+  const tr: HTMLTableRowElement = h(
+    'tr',
+    { 'data-key-id': key.apiKeyId, 'data-key-prefix': key.keyPrefix },
+    h(
+      'th',
+      { scope: 'row' },
+      h('code', null, `${key.keyPrefix}…`),
+      mine ? h('span', { class: 'tag' }, 'this session') : null,
+    ),
     h('td', { 'data-col': 'status' }, badge(active ? 'Active' : 'Inactive', active ? 'ok' : 'off')),
     h('td', null, labelChips(key.labels)),
     h('td', null, expiryCell(key)),
@@ -185,73 +283,92 @@ function keyRow(view: KeysView, key: ApiKey): HTMLTableRowElement {
 /** Activate or deactivate; deactivating the session's own key asks first, since it signs the console out. */
 function statusButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
   const active = key.status === 'ACTIVE'
-  const toggle = h('button', {
-    type: 'button',
-    class: 'button small',
-    'data-action': 'toggle-status',
-    onClick: async () => {
-      if (active && isSessionKey(key)) {
-        const sure = await confirmDialog({
-          title: 'Deactivate the key you are signed in with?',
-          message: 'This console uses this key. Deactivating it signs you out at once.',
-          confirmLabel: 'Deactivate and sign out',
-          danger: true,
-        })
-        if (!sure) return
-      }
-      setBusy(toggle, true)
-      const result = await call<ApiKey>(active ? 'Deactivate API key' : 'Activate API key', 'PUT', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`, { body: { status: active ? 'INACTIVE' : 'ACTIVE' } })
-      if (!result.ok || !result.data) {
-        setBusy(toggle, false)
-        return announceError(view, result)
-      }
-      replaceRow(tr, keyRow(view, result.data), 'toggle-status')
-      announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
+  const toggle = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small',
+      'data-action': 'toggle-status',
+      onClick: async () => {
+        if (active && isSessionKey(key)) {
+          const sure = await confirmDialog({
+            title: 'Deactivate the key you are signed in with?',
+            message: 'This console uses this key. Deactivating it signs you out at once.',
+            confirmLabel: 'Deactivate and sign out',
+            danger: true,
+          })
+          if (!sure) return
+        }
+        setBusy(toggle, true)
+        const result = await call<ApiKey>(
+          active ? 'Deactivate API key' : 'Activate API key',
+          'PUT',
+          `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`,
+          { body: { status: active ? 'INACTIVE' : 'ACTIVE' } },
+        )
+        if (!result.ok || !result.data) {
+          setBusy(toggle, false)
+          return announceError(view, result)
+        }
+        replaceRow(tr, keyRow(view, result.data), 'toggle-status')
+        announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
+      },
     },
-  }, active ? 'Deactivate' : 'Activate')
+    active ? 'Deactivate' : 'Activate',
+  )
   return toggle
 }
 
 function editLabelsButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
-  return h('button', {
-    type: 'button',
-    class: 'button small',
-    'data-action': 'edit-labels',
-    onClick: async () => {
-      const updated = await editLabelsDialog(key)
-      if (updated) {
-        replaceRow(tr, keyRow(view, updated), 'edit-labels')
-        announce(`Labels of ${key.keyPrefix}… saved`)
-      }
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small',
+      'data-action': 'edit-labels',
+      onClick: async () => {
+        const updated = await editLabelsDialog(key)
+        if (updated) {
+          replaceRow(tr, keyRow(view, updated), 'edit-labels')
+          announce(`Labels of ${key.keyPrefix}… saved`)
+        }
+      },
     },
-  }, 'Edit labels')
+    'Edit labels',
+  )
 }
 
 /** Deletes after confirmation; focus moves to a neighbouring row, or to the create button. */
 function deleteButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
-  return h('button', {
-    type: 'button',
-    class: 'button small danger',
-    'data-action': 'delete',
-    onClick: async () => {
-      const sure = await confirmDialog({
-        title: `Delete API key ${key.keyPrefix}…?`,
-        message: [
-          'Anything using this key stops working immediately. This cannot be undone.',
-          isSessionKey(key) ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.')) : null,
-        ],
-        confirmLabel: 'Delete key',
-        danger: true,
-      })
-      if (!sure) return
-      const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
-      if (!result.ok) return announceError(view, result)
-      const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
-      tr.remove()
-      announce(`API key ${key.keyPrefix}… deleted`)
-      ;(next?.querySelector<HTMLElement>('button') ?? view.createButton).focus()
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small danger',
+      'data-action': 'delete',
+      onClick: async () => {
+        const sure = await confirmDialog({
+          title: `Delete API key ${key.keyPrefix}…?`,
+          message: [
+            'Anything using this key stops working immediately. This cannot be undone.',
+            isSessionKey(key)
+              ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.'))
+              : null,
+          ],
+          confirmLabel: 'Delete key',
+          danger: true,
+        })
+        if (!sure) return
+        const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
+        if (!result.ok) return announceError(view, result)
+        const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+        tr.remove()
+        announce(`API key ${key.keyPrefix}… deleted`)
+        ;(next?.querySelector<HTMLElement>('button') ?? view.createButton).focus()
+      },
     },
-  }, 'Delete')
+    'Delete',
+  )
 }
 
 function replaceRow(old: HTMLTableRowElement, fresh: HTMLTableRowElement, focusAction: string): void {
@@ -269,8 +386,11 @@ async function loadKeys(view: KeysView, reset: boolean): Promise<void> {
   const { context, tbody } = view
   if (reset) view.nextToken = undefined
   const ownerId = view.ownerId !== context.me.userId ? view.ownerId : undefined
-  const result = await call<{ keys: ApiKey[]; nextToken?: string }>('List API keys', 'GET',
-    `/v1/apikeys${query({ maxResults: PAGE_SIZE, status: view.statusFilter || undefined, ownerId, nextToken: view.nextToken })}`)
+  const result = await call<{ keys: ApiKey[]; nextToken?: string }>(
+    'List API keys',
+    'GET',
+    `/v1/apikeys${query({ maxResults: PAGE_SIZE, status: view.statusFilter || undefined, ownerId, nextToken: view.nextToken })}`,
+  )
   if (!context.isCurrent()) return
   if (!result.ok || !result.data) {
     replace(view.tableSlot, errorNotice(result.error!, 'Could not list the API keys'))
@@ -280,25 +400,59 @@ async function loadKeys(view: KeysView, reset: boolean): Promise<void> {
   for (const key of result.data.keys) tbody.appendChild(keyRow(view, key))
   view.nextToken = result.data.nextToken
   if (tbody.children.length === 0) {
-    replace(view.tableSlot, notice('info', view.statusFilter ? `No ${view.statusFilter.toLowerCase()} keys.` : 'No API keys yet.'))
+    replace(
+      view.tableSlot,
+      notice('info', view.statusFilter ? `No ${view.statusFilter.toLowerCase()} keys.` : 'No API keys yet.'),
+    )
   } else {
-    replace(view.tableSlot, h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'API keys' },
-      h('thead', null, h('tr', null, ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title)))),
-      tbody,
-    )))
+    replace(
+      view.tableSlot,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'table', 'aria-label': 'API keys' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) =>
+                h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title),
+              ),
+            ),
+          ),
+          tbody,
+        ),
+      ),
+    )
   }
-  replace(view.moreSlot, view.nextToken ? h('button', { type: 'button', class: 'button', onClick: () => loadKeys(view, false) }, 'Load more') : null)
+  replace(
+    view.moreSlot,
+    view.nextToken
+      ? h('button', { type: 'button', class: 'button', onClick: () => loadKeys(view, false) }, 'Load more')
+      : null,
+  )
 }
 
 function statusFilterSelect(view: KeysView): HTMLSelectElement {
-  const statusSelect = select([['', 'All'], ['ACTIVE', 'Active'], ['INACTIVE', 'Inactive']], {
-    id: 'status-filter',
-    value: view.statusFilter,
-    onChange: () => {
-      view.statusFilter = statusSelect.value
-      void loadKeys(view, true)
+  const statusSelect = select(
+    [
+      ['', 'All'],
+      ['ACTIVE', 'Active'],
+      ['INACTIVE', 'Inactive'],
+    ],
+    {
+      id: 'status-filter',
+      value: view.statusFilter,
+      onChange: () => {
+        view.statusFilter = statusSelect.value
+        void loadKeys(view, true)
+      },
     },
-  })
+  )
   statusSelect.value = view.statusFilter
   return statusSelect
 }
@@ -313,15 +467,24 @@ async function ownerControls(view: KeysView): Promise<{ picker: HTMLElement; not
     const usersResult = await call<{ users: User[] }>('List users', 'GET', `/v1/users${query({ maxResults: 1000 })}`)
     users = usersResult.data?.users ?? []
     if (users.length > 1) {
-      const choice = select(users.map((user) => [user.userId, `${user.username}${user.userId === me.userId ? ' (you)' : ''}`]), {
-        id: 'owner-picker',
-        onChange: () => context.navigate(`#/apikeys${choice.value === me.userId ? '' : `?owner=${encodeURIComponent(choice.value)}`}`),
-      })
+      const choice = select(
+        users.map((user) => [user.userId, `${user.username}${user.userId === me.userId ? ' (you)' : ''}`]),
+        {
+          id: 'owner-picker',
+          onChange: () =>
+            context.navigate(
+              `#/apikeys${choice.value === me.userId ? '' : `?owner=${encodeURIComponent(choice.value)}`}`,
+            ),
+        },
+      )
       choice.value = ownerId
       replace(picker, h('label', { for: 'owner-picker' }, 'Keys of'), choice)
     }
   }
   const owner = users.find((user) => user.userId === ownerId)
-  const note = ownerId === me.userId ? 'Keys you own.' : `Keys of ${owner?.username ?? ownerId}: new keys are created for this user.`
+  const note =
+    ownerId === me.userId
+      ? 'Keys you own.'
+      : `Keys of ${owner?.username ?? ownerId}: new keys are created for this user.`
   return { picker, note }
 }

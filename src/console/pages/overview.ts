@@ -1,5 +1,5 @@
 import { call } from '../api.js'
-import { countAll, type Count } from '../counts.js'
+import { type Count, countAll } from '../counts.js'
 import { h } from '../dom.js'
 import { EMBEDDERS, LLMS, RERANKERS } from '../registry-kinds.js'
 import type { PageContext, SystemInfo } from '../types.js'
@@ -32,7 +32,9 @@ function countCard(title: string, count: Count, href: string, linkText: string, 
   if (count.unavailable) value = h('p', { class: 'count unavailable' }, 'Not available on this server')
   else if (count.error) value = h('p', { class: 'count unavailable' }, `Error: ${count.error.message}`)
   else value = h('p', { class: 'count' }, `${count.count}${count.more ? '+' : ''}`)
-  return h('article', { class: 'card', 'aria-label': title },
+  return h(
+    'article',
+    { class: 'card', 'aria-label': title },
     h('h3', null, title),
     value,
     note ? h('p', { class: 'muted small' }, note) : null,
@@ -43,7 +45,13 @@ function countCard(title: string, count: Count, href: string, linkText: string, 
 export async function overviewPage(context: PageContext): Promise<void> {
   const { root } = context
   const body = h('div', null, loading('the overview'))
-  root.append(pageHeading('Overview', h('button', { type: 'button', class: 'button small', onClick: () => context.reload() }, 'Refresh')), body)
+  root.append(
+    pageHeading(
+      'Overview',
+      h('button', { type: 'button', class: 'button small', onClick: () => context.reload() }, 'Refresh'),
+    ),
+    body,
+  )
   const [info, livez, readyz, keys, embedders, llms, rerankers] = await Promise.all([
     call<SystemInfo>('Read system info', 'GET', '/v1/system/info', { auth: false }),
     probe('/livez'),
@@ -56,7 +64,8 @@ export async function overviewPage(context: PageContext): Promise<void> {
   if (!context.isCurrent()) return
   const state = livez.body?.state ?? info.data?.lifecycleState
   body.replaceChildren(
-    section('Server',
+    section(
+      'Server',
       info.ok ? null : errorNotice(info.error!, 'Could not read the system information'),
       keyValueTable([
         ['Version', h('span', { class: 'mono', 'data-testid': 'version' }, info.data?.version ?? 'unknown')],
@@ -67,7 +76,9 @@ export async function overviewPage(context: PageContext): Promise<void> {
         ['Signed in as', `${context.me.username} (${context.me.role.toLowerCase()})`],
       ]),
     ),
-    h('div', { class: 'cards', role: 'group', 'aria-label': 'Counts' },
+    h(
+      'div',
+      { class: 'cards', role: 'group', 'aria-label': 'Counts' },
       countCard('API keys', keys, '#/apikeys', 'Manage API keys', 'Keys you own'),
       countCard('Embedders', embedders, '#/embedders', 'Manage embedders', 'Registrations you own'),
       countCard('LLMs', llms, '#/llms', 'Manage LLMs', 'Registrations you own'),

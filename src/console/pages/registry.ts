@@ -3,7 +3,18 @@
 // appear next to the field they name.
 import { call, query } from '../api.js'
 import { type Child, h, replace } from '../dom.js'
-import { field, FormErrors, formatLabels, groupField, input, lines, nativeViolations, parseLabels, select, textarea } from '../forms.js'
+import {
+  FormErrors,
+  field,
+  formatLabels,
+  groupField,
+  input,
+  lines,
+  nativeViolations,
+  parseLabels,
+  select,
+  textarea,
+} from '../forms.js'
 import {
   CAPABILITIES,
   DISTRIBUTION_TYPES,
@@ -14,7 +25,20 @@ import {
   SAMPLING,
 } from '../registry-kinds.js'
 import type { Credentials, PageContext, Registration } from '../types.js'
-import { announce, badge, confirmDialog, errorNotice, keyValueTable, labelChips, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
+import {
+  announce,
+  badge,
+  confirmDialog,
+  errorNotice,
+  keyValueTable,
+  labelChips,
+  loading,
+  notice,
+  pageHeading,
+  section,
+  setBusy,
+  time,
+} from '../ui.js'
 
 const PAGE_SIZE = 50
 /** After "Probe now", the detail page reads the registration again this often, this many times, for the new result. */
@@ -22,7 +46,8 @@ const PROBE_POLL_MS = 1_000
 const PROBE_POLL_ATTEMPTS = 20
 
 const idOf = (kind: RegistryKind, item: Registration) => String(item[kind.idField] ?? '')
-const itemHref = (kind: RegistryKind, item: Registration, suffix = '') => `#/${kind.route}/${encodeURIComponent(idOf(kind, item))}${suffix}`
+const itemHref = (kind: RegistryKind, item: Registration, suffix = '') =>
+  `#/${kind.route}/${encodeURIComponent(idOf(kind, item))}${suffix}`
 const providerLabel = (provider: string) => provider.replaceAll('_', ' ')
 
 function unavailable(kind: RegistryKind): HTMLElement {
@@ -32,9 +57,19 @@ function unavailable(kind: RegistryKind): HTMLElement {
 function credentialsSummary(credentials: Credentials | undefined): Child {
   switch (credentials?.kind) {
     case 'API_KEY':
-      return [`Inline API key in ${credentials.apiKey?.headerName ?? 'Authorization'}`, credentials.apiKey?.prefix ? ` (${credentials.apiKey.prefix} …)` : '', credentials.apiKey?.secretFingerprint ? h('span', { class: 'muted' }, ` · fingerprint ${credentials.apiKey.secretFingerprint}`) : null]
+      return [
+        `Inline API key in ${credentials.apiKey?.headerName ?? 'Authorization'}`,
+        credentials.apiKey?.prefix ? ` (${credentials.apiKey.prefix} …)` : '',
+        credentials.apiKey?.secretFingerprint
+          ? h('span', { class: 'muted' }, ` · fingerprint ${credentials.apiKey.secretFingerprint}`)
+          : null,
+      ]
     case 'CLOUD_ADC':
-      return ['Cloud application default credentials', credentials.cloudAdc?.scopes?.length ? ` · scopes: ${credentials.cloudAdc.scopes.join(', ')}` : '', credentials.cloudAdc?.quotaProjectId ? ` · quota project ${credentials.cloudAdc.quotaProjectId}` : '']
+      return [
+        'Cloud application default credentials',
+        credentials.cloudAdc?.scopes?.length ? ` · scopes: ${credentials.cloudAdc.scopes.join(', ')}` : '',
+        credentials.cloudAdc?.quotaProjectId ? ` · quota project ${credentials.cloudAdc.quotaProjectId}` : '',
+      ]
     case 'NONE':
       return 'None'
     default:
@@ -60,14 +95,19 @@ function probeSummary(item: Registration): Child {
     badge(probe.status, probe.status === 'OK' ? 'ok' : 'bad'),
     probe.latencyMs === undefined ? '' : ` in ${probe.latencyMs} ms`,
     probe.observedDimensionality === undefined ? '' : ` · ${probe.observedDimensionality} dimensions`,
-    ' · ', time(probe.checkedAt),
+    ' · ',
+    time(probe.checkedAt),
     probe.error ? h('span', { class: 'muted' }, ` · ${probe.error}`) : null,
   ]
 }
 
 /** Queues the connectivity probe again (POST …/{id}:probe); answers the job id, or undefined after announcing why not. */
 async function requestProbe(kind: RegistryKind, item: Registration): Promise<string | undefined> {
-  const result = await call<{ jobId: string }>(`Probe ${kind.singular}`, 'POST', `${kind.path}/${encodeURIComponent(idOf(kind, item))}:probe`)
+  const result = await call<{ jobId: string }>(
+    `Probe ${kind.singular}`,
+    'POST',
+    `${kind.path}/${encodeURIComponent(idOf(kind, item))}:probe`,
+  )
   if (!result.ok || !result.data) {
     announce(`Not probed: ${result.error!.message}`)
     return undefined
@@ -82,9 +122,19 @@ function kindColumn(kind: RegistryKind): { title: string; cell(item: Registratio
     case 'embedder':
       return { title: 'Dimensions', cell: (item) => String(item.dimensionality ?? '') }
     case 'llm':
-      return { title: 'Context', cell: (item) => (item.maxContextLength !== undefined ? String(item.maxContextLength) : h('span', { class: 'muted' }, '—')) }
+      return {
+        title: 'Context',
+        cell: (item) =>
+          item.maxContextLength !== undefined ? String(item.maxContextLength) : h('span', { class: 'muted' }, '—'),
+      }
     default:
-      return { title: 'Last probe', cell: (item) => (lastProbeOf(item) ? badge(lastProbeOf(item)!.status, lastProbeOf(item)!.status === 'OK' ? 'ok' : 'bad') : h('span', { class: 'muted' }, '—')) }
+      return {
+        title: 'Last probe',
+        cell: (item) =>
+          lastProbeOf(item)
+            ? badge(lastProbeOf(item)!.status, lastProbeOf(item)!.status === 'OK' ? 'ok' : 'bad')
+            : h('span', { class: 'muted' }, '—'),
+      }
   }
 }
 
@@ -117,7 +167,9 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
   const ownColumn = kindColumn(kind)
 
   const row = (item: Registration): HTMLTableRowElement => {
-    const tr: HTMLTableRowElement = h('tr', { 'data-id': idOf(kind, item) },
+    const tr: HTMLTableRowElement = h(
+      'tr',
+      { 'data-id': idOf(kind, item) },
       h('th', { scope: 'row' }, h('a', { href: itemHref(kind, item) }, String(item.displayName ?? '(unnamed)'))),
       h('td', null, providerLabel(String(item.providerType ?? ''))),
       h('td', null, h('code', null, String(item.modelIdentifier ?? ''))),
@@ -125,58 +177,124 @@ async function listView(kind: RegistryKind, context: PageContext): Promise<void>
       h('td', null, ownColumn.cell(item)),
       h('td', { class: 'optional-col' }, badge(String(item.credentials?.kind ?? '?').replace('_', ' '), 'neutral')),
       h('td', { class: 'optional-col' }, labelChips(item.labels)),
-      h('td', { class: 'row-actions' }, h('div', { class: 'actions' },
-        h('a', { class: 'button small', href: itemHref(kind, item, '/edit') }, 'Edit'),
-        h('button', { type: 'button', class: 'button small', onClick: () => requestProbe(kind, item) }, 'Probe'),
-        h('button', {
-          type: 'button',
-          class: 'button small danger',
-          onClick: async () => {
-            if (await deleteItem(kind, item)) {
-              const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
-              tr.remove()
-              ;(next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title'))?.focus()
-            }
-          },
-        }, 'Delete'),
-      )),
+      h(
+        'td',
+        { class: 'row-actions' },
+        h(
+          'div',
+          { class: 'actions' },
+          h('a', { class: 'button small', href: itemHref(kind, item, '/edit') }, 'Edit'),
+          h('button', { type: 'button', class: 'button small', onClick: () => requestProbe(kind, item) }, 'Probe'),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'button small danger',
+              onClick: async () => {
+                if (await deleteItem(kind, item)) {
+                  const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+                  tr.remove()
+                  ;(
+                    next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title')
+                  )?.focus()
+                }
+              },
+            },
+            'Delete',
+          ),
+        ),
+      ),
     )
     return tr
   }
 
   const load = async (reset: boolean) => {
     if (reset) nextToken = undefined
-    const result = await call<Record<string, unknown>>(`List ${kind.plural}`, 'GET', `${kind.path}${query({ maxResults: PAGE_SIZE, providerType: provider || undefined, nextToken })}`)
+    const result = await call<Record<string, unknown>>(
+      `List ${kind.plural}`,
+      'GET',
+      `${kind.path}${query({ maxResults: PAGE_SIZE, providerType: provider || undefined, nextToken })}`,
+    )
     if (!context.isCurrent()) return
     if (!result.ok || !result.data) {
-      replace(tableSlot, result.status === 404 ? unavailable(kind) : errorNotice(result.error!, `Could not list the ${kind.plural}`))
+      replace(
+        tableSlot,
+        result.status === 404 ? unavailable(kind) : errorNotice(result.error!, `Could not list the ${kind.plural}`),
+      )
       moreSlot.replaceChildren()
       return
     }
     if (reset) tbody.replaceChildren()
     for (const item of (result.data[kind.listField] as Registration[] | undefined) ?? []) tbody.appendChild(row(item))
     nextToken = result.data.nextToken as string | undefined
-    replace(tableSlot, tbody.children.length === 0
-      ? notice('info', `No ${kind.plural} registered${provider ? ` for ${providerLabel(provider)}` : ''} yet.`)
-      : h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': kind.title },
-          h('thead', null, h('tr', null, ['Name', 'Provider', 'Model', 'Endpoint', ownColumn.title, 'Credentials', 'Labels', 'Actions'].map((title) => h('th', { scope: 'col', class: title === 'Credentials' || title === 'Labels' ? 'optional-col' : undefined }, title)))),
-          tbody,
-        )))
-    replace(moreSlot, nextToken ? h('button', { type: 'button', class: 'button', onClick: () => load(false) }, 'Load more') : null)
+    replace(
+      tableSlot,
+      tbody.children.length === 0
+        ? notice('info', `No ${kind.plural} registered${provider ? ` for ${providerLabel(provider)}` : ''} yet.`)
+        : h(
+            'div',
+            { class: 'table-wrap' },
+            h(
+              'table',
+              { class: 'table', 'aria-label': kind.title },
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ['Name', 'Provider', 'Model', 'Endpoint', ownColumn.title, 'Credentials', 'Labels', 'Actions'].map(
+                    (title) =>
+                      h(
+                        'th',
+                        {
+                          scope: 'col',
+                          class: title === 'Credentials' || title === 'Labels' ? 'optional-col' : undefined,
+                        },
+                        title,
+                      ),
+                  ),
+                ),
+              ),
+              tbody,
+            ),
+          ),
+    )
+    replace(
+      moreSlot,
+      nextToken ? h('button', { type: 'button', class: 'button', onClick: () => load(false) }, 'Load more') : null,
+    )
   }
 
-  const providerFilter = select([['', 'All providers'], ...kind.providers.map((value): [string, string] => [value, providerLabel(value)])], {
-    id: 'provider-filter',
-    onChange: () => {
-      provider = providerFilter.value
-      void load(true)
+  const providerFilter = select(
+    [['', 'All providers'], ...kind.providers.map((value): [string, string] => [value, providerLabel(value)])],
+    {
+      id: 'provider-filter',
+      onChange: () => {
+        provider = providerFilter.value
+        void load(true)
+      },
     },
-  })
+  )
   providerFilter.value = provider
   root.append(
-    pageHeading(kind.title, h('a', { class: 'button primary', href: `#/${kind.route}/new` }, `Register ${kind.article}`)),
-    h('section', { class: 'panel', 'aria-label': `Registered ${kind.plural}` },
-      h('div', { class: 'panel-head' }, h('h3', null, `Your ${kind.plural}`), h('div', { class: 'filters' }, h('div', { class: 'inline-field' }, h('label', { for: 'provider-filter' }, 'Provider'), providerFilter))),
+    pageHeading(
+      kind.title,
+      h('a', { class: 'button primary', href: `#/${kind.route}/new` }, `Register ${kind.article}`),
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-label': `Registered ${kind.plural}` },
+      h(
+        'div',
+        { class: 'panel-head' },
+        h('h3', null, `Your ${kind.plural}`),
+        h(
+          'div',
+          { class: 'filters' },
+          h('div', { class: 'inline-field' }, h('label', { for: 'provider-filter' }, 'Provider'), providerFilter),
+        ),
+      ),
       tableSlot,
       moreSlot,
     ),
@@ -193,14 +311,20 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
   const result = await call<Registration>(`Get ${kind.singular}`, 'GET', `${kind.path}/${encodeURIComponent(id)}`)
   if (!context.isCurrent()) return
   if (!result.ok || !result.data) {
-    replace(body, pageHeading(kind.title), errorNotice(result.error!, `Could not read the ${kind.singular}`), h('p', null, h('a', { href: `#/${kind.route}` }, `Back to the ${kind.plural}`)))
+    replace(
+      body,
+      pageHeading(kind.title),
+      errorNotice(result.error!, `Could not read the ${kind.singular}`),
+      h('p', null, h('a', { href: `#/${kind.route}` }, `Back to the ${kind.plural}`)),
+    )
     return
   }
   const item = result.data
   const isEmbedder = kind.kind === 'embedder'
   const sampling = (item.defaultSamplingParams ?? {}) as Record<string, unknown>
   const capabilities = (item.capabilities ?? {}) as Record<string, boolean>
-  const optional = (value: unknown): Child => (value === undefined || value === null || value === '' ? h('span', { class: 'muted' }, 'not set') : String(value))
+  const optional = (value: unknown): Child =>
+    value === undefined || value === null || value === '' ? h('span', { class: 'muted' }, 'not set') : String(value)
   const rows: Array<[string, Child]> = [
     ['ID', h('code', null, id)],
     ['Provider', providerLabel(String(item.providerType))],
@@ -213,56 +337,116 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
     ['Modalities', ((item.supportedModalities as string[] | undefined) ?? []).join(', ')],
   ]
   if (isEmbedder) {
-    rows.push(['Dimensionality', String(item.dimensionality)], ['Distribution', String(item.distributionType)], ['Max sequence length', optional(item.maxSequenceLength)])
+    rows.push(
+      ['Dimensionality', String(item.dimensionality)],
+      ['Distribution', String(item.distributionType)],
+      ['Max sequence length', optional(item.maxSequenceLength)],
+    )
   } else if (kind.kind === 'llm') {
     rows.push(
       ['Max context length', optional(item.maxContextLength)],
-      ['Capabilities', h('ul', { class: 'chips' }, CAPABILITIES.map(([name, label]) => h('li', { class: `chip ${capabilities[name] ? 'on' : 'off'}` }, `${label}: ${capabilities[name] ? 'yes' : 'no'}`)))],
-      ['Default sampling', Object.keys(sampling).length ? h('ul', { class: 'chips' }, Object.entries(sampling).map(([name, value]) => h('li', { class: 'chip' }, `${name}=${Array.isArray(value) ? JSON.stringify(value) : String(value)}`))) : h('span', { class: 'muted' }, 'not set')],
-      ['Client config', item.clientConfig ? h('pre', { class: 'code small' }, String(item.clientConfig)) : h('span', { class: 'muted' }, 'not set')],
+      [
+        'Capabilities',
+        h(
+          'ul',
+          { class: 'chips' },
+          CAPABILITIES.map(([name, label]) =>
+            h(
+              'li',
+              { class: `chip ${capabilities[name] ? 'on' : 'off'}` },
+              `${label}: ${capabilities[name] ? 'yes' : 'no'}`,
+            ),
+          ),
+        ),
+      ],
+      [
+        'Default sampling',
+        Object.keys(sampling).length
+          ? h(
+              'ul',
+              { class: 'chips' },
+              Object.entries(sampling).map(([name, value]) =>
+                h('li', { class: 'chip' }, `${name}=${Array.isArray(value) ? JSON.stringify(value) : String(value)}`),
+              ),
+            )
+          : h('span', { class: 'muted' }, 'not set'),
+      ],
+      [
+        'Client config',
+        item.clientConfig
+          ? h('pre', { class: 'code small' }, String(item.clientConfig))
+          : h('span', { class: 'muted' }, 'not set'),
+      ],
     )
   }
   rows.push(['Credentials', credentialsSummary(item.credentials)], ['Labels', labelChips(item.labels)])
   const probeCell = h('span', { 'data-testid': 'last-probe' }, probeSummary(item))
   rows.push(['Last probe', probeCell])
-  rows.push(['Owner', h('code', null, String(item.ownerId))], ['Created', time(item.createdAt as number)], ['Updated', time(item.updatedAt as number)])
+  rows.push(
+    ['Owner', h('code', null, String(item.ownerId))],
+    ['Created', time(item.createdAt as number)],
+    ['Updated', time(item.updatedAt as number)],
+  )
 
-  const deleteButton = h('button', {
-    type: 'button',
-    class: 'button danger',
-    onClick: async () => {
-      if (await deleteItem(kind, item)) context.navigate(`#/${kind.route}`)
+  const deleteButton = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button danger',
+      onClick: async () => {
+        if (await deleteItem(kind, item)) context.navigate(`#/${kind.route}`)
+      },
     },
-  }, 'Delete')
-  const probeButton: HTMLButtonElement = h('button', {
-    type: 'button',
-    class: 'button',
-    onClick: async () => {
-      setBusy(probeButton, true)
-      try {
-        const before = lastProbeOf(item)?.checkedAt ?? 0
-        if (!(await requestProbe(kind, item))) return
-        // The probe runs as a background job: read the registration again until its result lands.
-        for (let attempt = 0; attempt < PROBE_POLL_ATTEMPTS && context.isCurrent(); attempt++) {
-          await new Promise((resolve) => setTimeout(resolve, PROBE_POLL_MS))
-          const again = await call<Registration>(`Get ${kind.singular}`, 'GET', `${kind.path}/${encodeURIComponent(id)}`)
-          if (!again.ok || !again.data) return
-          if ((lastProbeOf(again.data)?.checkedAt ?? 0) > before) {
-            replace(probeCell, probeSummary(again.data))
-            announce(`Probe: ${lastProbeOf(again.data)!.status}`)
-            return
+    'Delete',
+  )
+  const probeButton: HTMLButtonElement = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button',
+      onClick: async () => {
+        setBusy(probeButton, true)
+        try {
+          const before = lastProbeOf(item)?.checkedAt ?? 0
+          if (!(await requestProbe(kind, item))) return
+          // The probe runs as a background job: read the registration again until its result lands.
+          for (let attempt = 0; attempt < PROBE_POLL_ATTEMPTS && context.isCurrent(); attempt++) {
+            await new Promise((resolve) => setTimeout(resolve, PROBE_POLL_MS))
+            const again = await call<Registration>(
+              `Get ${kind.singular}`,
+              'GET',
+              `${kind.path}/${encodeURIComponent(id)}`,
+            )
+            if (!again.ok || !again.data) return
+            if ((lastProbeOf(again.data)?.checkedAt ?? 0) > before) {
+              replace(probeCell, probeSummary(again.data))
+              announce(`Probe: ${lastProbeOf(again.data)!.status}`)
+              return
+            }
           }
+        } finally {
+          setBusy(probeButton, false)
         }
-      } finally {
-        setBusy(probeButton, false)
-      }
+      },
     },
-  }, 'Probe now')
-  replace(body,
+    'Probe now',
+  )
+  replace(
+    body,
     h('p', { class: 'breadcrumb' }, h('a', { href: `#/${kind.route}` }, kind.title), ' / '),
-    pageHeading(String(item.displayName), h('a', { class: 'button primary', href: itemHref(kind, item, '/edit') }, 'Edit'), probeButton, deleteButton),
+    pageHeading(
+      String(item.displayName),
+      h('a', { class: 'button primary', href: itemHref(kind, item, '/edit') }, 'Edit'),
+      probeButton,
+      deleteButton,
+    ),
     section('Settings', keyValueTable(rows)),
-    h('details', { class: 'panel raw' }, h('summary', null, 'Raw JSON'), h('pre', { class: 'code' }, JSON.stringify(item, null, 2))),
+    h(
+      'details',
+      { class: 'panel raw' },
+      h('summary', null, 'Raw JSON'),
+      h('pre', { class: 'code' }, JSON.stringify(item, null, 2)),
+    ),
   )
 }
 
@@ -279,17 +463,46 @@ interface RegistryForm {
   collect(): { value: FormValue; violations: Array<{ field: string; description: string }> }
 }
 
-const numberOrUndefined = (control: HTMLInputElement): number | undefined => (control.value.trim() === '' ? undefined : Number(control.value))
+const numberOrUndefined = (control: HTMLInputElement): number | undefined =>
+  control.value.trim() === '' ? undefined : Number(control.value)
 
-type TextOptions = { required?: boolean; hint?: Child; value?: string; type?: string; placeholder?: string; max?: number }
+type TextOptions = {
+  required?: boolean
+  hint?: Child
+  value?: string
+  type?: string
+  placeholder?: string
+  max?: number
+}
 type NumberOptions = { min: number; max: number; step: string; hint?: string; required?: boolean; value?: unknown }
 
 /** Text and number fields whose server errors show in `errors`. */
 function fieldMakers(errors: FormErrors) {
   const text = (name: string, label: string, options: TextOptions = {}) =>
-    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: options.type ?? 'text', value: options.value ?? '', placeholder: options.placeholder, maxlength: options.max, spellcheck: 'false' }))
+    field(
+      errors,
+      { name, label, required: options.required, hint: options.hint },
+      input({
+        type: options.type ?? 'text',
+        value: options.value ?? '',
+        placeholder: options.placeholder,
+        maxlength: options.max,
+        spellcheck: 'false',
+      }),
+    )
   const number = (name: string, label: string, options: NumberOptions) =>
-    field(errors, { name, label, required: options.required, hint: options.hint }, input({ type: 'number', min: options.min, max: options.max, step: options.step, inputmode: options.step === '1' ? 'numeric' : 'decimal', value: options.value === undefined ? '' : String(options.value) }))
+    field(
+      errors,
+      { name, label, required: options.required, hint: options.hint },
+      input({
+        type: 'number',
+        min: options.min,
+        max: options.max,
+        step: options.step,
+        inputmode: options.step === '1' ? 'numeric' : 'decimal',
+        value: options.value === undefined ? '' : String(options.value),
+      }),
+    )
   return { text, number }
 }
 
@@ -306,13 +519,38 @@ interface KindFields {
   collect(value: FormValue): void
 }
 
-function embedderFields(errors: FormErrors, make: FieldMakers, initial: Registration | undefined, modalities: HTMLElement): KindFields {
-  const dimensionality = make.number('dimensionality', 'Dimensionality', { min: 1, max: INT32_MAX, step: '1', required: true, hint: 'Output vector dimensions.', value: initial?.dimensionality })
-  const distributionType = field(errors, { name: 'distributionType', label: 'Distribution type' }, select([...DISTRIBUTION_TYPES]))
+function embedderFields(
+  errors: FormErrors,
+  make: FieldMakers,
+  initial: Registration | undefined,
+  modalities: HTMLElement,
+): KindFields {
+  const dimensionality = make.number('dimensionality', 'Dimensionality', {
+    min: 1,
+    max: INT32_MAX,
+    step: '1',
+    required: true,
+    hint: 'Output vector dimensions.',
+    value: initial?.dimensionality,
+  })
+  const distributionType = field(
+    errors,
+    { name: 'distributionType', label: 'Distribution type' },
+    select([...DISTRIBUTION_TYPES]),
+  )
   distributionType.control.value = str(initial?.distributionType) || 'DENSE'
-  const maxSequenceLength = make.number('maxSequenceLength', 'Max sequence length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; maximum input sequence length in tokens.', value: initial?.maxSequenceLength })
+  const maxSequenceLength = make.number('maxSequenceLength', 'Max sequence length', {
+    min: 1,
+    max: INT32_MAX,
+    step: '1',
+    hint: 'Optional; maximum input sequence length in tokens.',
+    value: initial?.maxSequenceLength,
+  })
   return {
-    modelFields: [h('div', { class: 'row' }, dimensionality.wrapper, distributionType.wrapper, maxSequenceLength.wrapper), modalities],
+    modelFields: [
+      h('div', { class: 'row' }, dimensionality.wrapper, distributionType.wrapper, maxSequenceLength.wrapper),
+      modalities,
+    ],
     sections: [],
     collect(value) {
       value.dimensionality = numberOrUndefined(dimensionality.control)
@@ -322,27 +560,87 @@ function embedderFields(errors: FormErrors, make: FieldMakers, initial: Registra
   }
 }
 
-function llmFields(errors: FormErrors, make: FieldMakers, initial: Registration | undefined, modalities: HTMLElement): KindFields {
-  const maxContextLength = make.number('maxContextLength', 'Max context length', { min: 1, max: INT32_MAX, step: '1', hint: 'Optional; in tokens.', value: initial?.maxContextLength })
+function llmFields(
+  errors: FormErrors,
+  make: FieldMakers,
+  initial: Registration | undefined,
+  modalities: HTMLElement,
+): KindFields {
+  const maxContextLength = make.number('maxContextLength', 'Max context length', {
+    min: 1,
+    max: INT32_MAX,
+    step: '1',
+    hint: 'Optional; in tokens.',
+    value: initial?.maxContextLength,
+  })
   const capabilities = (initial?.capabilities ?? {}) as Record<string, boolean | undefined>
-  const capabilityBoxes = CAPABILITIES.map(([name, , fallback]) => h('input', { type: 'checkbox', name: `capabilities.${name}`, value: name, checked: capabilities[name] ?? fallback }))
-  const capabilityGroup = groupField(errors, { name: 'capabilities', label: 'Capabilities', hint: 'Chat, sampling parameters and system messages are on by default.' }, capabilityBoxes, CAPABILITIES.map(([, label]) => label))
+  const capabilityBoxes = CAPABILITIES.map(([name, , fallback]) =>
+    h('input', {
+      type: 'checkbox',
+      name: `capabilities.${name}`,
+      value: name,
+      checked: capabilities[name] ?? fallback,
+    }),
+  )
+  const capabilityGroup = groupField(
+    errors,
+    {
+      name: 'capabilities',
+      label: 'Capabilities',
+      hint: 'Chat, sampling parameters and system messages are on by default.',
+    },
+    capabilityBoxes,
+    CAPABILITIES.map(([, label]) => label),
+  )
   const sampling = (initial?.defaultSamplingParams ?? {}) as Record<string, unknown>
   const samplingFields: Record<string, HTMLInputElement> = {}
   const samplingWrappers = SAMPLING.map((spec) => {
-    const made = make.number(`defaultSamplingParams.${spec.name}`, spec.label, { min: spec.min, max: spec.max, step: spec.step, hint: spec.hint, value: sampling[spec.name] })
+    const made = make.number(`defaultSamplingParams.${spec.name}`, spec.label, {
+      min: spec.min,
+      max: spec.max,
+      step: spec.step,
+      hint: spec.hint,
+      value: sampling[spec.name],
+    })
     samplingFields[spec.name] = made.control
     return made.wrapper
   })
-  const stopSequences = field(errors, { name: 'defaultSamplingParams.stopSequences', label: 'Stop sequences', hint: 'One per line; at most 16.' },
-    textarea({ rows: 2, value: ((sampling.stopSequences as string[] | undefined) ?? []).join('\n'), spellcheck: 'false' }))
-  const clientConfig = field(errors, { name: 'clientConfig', label: 'Client config (JSON)', hint: 'Optional provider-specific configuration: a JSON object.' },
-    textarea({ rows: 3, class: 'mono', value: str(initial?.clientConfig), spellcheck: 'false', placeholder: '{"timeoutMs": 30000}' }))
+  const stopSequences = field(
+    errors,
+    { name: 'defaultSamplingParams.stopSequences', label: 'Stop sequences', hint: 'One per line; at most 16.' },
+    textarea({
+      rows: 2,
+      value: ((sampling.stopSequences as string[] | undefined) ?? []).join('\n'),
+      spellcheck: 'false',
+    }),
+  )
+  const clientConfig = field(
+    errors,
+    {
+      name: 'clientConfig',
+      label: 'Client config (JSON)',
+      hint: 'Optional provider-specific configuration: a JSON object.',
+    },
+    textarea({
+      rows: 3,
+      class: 'mono',
+      value: str(initial?.clientConfig),
+      spellcheck: 'false',
+      placeholder: '{"timeoutMs": 30000}',
+    }),
+  )
   return {
     modelFields: [maxContextLength.wrapper, modalities],
     sections: [
       h('div', { class: 'form-section capabilities' }, capabilityGroup),
-      h('fieldset', { class: 'form-section', 'data-field': 'defaultSamplingParams' }, h('legend', null, 'Default sampling'), h('p', { class: 'hint' }, 'Each is optional; leave a field empty to leave it unset.'), h('div', { class: 'grid3' }, samplingWrappers), stopSequences.wrapper),
+      h(
+        'fieldset',
+        { class: 'form-section', 'data-field': 'defaultSamplingParams' },
+        h('legend', null, 'Default sampling'),
+        h('p', { class: 'hint' }, 'Each is optional; leave a field empty to leave it unset.'),
+        h('div', { class: 'grid3' }, samplingWrappers),
+        stopSequences.wrapper,
+      ),
       h('fieldset', { class: 'form-section' }, h('legend', null, 'Client'), clientConfig.wrapper),
     ],
     collect(value) {
@@ -362,11 +660,20 @@ function llmFields(errors: FormErrors, make: FieldMakers, initial: Registration 
 }
 
 /** A reranker has only the fields every registration has: the modalities stand alone in "Model". */
-function rerankerFields(_errors: FormErrors, _make: FieldMakers, _initial: Registration | undefined, modalities: HTMLElement): KindFields {
+function rerankerFields(
+  _errors: FormErrors,
+  _make: FieldMakers,
+  _initial: Registration | undefined,
+  modalities: HTMLElement,
+): KindFields {
   return { modelFields: [modalities], sections: [], collect() {} }
 }
 
-const OWN_FIELDS: Record<RegistryKind['kind'], typeof embedderFields> = { embedder: embedderFields, llm: llmFields, reranker: rerankerFields }
+const OWN_FIELDS: Record<RegistryKind['kind'], typeof embedderFields> = {
+  embedder: embedderFields,
+  llm: llmFields,
+  reranker: rerankerFields,
+}
 
 const MODEL_PLACEHOLDERS: Record<RegistryKind['kind'], string> = {
   embedder: 'e.g. BAAI/bge-small-en-v1.5',
@@ -375,22 +682,60 @@ const MODEL_PLACEHOLDERS: Record<RegistryKind['kind'], string> = {
 }
 
 /** The credential form (none, inline API key, cloud ADC) with the panel of the chosen form; a stored secret is kept unless a new one is typed. */
-function credentialsSection(errors: FormErrors, make: FieldMakers, initial: Registration | undefined): { section: HTMLElement; collect(): Credentials } {
+function credentialsSection(
+  errors: FormErrors,
+  make: FieldMakers,
+  initial: Registration | undefined,
+): { section: HTMLElement; collect(): Credentials } {
   const credentials: Credentials = initial?.credentials ?? { kind: 'NONE' }
-  const kinds = [['NONE', 'None (e.g. a local deployment)'], ['API_KEY', 'Inline API key'], ['CLOUD_ADC', 'Cloud application default credentials']] as const
-  const kindRadios = kinds.map(([value]) => h('input', { type: 'radio', name: 'credentials.kind', value, checked: credentials.kind === value }))
-  const kindGroup = groupField(errors, { name: 'credentials', label: 'Credential form' }, kindRadios, kinds.map(([, label]) => label))
+  const kinds = [
+    ['NONE', 'None (e.g. a local deployment)'],
+    ['API_KEY', 'Inline API key'],
+    ['CLOUD_ADC', 'Cloud application default credentials'],
+  ] as const
+  const kindRadios = kinds.map(([value]) =>
+    h('input', { type: 'radio', name: 'credentials.kind', value, checked: credentials.kind === value }),
+  )
+  const kindGroup = groupField(
+    errors,
+    { name: 'credentials', label: 'Credential form' },
+    kindRadios,
+    kinds.map(([, label]) => label),
+  )
   const storedFingerprint = credentials.kind === 'API_KEY' ? credentials.apiKey?.secretFingerprint : undefined
-  const inlineSecret = field(errors, {
-    name: 'credentials.apiKey.inlineSecret',
-    label: 'API key (secret)',
-    hint: storedFingerprint ? `Leave empty to keep the stored secret (fingerprint ${storedFingerprint}). It is never shown again.` : 'Stored encrypted; never shown again.',
-  }, input({ type: 'password', autocomplete: 'new-password', spellcheck: 'false' }))
-  const headerName = make.text('credentials.apiKey.headerName', 'Header name', { value: credentials.apiKey?.headerName ?? 'Authorization' })
-  const prefix = make.text('credentials.apiKey.prefix', 'Prefix', { value: credentials.apiKey?.prefix ?? 'Bearer', hint: 'Put before the secret in the header, e.g. "Bearer".' })
-  const scopes = field(errors, { name: 'credentials.cloudAdc.scopes', label: 'Additional OAuth scopes', hint: 'One per line; optional.' }, textarea({ rows: 2, value: (credentials.cloudAdc?.scopes ?? []).join('\n'), spellcheck: 'false' }))
-  const quotaProjectId = make.text('credentials.cloudAdc.quotaProjectId', 'Quota project', { value: credentials.cloudAdc?.quotaProjectId ?? '', hint: 'Optional.' })
-  const apiKeyPanel = h('div', { class: 'sub-panel', 'data-kind': 'API_KEY' }, inlineSecret.wrapper, h('div', { class: 'row' }, headerName.wrapper, prefix.wrapper))
+  const inlineSecret = field(
+    errors,
+    {
+      name: 'credentials.apiKey.inlineSecret',
+      label: 'API key (secret)',
+      hint: storedFingerprint
+        ? `Leave empty to keep the stored secret (fingerprint ${storedFingerprint}). It is never shown again.`
+        : 'Stored encrypted; never shown again.',
+    },
+    input({ type: 'password', autocomplete: 'new-password', spellcheck: 'false' }),
+  )
+  const headerName = make.text('credentials.apiKey.headerName', 'Header name', {
+    value: credentials.apiKey?.headerName ?? 'Authorization',
+  })
+  const prefix = make.text('credentials.apiKey.prefix', 'Prefix', {
+    value: credentials.apiKey?.prefix ?? 'Bearer',
+    hint: 'Put before the secret in the header, e.g. "Bearer".',
+  })
+  const scopes = field(
+    errors,
+    { name: 'credentials.cloudAdc.scopes', label: 'Additional OAuth scopes', hint: 'One per line; optional.' },
+    textarea({ rows: 2, value: (credentials.cloudAdc?.scopes ?? []).join('\n'), spellcheck: 'false' }),
+  )
+  const quotaProjectId = make.text('credentials.cloudAdc.quotaProjectId', 'Quota project', {
+    value: credentials.cloudAdc?.quotaProjectId ?? '',
+    hint: 'Optional.',
+  })
+  const apiKeyPanel = h(
+    'div',
+    { class: 'sub-panel', 'data-kind': 'API_KEY' },
+    inlineSecret.wrapper,
+    h('div', { class: 'row' }, headerName.wrapper, prefix.wrapper),
+  )
   const adcPanel = h('div', { class: 'sub-panel', 'data-kind': 'CLOUD_ADC' }, scopes.wrapper, quotaProjectId.wrapper)
   const selectedKind = () => (kindRadios.find((radio) => radio.checked)?.value ?? 'NONE') as Credentials['kind']
   const showCredentialPanels = () => {
@@ -401,7 +746,14 @@ function credentialsSection(errors: FormErrors, make: FieldMakers, initial: Regi
   for (const radio of kindRadios) radio.addEventListener('change', showCredentialPanels)
   showCredentialPanels()
   return {
-    section: h('fieldset', { class: 'form-section' }, h('legend', null, 'Credentials'), kindGroup, apiKeyPanel, adcPanel),
+    section: h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, 'Credentials'),
+      kindGroup,
+      apiKeyPanel,
+      adcPanel,
+    ),
     collect() {
       const kindValue = selectedKind()
       const value: Credentials = { kind: kindValue }
@@ -418,7 +770,14 @@ function credentialsSection(errors: FormErrors, make: FieldMakers, initial: Regi
 }
 
 /** Endpoint URL and API path follow the provider: placeholder, hint, and the default path until it is edited by hand. */
-function followProviderDefaults(kind: RegistryKind, isEdit: boolean, provider: HTMLSelectElement, endpointUrl: HTMLInputElement, apiPath: HTMLInputElement, apiPathHint: HTMLElement): void {
+function followProviderDefaults(
+  kind: RegistryKind,
+  isEdit: boolean,
+  provider: HTMLSelectElement,
+  endpointUrl: HTMLInputElement,
+  apiPath: HTMLInputElement,
+  apiPathHint: HTMLElement,
+): void {
   let lastDefault = kind.defaultApiPath(provider.value)
   const update = () => {
     const fresh = kind.defaultApiPath(provider.value)
@@ -431,7 +790,12 @@ function followProviderDefaults(kind: RegistryKind, isEdit: boolean, provider: H
   update()
 }
 
-function buildForm(kind: RegistryKind, context: PageContext, initial: Registration | undefined, onSubmit: (form: RegistryForm) => Promise<void>): RegistryForm {
+function buildForm(
+  kind: RegistryKind,
+  context: PageContext,
+  initial: Registration | undefined,
+  onSubmit: (form: RegistryForm) => Promise<void>,
+): RegistryForm {
   const isEdit = initial !== undefined
   const isEmbedder = kind.kind === 'embedder'
   const errors = new FormErrors({ replaceLabels: 'labels', mergeLabels: 'labels' })
@@ -440,34 +804,100 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
 
   // ---- basics
   const provider0 = str(initial?.providerType) || kind.providers[0]!
-  const displayName = text('displayName', 'Display name', { required: true, value: str(initial?.displayName), max: 200 })
-  const description = field(errors, { name: 'description', label: 'Description' }, textarea({ rows: 2, value: str(initial?.description), maxlength: 2000 }))
-  const providerType = field(errors, { name: 'providerType', label: 'Provider type', required: true, hint: isEdit ? 'The provider type of a registration cannot change.' : undefined },
-    select(kind.providers.map((value): [string, string] => [value, providerLabel(value)]), { disabled: isEdit }))
+  const displayName = text('displayName', 'Display name', {
+    required: true,
+    value: str(initial?.displayName),
+    max: 200,
+  })
+  const description = field(
+    errors,
+    { name: 'description', label: 'Description' },
+    textarea({ rows: 2, value: str(initial?.description), maxlength: 2000 }),
+  )
+  const providerType = field(
+    errors,
+    {
+      name: 'providerType',
+      label: 'Provider type',
+      required: true,
+      hint: isEdit ? 'The provider type of a registration cannot change.' : undefined,
+    },
+    select(
+      kind.providers.map((value): [string, string] => [value, providerLabel(value)]),
+      { disabled: isEdit },
+    ),
+  )
   providerType.control.value = provider0
-  const modelIdentifier = text('modelIdentifier', 'Model identifier', { required: true, value: str(initial?.modelIdentifier), max: 256, placeholder: MODEL_PLACEHOLDERS[kind.kind] })
-  const version = text('version', 'Version', { value: str(initial?.version), max: 128, hint: 'Optional version information.' })
+  const modelIdentifier = text('modelIdentifier', 'Model identifier', {
+    required: true,
+    value: str(initial?.modelIdentifier),
+    max: 256,
+    placeholder: MODEL_PLACEHOLDERS[kind.kind],
+  })
+  const version = text('version', 'Version', {
+    value: str(initial?.version),
+    max: 128,
+    hint: 'Optional version information.',
+  })
 
   // ---- endpoint
   const apiPathHint = h('span')
-  const endpointUrl = text('endpointUrl', 'Endpoint URL', { required: true, type: 'url', value: str(initial?.endpointUrl), placeholder: endpointPlaceholder(provider0), hint: 'http or https, without a user name or password (use the credentials below).' })
-  const apiPath = text('apiPath', 'API path', { value: isEdit ? str(initial?.apiPath) : kind.defaultApiPath(provider0), hint: apiPathHint })
-  const monitoringEndpoint = text('monitoringEndpoint', 'Monitoring endpoint', { type: 'url', value: str(initial?.monitoringEndpoint), hint: 'Optional URL.' })
+  const endpointUrl = text('endpointUrl', 'Endpoint URL', {
+    required: true,
+    type: 'url',
+    value: str(initial?.endpointUrl),
+    placeholder: endpointPlaceholder(provider0),
+    hint: 'http or https, without a user name or password (use the credentials below).',
+  })
+  const apiPath = text('apiPath', 'API path', {
+    value: isEdit ? str(initial?.apiPath) : kind.defaultApiPath(provider0),
+    hint: apiPathHint,
+  })
+  const monitoringEndpoint = text('monitoringEndpoint', 'Monitoring endpoint', {
+    type: 'url',
+    value: str(initial?.monitoringEndpoint),
+    hint: 'Optional URL.',
+  })
   followProviderDefaults(kind, isEdit, providerType.control, endpointUrl.control, apiPath.control, apiPathHint)
 
   // ---- model, the kind's own fields, credentials
   const modalitiesValue = (initial?.supportedModalities as string[] | undefined) ?? ['TEXT']
-  const modalityBoxes = MODALITIES.map((modality) => h('input', { type: 'checkbox', name: 'supportedModalities', value: modality, checked: modalitiesValue.includes(modality) }))
-  const modalities = groupField(errors, { name: 'supportedModalities', label: 'Supported modalities', hint: 'At least one.' }, modalityBoxes, MODALITIES.map((modality) => modality[0] + modality.slice(1).toLowerCase()))
+  const modalityBoxes = MODALITIES.map((modality) =>
+    h('input', {
+      type: 'checkbox',
+      name: 'supportedModalities',
+      value: modality,
+      checked: modalitiesValue.includes(modality),
+    }),
+  )
+  const modalities = groupField(
+    errors,
+    { name: 'supportedModalities', label: 'Supported modalities', hint: 'At least one.' },
+    modalityBoxes,
+    MODALITIES.map((modality) => modality[0] + modality.slice(1).toLowerCase()),
+  )
   const own = OWN_FIELDS[kind.kind](errors, make, initial, modalities)
   const credentials = credentialsSection(errors, make, initial)
 
   // ---- labels, ownership, id
-  const labels = field(errors, { name: 'labels', label: 'Labels', hint: 'One key=value per line.' }, textarea({ rows: 3, value: formatLabels(initial?.labels), spellcheck: 'false', placeholder: 'team=search' }))
-  const ownerId = !isEdit && context.me.role === 'ADMIN' ? text('ownerId', 'Owner (user ID)', { hint: 'Optional; register for another user. Empty: yourself.' }) : undefined
-  const clientId = !isEdit ? text(kind.idField, 'ID', { hint: 'Optional UUID; the server makes one if empty.' }) : undefined
+  const labels = field(
+    errors,
+    { name: 'labels', label: 'Labels', hint: 'One key=value per line.' },
+    textarea({ rows: 3, value: formatLabels(initial?.labels), spellcheck: 'false', placeholder: 'team=search' }),
+  )
+  const ownerId =
+    !isEdit && context.me.role === 'ADMIN'
+      ? text('ownerId', 'Owner (user ID)', { hint: 'Optional; register for another user. Empty: yourself.' })
+      : undefined
+  const clientId = !isEdit
+    ? text(kind.idField, 'ID', { hint: 'Optional UUID; the server makes one if empty.' })
+    : undefined
 
-  const submit = h('button', { type: 'submit', class: 'button primary' }, isEdit ? 'Save changes' : `Register ${kind.singular}`)
+  const submit = h(
+    'button',
+    { type: 'submit', class: 'button primary' },
+    isEdit ? 'Save changes' : `Register ${kind.singular}`,
+  )
   const form: RegistryForm = {
     element: undefined as unknown as HTMLFormElement,
     errors,
@@ -494,28 +924,55 @@ function buildForm(kind: RegistryKind, context: PageContext, initial: Registrati
       return { value, violations }
     },
   }
-  form.element = h('form', {
-    class: 'form registry-form',
-    novalidate: true,
-    'aria-label': isEdit ? `Edit ${kind.singular}` : `Register ${kind.singular}`,
-    onSubmit: async (event: Event) => {
-      event.preventDefault()
-      setBusy(submit, true)
-      try {
-        await onSubmit(form)
-      } finally {
-        setBusy(submit, false)
-      }
+  form.element = h(
+    'form',
+    {
+      class: 'form registry-form',
+      novalidate: true,
+      'aria-label': isEdit ? `Edit ${kind.singular}` : `Register ${kind.singular}`,
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        setBusy(submit, true)
+        try {
+          await onSubmit(form)
+        } finally {
+          setBusy(submit, false)
+        }
+      },
     },
-  },
     errors.summary,
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Basics'), h('div', { class: 'row' }, displayName.wrapper, providerType.wrapper), h('div', { class: 'row' }, modelIdentifier.wrapper, version.wrapper), description.wrapper),
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Endpoint'), endpointUrl.wrapper, h('div', { class: 'row' }, apiPath.wrapper, monitoringEndpoint.wrapper)),
+    h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, 'Basics'),
+      h('div', { class: 'row' }, displayName.wrapper, providerType.wrapper),
+      h('div', { class: 'row' }, modelIdentifier.wrapper, version.wrapper),
+      description.wrapper,
+    ),
+    h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, 'Endpoint'),
+      endpointUrl.wrapper,
+      h('div', { class: 'row' }, apiPath.wrapper, monitoringEndpoint.wrapper),
+    ),
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Model'), own.modelFields),
     own.sections,
     credentials.section,
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Labels and ownership'), labels.wrapper, ownerId?.wrapper, clientId?.wrapper),
-    h('div', { class: 'actions form-end' }, h('a', { class: 'button', href: isEdit ? itemHref(kind, initial!) : `#/${kind.route}` }, 'Cancel'), submit),
+    h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, 'Labels and ownership'),
+      labels.wrapper,
+      ownerId?.wrapper,
+      clientId?.wrapper,
+    ),
+    h(
+      'div',
+      { class: 'actions form-end' },
+      h('a', { class: 'button', href: isEdit ? itemHref(kind, initial!) : `#/${kind.route}` }, 'Cancel'),
+      submit,
+    ),
   )
   return form
 }
@@ -532,9 +989,11 @@ function createBody(value: FormValue): Record<string, unknown> {
   return body
 }
 
-
 /** Edit: only what changed; labels as replaceLabels; an inline secret only if one was typed. */
-function updateBody(value: FormValue, original: FormValue): { body: Record<string, unknown>; violations: Array<{ field: string; description: string }> } {
+function updateBody(
+  value: FormValue,
+  original: FormValue,
+): { body: Record<string, unknown>; violations: Array<{ field: string; description: string }> } {
   const body: Record<string, unknown> = {}
   const violations: Array<{ field: string; description: string }> = []
   for (const [name, item] of Object.entries(value)) {
@@ -558,7 +1017,9 @@ function originalValue(kind: RegistryKind, item: Registration): FormValue {
     endpointUrl: item.endpointUrl ?? '',
     apiPath: item.apiPath ?? '',
     modelIdentifier: item.modelIdentifier ?? '',
-    supportedModalities: MODALITIES.filter((modality) => ((item.supportedModalities as string[] | undefined) ?? []).includes(modality)),
+    supportedModalities: MODALITIES.filter((modality) =>
+      ((item.supportedModalities as string[] | undefined) ?? []).includes(modality),
+    ),
     labels: item.labels ?? {},
     version: item.version ?? '',
     monitoringEndpoint: item.monitoringEndpoint ?? '',
@@ -571,7 +1032,9 @@ function originalValue(kind: RegistryKind, item: Registration): FormValue {
     value.maxContextLength = item.maxContextLength
     value.clientConfig = item.clientConfig ?? ''
     const capabilities = (item.capabilities ?? {}) as Record<string, boolean>
-    value.capabilities = Object.fromEntries(CAPABILITIES.map(([name, , fallback]) => [name, capabilities[name] ?? fallback]))
+    value.capabilities = Object.fromEntries(
+      CAPABILITIES.map(([name, , fallback]) => [name, capabilities[name] ?? fallback]),
+    )
     const sampling = { ...((item.defaultSamplingParams ?? {}) as Record<string, unknown>) }
     if (Array.isArray(sampling.stopSequences) && sampling.stopSequences.length === 0) delete sampling.stopSequences
     const ordered: Record<string, unknown> = {}
@@ -581,7 +1044,11 @@ function originalValue(kind: RegistryKind, item: Registration): FormValue {
   }
   const stored = item.credentials ?? { kind: 'NONE' }
   const credentials: Credentials = { kind: stored.kind }
-  if (stored.kind === 'API_KEY') credentials.apiKey = { headerName: stored.apiKey?.headerName ?? 'Authorization', prefix: stored.apiKey?.prefix ?? '' }
+  if (stored.kind === 'API_KEY')
+    credentials.apiKey = {
+      headerName: stored.apiKey?.headerName ?? 'Authorization',
+      prefix: stored.apiKey?.prefix ?? '',
+    }
   if (stored.kind === 'CLOUD_ADC') {
     credentials.cloudAdc = { scopes: stored.cloudAdc?.scopes ?? [] }
     if (stored.cloudAdc?.quotaProjectId) credentials.cloudAdc.quotaProjectId = stored.cloudAdc.quotaProjectId
@@ -597,7 +1064,11 @@ async function createView(kind: RegistryKind, context: PageContext): Promise<voi
     built.errors.clear()
     const result = await call<Registration>(`Register ${kind.singular}`, 'POST', kind.path, { body: createBody(value) })
     if (!result.ok || !result.data) {
-      if (result.status === 404) return void built.errors.show({ ...result.error!, details: [] }, `The ${kind.plural} API is not available on this server`)
+      if (result.status === 404)
+        return void built.errors.show(
+          { ...result.error!, details: [] },
+          `The ${kind.plural} API is not available on this server`,
+        )
       return void built.errors.show(result.error!, 'Not registered')
     }
     announce(`${kind.singular[0]!.toUpperCase()}${kind.singular.slice(1)} "${result.data.displayName}" registered`)
@@ -633,13 +1104,23 @@ async function editView(kind: RegistryKind, context: PageContext, id: string): P
       context.navigate(itemHref(kind, item))
       return
     }
-    const saved = await call<Registration>(`Update ${kind.singular}`, 'PUT', `${kind.path}/${encodeURIComponent(id)}`, { body: update.body })
+    const saved = await call<Registration>(`Update ${kind.singular}`, 'PUT', `${kind.path}/${encodeURIComponent(id)}`, {
+      body: update.body,
+    })
     if (!saved.ok || !saved.data) return void built.errors.show(saved.error!)
     announce(`Saved "${saved.data.displayName}"`)
     context.navigate(itemHref(kind, saved.data))
   })
-  replace(holder,
-    h('p', { class: 'breadcrumb' }, h('a', { href: `#/${kind.route}` }, kind.title), ' / ', h('a', { href: itemHref(kind, item) }, String(item.displayName)), ' / '),
+  replace(
+    holder,
+    h(
+      'p',
+      { class: 'breadcrumb' },
+      h('a', { href: `#/${kind.route}` }, kind.title),
+      ' / ',
+      h('a', { href: itemHref(kind, item) }, String(item.displayName)),
+      ' / ',
+    ),
     pageHeading(`Edit ${item.displayName}`),
     form.element,
   )

@@ -1,9 +1,20 @@
 // Users (admins only): create, list, delete; a shortcut to create a key for a user.
 import { call, query } from '../api.js'
 import { h, replace } from '../dom.js'
-import { field, FormErrors, input, nativeViolations, select } from '../forms.js'
+import { FormErrors, field, input, nativeViolations, select } from '../forms.js'
 import type { PageContext, User } from '../types.js'
-import { announce, badge, confirmDialog, errorNotice, loading, notice, pageHeading, section, setBusy, time } from '../ui.js'
+import {
+  announce,
+  badge,
+  confirmDialog,
+  errorNotice,
+  loading,
+  notice,
+  pageHeading,
+  section,
+  setBusy,
+  time,
+} from '../ui.js'
 
 export async function usersPage(context: PageContext): Promise<void> {
   const { root, me } = context
@@ -15,61 +26,96 @@ export async function usersPage(context: PageContext): Promise<void> {
   const tbody = h('tbody')
 
   const errors = new FormErrors()
-  const username = field(errors, { name: 'username', label: 'Username', required: true, hint: '1-64 letters, digits, ".", "_", "@" or "-".' }, input({ autocomplete: 'off', spellcheck: 'false', maxlength: 64 }))
+  const username = field(
+    errors,
+    { name: 'username', label: 'Username', required: true, hint: '1-64 letters, digits, ".", "_", "@" or "-".' },
+    input({ autocomplete: 'off', spellcheck: 'false', maxlength: 64 }),
+  )
   const displayName = field(errors, { name: 'displayName', label: 'Display name' }, input({ maxlength: 200 }))
-  const role = field(errors, { name: 'role', label: 'Role' }, select([['USER', 'User'], ['ADMIN', 'Administrator']]))
+  const role = field(
+    errors,
+    { name: 'role', label: 'Role' },
+    select([
+      ['USER', 'User'],
+      ['ADMIN', 'Administrator'],
+    ]),
+  )
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Create user')
-  const form = h('form', {
-    class: 'form',
-    novalidate: true,
-    'aria-label': 'Create a user',
-    onSubmit: async (event: Event) => {
-      event.preventDefault()
-      const violations = nativeViolations(form)
-      if (violations.length) return errors.showClient(violations)
-      errors.clear()
-      const body: Record<string, string> = { username: username.control.value.trim(), role: role.control.value }
-      if (displayName.control.value.trim()) body.displayName = displayName.control.value.trim()
-      setBusy(submit, true)
-      const result = await call<User>('Create user', 'POST', '/v1/users', { body })
-      setBusy(submit, false)
-      if (!result.ok || !result.data) return void errors.show(result.error!, 'Not created')
-      username.control.value = ''
-      displayName.control.value = ''
-      announce(`User ${result.data.username} created. Create an API key for them from their row.`)
-      await load()
+  const form = h(
+    'form',
+    {
+      class: 'form',
+      novalidate: true,
+      'aria-label': 'Create a user',
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        const violations = nativeViolations(form)
+        if (violations.length) return errors.showClient(violations)
+        errors.clear()
+        const body: Record<string, string> = { username: username.control.value.trim(), role: role.control.value }
+        if (displayName.control.value.trim()) body.displayName = displayName.control.value.trim()
+        setBusy(submit, true)
+        const result = await call<User>('Create user', 'POST', '/v1/users', { body })
+        setBusy(submit, false)
+        if (!result.ok || !result.data) return void errors.show(result.error!, 'Not created')
+        username.control.value = ''
+        displayName.control.value = ''
+        announce(`User ${result.data.username} created. Create an API key for them from their row.`)
+        await load()
+      },
     },
-  }, errors.summary, h('div', { class: 'row' }, username.wrapper, displayName.wrapper, role.wrapper), h('div', { class: 'actions' }, submit))
+    errors.summary,
+    h('div', { class: 'row' }, username.wrapper, displayName.wrapper, role.wrapper),
+    h('div', { class: 'actions' }, submit),
+  )
 
   const row = (user: User): HTMLTableRowElement => {
     const self = user.userId === me.userId
-    const tr: HTMLTableRowElement = h('tr', { 'data-user-id': user.userId },
+    const tr: HTMLTableRowElement = h(
+      'tr',
+      { 'data-user-id': user.userId },
       h('th', { scope: 'row' }, user.username, self ? h('span', { class: 'tag' }, 'you') : null),
       h('td', null, user.displayName ?? ''),
-      h('td', null, badge(user.role === 'ADMIN' ? 'Administrator' : 'User', user.role === 'ADMIN' ? 'warn' : 'neutral')),
+      h(
+        'td',
+        null,
+        badge(user.role === 'ADMIN' ? 'Administrator' : 'User', user.role === 'ADMIN' ? 'warn' : 'neutral'),
+      ),
       h('td', null, h('code', { class: 'small' }, user.userId)),
       h('td', null, time(user.createdAt)),
-      h('td', { class: 'row-actions' }, h('div', { class: 'actions' },
-        h('a', { class: 'button small', href: `#/apikeys?owner=${encodeURIComponent(user.userId)}` }, 'API keys'),
-        self ? null : h('button', {
-          type: 'button',
-          class: 'button small danger',
-          onClick: async () => {
-            const sure = await confirmDialog({
-              title: `Delete user ${user.username}?`,
-              message: 'Their API keys stop working at once. This cannot be undone.',
-              confirmLabel: 'Delete user',
-              danger: true,
-            })
-            if (!sure) return
-            const result = await call('Delete user', 'DELETE', `/v1/users/${encodeURIComponent(user.userId)}`)
-            if (!result.ok) return announce(`Not deleted: ${result.error!.message}`)
-            tr.remove()
-            announce(`User ${user.username} deleted`)
-            submit.focus()
-          },
-        }, 'Delete'),
-      )),
+      h(
+        'td',
+        { class: 'row-actions' },
+        h(
+          'div',
+          { class: 'actions' },
+          h('a', { class: 'button small', href: `#/apikeys?owner=${encodeURIComponent(user.userId)}` }, 'API keys'),
+          self
+            ? null
+            : h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'button small danger',
+                  onClick: async () => {
+                    const sure = await confirmDialog({
+                      title: `Delete user ${user.username}?`,
+                      message: 'Their API keys stop working at once. This cannot be undone.',
+                      confirmLabel: 'Delete user',
+                      danger: true,
+                    })
+                    if (!sure) return
+                    const result = await call('Delete user', 'DELETE', `/v1/users/${encodeURIComponent(user.userId)}`)
+                    if (!result.ok) return announce(`Not deleted: ${result.error!.message}`)
+                    tr.remove()
+                    announce(`User ${user.username} deleted`)
+                    submit.focus()
+                  },
+                },
+                'Delete',
+              ),
+        ),
+      ),
     )
     return tr
   }
@@ -78,7 +124,11 @@ export async function usersPage(context: PageContext): Promise<void> {
     const users: User[] = []
     let nextToken: string | undefined
     do {
-      const result = await call<{ users: User[]; nextToken?: string }>('List users', 'GET', `/v1/users${query({ maxResults: 1000, nextToken })}`)
+      const result = await call<{ users: User[]; nextToken?: string }>(
+        'List users',
+        'GET',
+        `/v1/users${query({ maxResults: 1000, nextToken })}`,
+      )
       if (!result.ok || !result.data) {
         replace(tableSlot, errorNotice(result.error!, 'Could not list the users'))
         return
@@ -88,10 +138,29 @@ export async function usersPage(context: PageContext): Promise<void> {
     } while (nextToken && users.length < 10_000)
     if (!context.isCurrent()) return
     tbody.replaceChildren(...users.map(row))
-    replace(tableSlot, h('div', { class: 'table-wrap' }, h('table', { class: 'table', 'aria-label': 'Users' },
-      h('thead', null, h('tr', null, ['Username', 'Display name', 'Role', 'ID', 'Created', 'Actions'].map((title) => h('th', { scope: 'col' }, title)))),
-      tbody,
-    )))
+    replace(
+      tableSlot,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'table', 'aria-label': 'Users' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Username', 'Display name', 'Role', 'ID', 'Created', 'Actions'].map((title) =>
+                h('th', { scope: 'col' }, title),
+              ),
+            ),
+          ),
+          tbody,
+        ),
+      ),
+    )
   }
 
   root.append(pageHeading('Users'), section('Create a user', form), section('Users', tableSlot))

@@ -17,7 +17,19 @@ export interface ApiKeyRow {
 }
 
 /** Never selected into an ApiKeyRow: the hash stays in the database. */
-const COLUMNS = ['id', 'user_id', 'key_prefix', 'status', 'labels', 'expires_at', 'last_used_at', 'created_at', 'updated_at', 'created_by', 'updated_by']
+const COLUMNS = [
+  'id',
+  'user_id',
+  'key_prefix',
+  'status',
+  'labels',
+  'expires_at',
+  'last_used_at',
+  'created_at',
+  'updated_at',
+  'created_by',
+  'updated_by',
+]
 
 /** The column list as SQL text, written out once (the names are fixed identifiers). */
 const SELECT_COLUMNS = COLUMNS.join(', ')
@@ -33,13 +45,32 @@ const INSERT_API_KEY = `insert into api_keys (${SELECT_COLUMNS}, key_hash)
 export async function insertApiKey(sql: Queryable, row: ApiKeyRow, keyHash: Buffer): Promise<void> {
   await sql.unsafe(
     INSERT_API_KEY,
-    [row.id, row.user_id, row.key_prefix, row.status, JSON.stringify(row.labels), row.expires_at, row.last_used_at, row.created_at, row.updated_at, row.created_by, row.updated_by, keyHash],
+    [
+      row.id,
+      row.user_id,
+      row.key_prefix,
+      row.status,
+      JSON.stringify(row.labels),
+      row.expires_at,
+      row.last_used_at,
+      row.created_at,
+      row.updated_at,
+      row.created_by,
+      row.updated_by,
+      keyHash,
+    ],
     { prepare: true },
   )
 }
 
-export async function findApiKey(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
-  const rows = await sql<ApiKeyRow[]>`select ${sql(COLUMNS)}, deactivated_by from api_keys where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+export async function findApiKey(
+  sql: Queryable,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<ApiKeyRow | undefined> {
+  const rows = await sql<
+    ApiKeyRow[]
+  >`select ${sql(COLUMNS)}, deactivated_by from api_keys where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
   return rows[0]
 }
 
@@ -73,12 +104,18 @@ export async function listApiKeysJson(sql: Queryable, filter: ApiKeyFilter): Pro
   const next = (value: string | number | Date) => `$${parameters.push(value)}`
   let where = 'user_id = $1'
   if (filter.status) where += ` and status = ${next(filter.status)}`
-  if (filter.labels && Object.keys(filter.labels).length > 0) where += ` and labels @> ${next(JSON.stringify(filter.labels))}::text::jsonb`
-  if (filter.after) where += ` and (created_at, id) > (${next(filter.after.createdAt)}::timestamptz, ${next(filter.after.id)}::uuid)`
+  if (filter.labels && Object.keys(filter.labels).length > 0)
+    where += ` and labels @> ${next(JSON.stringify(filter.labels))}::text::jsonb`
+  if (filter.after)
+    where += ` and (created_at, id) > (${next(filter.after.createdAt)}::timestamptz, ${next(filter.after.id)}::uuid)`
   const limit = next(filter.pageSize + 1)
-  const rows = await sql.unsafe<Array<{ wire_json: string }>>(`select wire_json from api_keys where ${where} order by created_at, id limit ${limit}`, parameters, {
-    prepare: true,
-  })
+  const rows = await sql.unsafe<Array<{ wire_json: string }>>(
+    `select wire_json from api_keys where ${where} order by created_at, id limit ${limit}`,
+    parameters,
+    {
+      prepare: true,
+    },
+  )
   const count = Math.min(rows.length, filter.pageSize)
   const items = new Array<string>(count)
   for (let index = 0; index < count; index++) items[index] = rows[index]!.wire_json
@@ -94,7 +131,13 @@ export async function listApiKeysJson(sql: Queryable, filter: ApiKeyFilter): Pro
 export async function updateApiKey(
   sql: Queryable,
   id: string,
-  change: { status: string; labels: Record<string, string>; updatedAt: Date; updatedBy: string; deactivatedBy: string | null },
+  change: {
+    status: string
+    labels: Record<string, string>
+    updatedAt: Date
+    updatedBy: string
+    deactivatedBy: string | null
+  },
 ): Promise<ApiKeyRow> {
   const rows = await sql<ApiKeyRow[]>`
     update api_keys

@@ -9,9 +9,22 @@ export interface EmbedderRow extends RegistrationRow {
 
 /** The columns an update rewrites (everything but identity, ownership, provider type and creation audit). */
 export const EMBEDDER_MUTABLE_COLUMNS = [
-  'display_name', 'description', 'endpoint_url', 'api_path', 'model_identifier', 'dimensionality', 'distribution_type',
-  'max_sequence_length', 'supported_modalities', 'labels', 'version', 'monitoring_endpoint',
-  'credential_kind', 'credential', 'credential_secret', 'credential_fingerprint',
+  'display_name',
+  'description',
+  'endpoint_url',
+  'api_path',
+  'model_identifier',
+  'dimensionality',
+  'distribution_type',
+  'max_sequence_length',
+  'supported_modalities',
+  'labels',
+  'version',
+  'monitoring_endpoint',
+  'credential_kind',
+  'credential',
+  'credential_secret',
+  'credential_fingerprint',
 ] as const
 
 /** Insert, find, list, update and delete on the embedders table. */

@@ -11,7 +11,10 @@ export interface JobRow {
   last_error: string | null
 }
 
-export async function insertJob(sql: Queryable, job: { id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date }): Promise<void> {
+export async function insertJob(
+  sql: Queryable,
+  job: { id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date },
+): Promise<void> {
   await sql`
     insert into jobs (id, kind, payload, status, max_attempts, run_after, created_at, updated_at)
     values (${job.id}, ${job.kind}, ${sql.json(job.payload as never)}, 'PENDING', ${job.maxAttempts}, ${job.runAfter}, now(), now())`
@@ -52,7 +55,13 @@ export async function completeJob(sql: Sql, id: string, worker: string): Promise
 }
 
 /** Back to PENDING after `retryInMs`, or FAILED with its last error once it has no attempts left. */
-export async function failJob(sql: Sql, id: string, worker: string, error: string, retryInMs: number | undefined): Promise<void> {
+export async function failJob(
+  sql: Sql,
+  id: string,
+  worker: string,
+  error: string,
+  retryInMs: number | undefined,
+): Promise<void> {
   await sql`
     update jobs set
       status = ${retryInMs === undefined ? 'FAILED' : 'PENDING'},
@@ -69,16 +78,21 @@ export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status:
 
 /** Jobs not yet finished (waiting to run or running), per kind: e.g. the memory ingest backlog. */
 export async function countUnfinishedJobsByKind(sql: Queryable): Promise<Array<{ kind: string; count: number }>> {
-  return sql<Array<{ kind: string; count: number }>>`select kind, count(*)::int as count from jobs where status in ('PENDING', 'RUNNING') group by kind`
+  return sql<
+    Array<{ kind: string; count: number }>
+  >`select kind, count(*)::int as count from jobs where status in ('PENDING', 'RUNNING') group by kind`
 }
 
 export async function findJob(sql: Queryable, id: string): Promise<JobRow | undefined> {
-  const rows = await sql<JobRow[]>`select id, kind, payload, status, attempts, max_attempts, run_after, last_error from jobs where id = ${id}`
+  const rows = await sql<
+    JobRow[]
+  >`select id, kind, payload, status, attempts, max_attempts, run_after, last_error from jobs where id = ${id}`
   return rows[0]
 }
 
 /** Finished jobs are kept for a while for inspection, then removed. */
 export async function deleteFinishedJobs(sql: Queryable, olderThanSeconds: number): Promise<number> {
-  const rows = await sql`delete from jobs where status in ('SUCCEEDED', 'FAILED') and finished_at < now() - make_interval(secs => ${olderThanSeconds}) returning id`
+  const rows =
+    await sql`delete from jobs where status in ('SUCCEEDED', 'FAILED') and finished_at < now() - make_interval(secs => ${olderThanSeconds}) returning id`
   return rows.length
 }

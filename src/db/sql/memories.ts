@@ -26,8 +26,19 @@ export interface NewMemoryRow extends MemoryRow {
 }
 
 const MEMORY_COLUMNS = [
-  'id', 'space_id', 'content_type', 'content_sha256', 'metadata', 'chunking', 'status', 'processing_error', 'chunk_count',
-  'created_at', 'updated_at', 'created_by', 'updated_by',
+  'id',
+  'space_id',
+  'content_type',
+  'content_sha256',
+  'metadata',
+  'chunking',
+  'status',
+  'processing_error',
+  'chunk_count',
+  'created_at',
+  'updated_at',
+  'created_by',
+  'updated_by',
 ] as const
 
 export interface MemoryFilter {
@@ -46,25 +57,44 @@ export async function insertMemory(sql: Queryable, row: NewMemoryRow): Promise<v
   await sql`insert into memories ${sql({ ...row, metadata: sql.json(row.metadata as never), chunking: sql.json(row.chunking as never) } as never)}`
 }
 
-export async function findMemory(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<MemoryRow | undefined> {
-  const rows = await sql<MemoryRow[]>`select ${sql(MEMORY_COLUMNS)} from memories where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+export async function findMemory(
+  sql: Queryable,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<MemoryRow | undefined> {
+  const rows = await sql<
+    MemoryRow[]
+  >`select ${sql(MEMORY_COLUMNS)} from memories where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
   return rows[0]
 }
 
-export async function findMemoryContent(sql: Queryable, id: string): Promise<{ content: string; content_type: string } | undefined> {
-  const rows = await sql<Array<{ content: string; content_type: string }>>`select content, content_type from memories where id = ${id}`
+export async function findMemoryContent(
+  sql: Queryable,
+  id: string,
+): Promise<{ content: string; content_type: string } | undefined> {
+  const rows = await sql<
+    Array<{ content: string; content_type: string }>
+  >`select content, content_type from memories where id = ${id}`
   return rows[0]
 }
 
 /** The given memories, with their content when asked for (retrieval's memoryDefinition events). */
-export async function findMemories(sql: Queryable, ids: string[], options: { withContent: boolean }): Promise<Array<MemoryRow & { content?: string }>> {
+export async function findMemories(
+  sql: Queryable,
+  ids: string[],
+  options: { withContent: boolean },
+): Promise<Array<MemoryRow & { content?: string }>> {
   if (ids.length === 0) return []
   return sql<Array<MemoryRow & { content?: string }>>`
     select ${sql(MEMORY_COLUMNS)} ${options.withContent ? sql`, content` : sql``} from memories where id in ${sql(ids)}`
 }
 
 /** The oldest memory of this space with this content, for create with dedupe. */
-export async function findMemoryByContent(sql: Queryable, spaceId: string, sha256: Buffer): Promise<MemoryRow | undefined> {
+export async function findMemoryByContent(
+  sql: Queryable,
+  spaceId: string,
+  sha256: Buffer,
+): Promise<MemoryRow | undefined> {
   const rows = await sql<MemoryRow[]>`
     select ${sql(MEMORY_COLUMNS)} from memories where space_id = ${spaceId} and content_sha256 = ${sha256}
     order by created_at, id limit 1`
@@ -98,7 +128,11 @@ export async function startProcessing(sql: Sql, id: string): Promise<(MemoryRow 
   return rows[0]
 }
 
-export async function finishProcessing(sql: Queryable, id: string, outcome: { status: 'COMPLETED' | 'FAILED'; error?: string; chunkCount: number }): Promise<void> {
+export async function finishProcessing(
+  sql: Queryable,
+  id: string,
+  outcome: { status: 'COMPLETED' | 'FAILED'; error?: string; chunkCount: number },
+): Promise<void> {
   await sql`
     update memories set status = ${outcome.status}, processing_error = ${outcome.error ?? null}, chunk_count = ${outcome.chunkCount}, updated_at = now()
     where id = ${id}`
@@ -107,10 +141,17 @@ export async function finishProcessing(sql: Queryable, id: string, outcome: { st
 /** Deletes the given memories of these spaces; returns the ids deleted. */
 export async function deleteMemories(sql: Queryable, ids: string[]): Promise<Array<{ id: string; space_id: string }>> {
   if (ids.length === 0) return []
-  return sql<Array<{ id: string; space_id: string }>>`delete from memories where id in ${sql(ids)} returning id, space_id`
+  return sql<
+    Array<{ id: string; space_id: string }>
+  >`delete from memories where id in ${sql(ids)} returning id, space_id`
 }
 
-export async function deleteMemoriesInSpace(sql: Queryable, spaceId: string, status: MemoryStatus | undefined, metadataFilter?: CompiledFilter): Promise<number> {
+export async function deleteMemoriesInSpace(
+  sql: Queryable,
+  spaceId: string,
+  status: MemoryStatus | undefined,
+  metadataFilter?: CompiledFilter,
+): Promise<number> {
   const rows = await sql`
     delete from memories where space_id = ${spaceId} ${status ? sql`and status = ${status}` : sql``}
       ${metadataFilter ? sql`and ${filterFragment(sql, metadataFilter)}` : sql``}
@@ -119,7 +160,10 @@ export async function deleteMemoriesInSpace(sql: Queryable, spaceId: string, sta
 }
 
 /** The space of each given memory that exists, for checking access before a batch delete. */
-export async function spacesOfMemories(sql: Queryable, ids: string[]): Promise<Array<{ id: string; space_id: string }>> {
+export async function spacesOfMemories(
+  sql: Queryable,
+  ids: string[],
+): Promise<Array<{ id: string; space_id: string }>> {
   if (ids.length === 0) return []
   return sql<Array<{ id: string; space_id: string }>>`select id, space_id from memories where id in ${sql(ids)}`
 }

@@ -24,7 +24,11 @@ export interface ProbeTargetRow extends CredentialColumns {
   distribution_type?: string
 }
 
-export async function findProbeTarget(sql: Queryable, table: ProbeTable, id: string): Promise<ProbeTargetRow | undefined> {
+export async function findProbeTarget(
+  sql: Queryable,
+  table: ProbeTable,
+  id: string,
+): Promise<ProbeTargetRow | undefined> {
   const rows = await sql<ProbeTargetRow[]>`select * from ${sql(table)} where id = ${id}`
   return rows[0]
 }

@@ -1,6 +1,6 @@
+import type { Queryable } from '../database.js'
 import type { CredentialColumns } from './credential-columns.js'
 import type { StoredProbe } from './probes.js'
-import type { Queryable } from '../database.js'
 
 /**
  * The statements the embedders, llms and rerankers tables share. The tables differ only in
@@ -39,7 +39,10 @@ export interface RegistrationFilter {
 }
 
 /** What an update writes: the mutable columns and the update audit. */
-export type RegistrationChange<Row extends RegistrationRow, MutableColumn extends keyof Row> = Pick<Row, MutableColumn | 'updated_at' | 'updated_by'>
+export type RegistrationChange<Row extends RegistrationRow, MutableColumn extends keyof Row> = Pick<
+  Row,
+  MutableColumn | 'updated_at' | 'updated_by'
+>
 
 export interface RegistrationTable<Row extends RegistrationRow, MutableColumn extends keyof Row & string> {
   readonly name: string
@@ -61,7 +64,12 @@ export function registrationTable<Row extends RegistrationRow, MutableColumn ext
   const json = new Set<string>(jsonColumns)
   // jsonb columns are sent as JSON; a null stays SQL NULL rather than becoming JSON null.
   const toDatabase = (sql: Queryable, values: object): Record<string, unknown> =>
-    Object.fromEntries(Object.entries(values).map(([column, value]) => [column, json.has(column) && value !== null ? sql.json(value as never) : value]))
+    Object.fromEntries(
+      Object.entries(values).map(([column, value]) => [
+        column,
+        json.has(column) && value !== null ? sql.json(value as never) : value,
+      ]),
+    )
 
   return {
     name,
@@ -70,7 +78,9 @@ export function registrationTable<Row extends RegistrationRow, MutableColumn ext
       await sql`insert into ${sql(name)} ${sql(toDatabase(sql, row) as never)}`
     },
     async find(sql, id, options = {}) {
-      const rows = await sql<Row[]>`select * from ${sql(name)} where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+      const rows = await sql<
+        Row[]
+      >`select * from ${sql(name)} where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
       return rows[0]
     },
     list(sql, filter) {
@@ -85,7 +95,9 @@ export function registrationTable<Row extends RegistrationRow, MutableColumn ext
     },
     async update(sql, id, change) {
       const values = toDatabase(sql, change)
-      const rows = await sql<Row[]>`update ${sql(name)} set ${sql(values as never, Object.keys(values) as never)} where id = ${id} returning *`
+      const rows = await sql<
+        Row[]
+      >`update ${sql(name)} set ${sql(values as never, Object.keys(values) as never)} where id = ${id} returning *`
       return rows[0]!
     },
     async delete(sql, id) {

@@ -38,7 +38,8 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  */
 export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<RankedChunk[]> {
   const dimensions = query.dimensionality
-  if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > MAX_HALFVEC_INDEX_DIMENSIONS) throw new Error(`unusable dimensionality ${dimensions}`)
+  if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > MAX_HALFVEC_INDEX_DIMENSIONS)
+    throw new Error(`unusable dimensionality ${dimensions}`)
   if (!UUID_TEXT.test(query.embedderId)) throw new Error(`not a UUID: ${query.embedderId}`)
   const type = sql.unsafe(`${dimensions > MAX_VECTOR_INDEX_DIMENSIONS ? 'halfvec' : 'vector'}(${dimensions})`)
   const embedder = sql.unsafe(`'${query.embedderId}'`)
@@ -128,5 +129,7 @@ export interface RetrievedChunkRow {
 
 export async function chunksByIds(sql: Queryable, ids: string[]): Promise<RetrievedChunkRow[]> {
   if (ids.length === 0) return []
-  return sql<RetrievedChunkRow[]>`select id, memory_id, text, start_offset, end_offset from chunks where id in ${sql(ids)}`
+  return sql<
+    RetrievedChunkRow[]
+  >`select id, memory_id, text, start_offset, end_offset from chunks where id in ${sql(ids)}`
 }

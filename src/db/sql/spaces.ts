@@ -45,15 +45,23 @@ export async function insertSpaceEmbedders(sql: Queryable, rows: SpaceEmbedderRo
   if (rows.length > 0) await sql`insert into space_embedders ${sql(rows as never)}`
 }
 
-export async function findSpace(sql: Queryable, id: string, options: { forUpdate?: boolean } = {}): Promise<SpaceRow | undefined> {
-  const rows = await sql<SpaceRow[]>`select * from spaces where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+export async function findSpace(
+  sql: Queryable,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<SpaceRow | undefined> {
+  const rows = await sql<
+    SpaceRow[]
+  >`select * from spaces where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
   return rows[0]
 }
 
 /** The embedders of the given spaces, each space's in its own order. */
 export async function listSpaceEmbedders(sql: Queryable, spaceIds: string[]): Promise<SpaceEmbedderRow[]> {
   if (spaceIds.length === 0) return []
-  return sql<SpaceEmbedderRow[]>`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
+  return sql<
+    SpaceEmbedderRow[]
+  >`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
 }
 
 /** One owner's spaces in keyset order (created_at, id). */
@@ -87,12 +95,15 @@ export async function deleteSpace(sql: Queryable, id: string): Promise<boolean> 
 
 /** The embedder's vectors in this space go with it (foreign key from chunk_vectors). */
 export async function removeSpaceEmbedder(sql: Queryable, spaceId: string, embedderId: string): Promise<boolean> {
-  const rows = await sql`delete from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId} returning embedder_id`
+  const rows =
+    await sql`delete from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId} returning embedder_id`
   return rows.length > 0
 }
 
 export async function nextEmbedderPosition(sql: Queryable, spaceId: string): Promise<number> {
-  const rows = await sql<Array<{ next: number }>>`select coalesce(max(position) + 1, 0)::int as next from space_embedders where space_id = ${spaceId}`
+  const rows = await sql<
+    Array<{ next: number }>
+  >`select coalesce(max(position) + 1, 0)::int as next from space_embedders where space_id = ${spaceId}`
   return rows[0]!.next
 }
 
@@ -114,7 +125,13 @@ export async function recordBackfillProgress(
     where space_id = ${spaceId} and embedder_id = ${embedderId}`
 }
 
-export async function findSpaceEmbedder(sql: Queryable, spaceId: string, embedderId: string): Promise<SpaceEmbedderRow | undefined> {
-  const rows = await sql<SpaceEmbedderRow[]>`select * from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId}`
+export async function findSpaceEmbedder(
+  sql: Queryable,
+  spaceId: string,
+  embedderId: string,
+): Promise<SpaceEmbedderRow | undefined> {
+  const rows = await sql<
+    SpaceEmbedderRow[]
+  >`select * from space_embedders where space_id = ${spaceId} and embedder_id = ${embedderId}`
   return rows[0]
 }

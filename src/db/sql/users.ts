@@ -19,7 +19,11 @@ export async function findUserById(sql: Queryable, id: string): Promise<UserRow 
 }
 
 /** Keyset page ordered by (created_at, id). */
-export async function listUsers(sql: Queryable, after: { createdAt: Date; id: string } | undefined, limit: number): Promise<UserRow[]> {
+export async function listUsers(
+  sql: Queryable,
+  after: { createdAt: Date; id: string } | undefined,
+  limit: number,
+): Promise<UserRow[]> {
   return sql<UserRow[]>`
     select * from users
     ${after ? sql`where (created_at, id) > (${after.createdAt}, ${after.id})` : sql``}

@@ -89,7 +89,11 @@ function mergePieces(pieces: Span[], config: RecursiveChunking): Span[] {
     if (window.length > 0 && withPiece > config.chunkSize) {
       chunks.push({ start: window[0]!.start, end: window[window.length - 1]!.end })
       // Keep a tail no longer than the overlap, and short enough for the next piece to fit.
-      while (window.length > 0 && (windowLength() > config.chunkOverlap || piece.end - window[0]!.start > config.chunkSize)) window.shift()
+      while (
+        window.length > 0 &&
+        (windowLength() > config.chunkOverlap || piece.end - window[0]!.start > config.chunkSize)
+      )
+        window.shift()
     }
     window.push(piece)
   }
@@ -103,7 +107,8 @@ function recursiveSpans(content: string, span: Span, separators: RegExp[], confi
   if (index === -1) {
     // No separator applies: cut at the size, so no chunk is ever longer than asked.
     const cuts: Span[] = []
-    for (let start = span.start; start < span.end; start += config.chunkSize) cuts.push({ start, end: Math.min(start + config.chunkSize, span.end) })
+    for (let start = span.start; start < span.end; start += config.chunkSize)
+      cuts.push({ start, end: Math.min(start + config.chunkSize, span.end) })
     return cuts
   }
   const rest = separators.slice(index + 1)
@@ -127,7 +132,9 @@ function recursiveSpans(content: string, span: Span, separators: RegExp[], confi
 }
 
 export function recursiveChunks(content: string, config: RecursiveChunking): TextChunk[] {
-  const separators = config.separators.map((separator) => new RegExp(config.separatorIsRegex ? separator : escapeRegex(separator), 'gu'))
+  const separators = config.separators.map(
+    (separator) => new RegExp(config.separatorIsRegex ? separator : escapeRegex(separator), 'gu'),
+  )
   return toChunks(content, recursiveSpans(content, { start: 0, end: content.length }, separators, config))
 }
 
@@ -143,7 +150,8 @@ export function sentenceChunks(content: string, config: SentenceChunking): TextC
   const sentences: Span[] = []
   for (const segment of sentenceSegmenter.segment(content)) {
     const span = { start: segment.index, end: segment.index + segment.segment.length }
-    for (let start = span.start; start < span.end; start += config.maxChunkSize) sentences.push({ start, end: Math.min(start + config.maxChunkSize, span.end) })
+    for (let start = span.start; start < span.end; start += config.maxChunkSize)
+      sentences.push({ start, end: Math.min(start + config.maxChunkSize, span.end) })
   }
   const packed: Span[] = []
   for (const sentence of sentences) {

@@ -23,7 +23,10 @@ export interface SentenceChunking {
   minChunkSize: number
 }
 
-export type ChunkingConfig = { none: Record<string, never> } | { recursive: RecursiveChunking } | { sentence: SentenceChunking }
+export type ChunkingConfig =
+  | { none: Record<string, never> }
+  | { recursive: RecursiveChunking }
+  | { sentence: SentenceChunking }
 
 export const DEFAULT_CHUNK_SIZE = 512
 export const DEFAULT_CHUNK_OVERLAP = 64

@@ -15,8 +15,12 @@ import type { CastType, FilterNode, Literal, ValueReference } from './filter-tre
 /** The columns a filter may be compiled over: constants of the calling SQL module, never user text. */
 export type MetadataColumn = 'metadata' | 'm.metadata'
 
-
-const SQL_TYPE: Record<CastType, string> = { NUMBER: 'numeric', TEXT: 'text', BOOLEAN: 'boolean', TIMESTAMP: 'timestamptz' }
+const SQL_TYPE: Record<CastType, string> = {
+  NUMBER: 'numeric',
+  TEXT: 'text',
+  BOOLEAN: 'boolean',
+  TIMESTAMP: 'timestamptz',
+}
 
 class Template implements CompiledFilter {
   strings = ['']
@@ -105,7 +109,10 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
         template.text(') = jsonb_typeof(').value(parameterText(node.value, undefined)).text('::text::jsonb) and ')
       }
       writeTarget(template, node.target, column)
-      template.text(` ${node.operator === '!=' ? '<>' : node.operator} `).value(parameterText(node.value, node.target.cast)).text(`::text::${typeOf(node.target.cast)}, false)`)
+      template
+        .text(` ${node.operator === '!=' ? '<>' : node.operator} `)
+        .value(parameterText(node.value, node.target.cast))
+        .text(`::text::${typeOf(node.target.cast)}, false)`)
       return
     }
     case 'in':
@@ -117,7 +124,10 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
         .text(`::text[]::${typeOf(node.target.cast)}[])), false)`)
       return
     case 'like':
-      template.text(`coalesce((${column} #>> `).value(node.target.path).text(`::text[]) ${node.negated ? 'not ' : ''}${node.caseInsensitive ? 'ilike' : 'like'} `)
+      template
+        .text(`coalesce((${column} #>> `)
+        .value(node.target.path)
+        .text(`::text[]) ${node.negated ? 'not ' : ''}${node.caseInsensitive ? 'ilike' : 'like'} `)
       template.value(node.pattern).text('::text, false)')
       return
     case 'null':
@@ -137,7 +147,10 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
       writeJson(template, node.target, column)
       template.text(") = 'array' and exists (select 1 from jsonb_array_elements(")
       writeJson(template, node.target, column)
-      template.text(') as element (value) where element.value = any(').value(node.values.map((value) => JSON.stringify(value))).text('::text[]::jsonb[])), false)')
+      template
+        .text(') as element (value) where element.value = any(')
+        .value(node.values.map((value) => JSON.stringify(value)))
+        .text('::text[]::jsonb[])), false)')
       return
   }
 }

@@ -1,5 +1,12 @@
-import { tokenize, type Token } from './filter-lexer.js'
-import { type CastType, type ComparisonOperator, FilterError, type FilterNode, type Literal, type ValueReference } from './filter-tree.js'
+import { type Token, tokenize } from './filter-lexer.js'
+import {
+  type CastType,
+  type ComparisonOperator,
+  FilterError,
+  type FilterNode,
+  type Literal,
+  type ValueReference,
+} from './filter-tree.js'
 
 /**
  * Recursive descent over the tokens, with these precedences (loosest first):
@@ -29,17 +36,22 @@ const CAST_TYPES: readonly CastType[] = ['NUMBER', 'TEXT', 'BOOLEAN', 'TIMESTAMP
 const COMPARISONS: readonly string[] = ['=', '!=', '<', '<=', '>', '>=']
 
 export function parseFilterText(text: string): FilterNode {
-  if (text.length > MAX_FILTER_LENGTH) throw new FilterError(MAX_FILTER_LENGTH + 1, `a filter is at most ${MAX_FILTER_LENGTH} characters`)
+  if (text.length > MAX_FILTER_LENGTH)
+    throw new FilterError(MAX_FILTER_LENGTH + 1, `a filter is at most ${MAX_FILTER_LENGTH} characters`)
   if (text.trim().length === 0) throw new FilterError(1, 'the filter is empty')
   return new Parser(tokenize(text)).parse()
 }
 
 export function parsePath(path: string, position: number): string[] {
   if (!PATH.test(path)) {
-    throw new FilterError(position, `the path ${JSON.stringify(path.slice(0, 80))} is not of the form $.key.key or $.key[0] (keys of letters, digits, _ and -, at most 64 long)`)
+    throw new FilterError(
+      position,
+      `the path ${JSON.stringify(path.slice(0, 80))} is not of the form $.key.key or $.key[0] (keys of letters, digits, _ and -, at most 64 long)`,
+    )
   }
   const segments = [...path.matchAll(PATH_SEGMENT)].map((match) => match[1] ?? match[2]!)
-  if (segments.length > MAX_PATH_SEGMENTS) throw new FilterError(position, `a path has at most ${MAX_PATH_SEGMENTS} segments`)
+  if (segments.length > MAX_PATH_SEGMENTS)
+    throw new FilterError(position, `a path has at most ${MAX_PATH_SEGMENTS} segments`)
   return segments
 }
 
@@ -65,7 +77,8 @@ class Parser {
   parse(): FilterNode {
     const node = this.expression()
     const rest = this.peek()
-    if (rest.kind !== 'end') throw new FilterError(rest.position, `expected AND, OR or the end of the filter, found ${describe(rest)}`)
+    if (rest.kind !== 'end')
+      throw new FilterError(rest.position, `expected AND, OR or the end of the filter, found ${describe(rest)}`)
     return node
   }
 
@@ -91,18 +104,21 @@ class Parser {
 
   private expectWord(text: string): Token {
     const token = this.next()
-    if (token.kind !== 'word' || token.text !== text) throw new FilterError(token.position, `expected ${text}, found ${describe(token)}`)
+    if (token.kind !== 'word' || token.text !== text)
+      throw new FilterError(token.position, `expected ${text}, found ${describe(token)}`)
     return token
   }
 
   private expectSymbol(text: string): Token {
     const token = this.next()
-    if (token.kind !== 'symbol' || token.text !== text) throw new FilterError(token.position, `expected "${text}", found ${describe(token)}`)
+    if (token.kind !== 'symbol' || token.text !== text)
+      throw new FilterError(token.position, `expected "${text}", found ${describe(token)}`)
     return token
   }
 
   private nested<T>(position: number, read: () => T): T {
-    if (++this.#depth > MAX_FILTER_DEPTH) throw new FilterError(position, `parentheses and NOT nest at most ${MAX_FILTER_DEPTH} deep`)
+    if (++this.#depth > MAX_FILTER_DEPTH)
+      throw new FilterError(position, `parentheses and NOT nest at most ${MAX_FILTER_DEPTH} deep`)
     const result = read()
     this.#depth--
     return result
@@ -158,14 +174,18 @@ class Parser {
       this.expectSymbol(')')
       return { path, cast: type.text as CastType }
     }
-    throw new FilterError(token.position, `expected val('$.path') or CAST(val('$.path') AS type), found ${describe(token)}`)
+    throw new FilterError(
+      token.position,
+      `expected val('$.path') or CAST(val('$.path') AS type), found ${describe(token)}`,
+    )
   }
 
   private val(): string[] {
     this.expectWord('VAL')
     this.expectSymbol('(')
     const path = this.next()
-    if (path.kind !== 'string') throw new FilterError(path.position, `expected a quoted JSON path such as '$.a.b', found ${describe(path)}`)
+    if (path.kind !== 'string')
+      throw new FilterError(path.position, `expected a quoted JSON path such as '$.a.b', found ${describe(path)}`)
     this.expectSymbol(')')
     return parsePath(path.value, path.position)
   }
@@ -173,8 +193,12 @@ class Parser {
   private literal(): { value: Literal; position: number } {
     const token = this.next()
     if (token.kind === 'string' || token.kind === 'number') return { value: token.value, position: token.position }
-    if (token.kind === 'word' && (token.text === 'TRUE' || token.text === 'FALSE')) return { value: token.text === 'TRUE', position: token.position }
-    throw new FilterError(token.position, `expected a value (a 'string', a number, TRUE or FALSE), found ${describe(token)}`)
+    if (token.kind === 'word' && (token.text === 'TRUE' || token.text === 'FALSE'))
+      return { value: token.text === 'TRUE', position: token.position }
+    throw new FilterError(
+      token.position,
+      `expected a value (a 'string', a number, TRUE or FALSE), found ${describe(token)}`,
+    )
   }
 
   private list(target: ValueReference): Literal[] {
@@ -183,10 +207,12 @@ class Parser {
     for (;;) {
       const item = this.literal()
       values.push(checkedLiteral(target, item.value, item.position))
-      if (values.length > MAX_LIST_VALUES) throw new FilterError(item.position, `a list holds at most ${MAX_LIST_VALUES} values`)
+      if (values.length > MAX_LIST_VALUES)
+        throw new FilterError(item.position, `a list holds at most ${MAX_LIST_VALUES} values`)
       const separator = this.next()
       if (separator.kind === 'symbol' && separator.text === ')') return values
-      if (separator.kind !== 'symbol' || separator.text !== ',') throw new FilterError(separator.position, `expected "," or ")", found ${describe(separator)}`)
+      if (separator.kind !== 'symbol' || separator.text !== ',')
+        throw new FilterError(separator.position, `expected "," or ")", found ${describe(separator)}`)
     }
   }
 
@@ -196,9 +222,18 @@ class Parser {
     const token = this.next()
     if (token.kind === 'symbol' && COMPARISONS.includes(token.text)) {
       const item = this.literal()
-      return { kind: 'compare', target, operator: token.text as ComparisonOperator, value: checkedLiteral(target, item.value, item.position) }
+      return {
+        kind: 'compare',
+        target,
+        operator: token.text as ComparisonOperator,
+        value: checkedLiteral(target, item.value, item.position),
+      }
     }
-    if (token.kind !== 'word') throw new FilterError(token.position, `expected a comparison, IN, LIKE, ILIKE, IS, CONTAINS or OVERLAPS, found ${describe(token)}`)
+    if (token.kind !== 'word')
+      throw new FilterError(
+        token.position,
+        `expected a comparison, IN, LIKE, ILIKE, IS, CONTAINS or OVERLAPS, found ${describe(token)}`,
+      )
     if (token.text === 'IS') {
       const negated = this.isWord('NOT')
       if (negated) this.next()
@@ -207,11 +242,14 @@ class Parser {
     }
     const negated = token.text === 'NOT'
     const operator = negated ? this.next() : token
-    if (operator.kind === 'word' && operator.text === 'IN') return { kind: 'in', target, values: this.list(target), negated }
+    if (operator.kind === 'word' && operator.text === 'IN')
+      return { kind: 'in', target, values: this.list(target), negated }
     if (operator.kind === 'word' && (operator.text === 'LIKE' || operator.text === 'ILIKE')) {
-      if (target.cast && target.cast !== 'TEXT') throw new FilterError(operator.position, `${operator.text} compares text; the value is cast to ${target.cast}`)
+      if (target.cast && target.cast !== 'TEXT')
+        throw new FilterError(operator.position, `${operator.text} compares text; the value is cast to ${target.cast}`)
       const pattern = this.next()
-      if (pattern.kind !== 'string') throw new FilterError(pattern.position, `${operator.text} takes a quoted pattern, found ${describe(pattern)}`)
+      if (pattern.kind !== 'string')
+        throw new FilterError(pattern.position, `${operator.text} takes a quoted pattern, found ${describe(pattern)}`)
       return { kind: 'like', target, pattern: pattern.value, caseInsensitive: operator.text === 'ILIKE', negated }
     }
     if (!negated && operator.kind === 'word' && (operator.text === 'CONTAINS' || operator.text === 'OVERLAPS')) {
@@ -220,7 +258,10 @@ class Parser {
       if (this.isSymbol('(')) return { kind: 'contains', target, values: this.list(target) }
       return { kind: 'contains', target, values: [this.literal().value] }
     }
-    throw new FilterError(operator.position, `expected a comparison, IN, LIKE, ILIKE, IS, CONTAINS or OVERLAPS, found ${describe(operator)}`)
+    throw new FilterError(
+      operator.position,
+      `expected a comparison, IN, LIKE, ILIKE, IS, CONTAINS or OVERLAPS, found ${describe(operator)}`,
+    )
   }
 }
 
@@ -230,17 +271,24 @@ function checkedLiteral(target: ValueReference, value: Literal, position: number
     case undefined:
       return value
     case 'NUMBER':
-      if (typeof value !== 'number') throw new FilterError(position, 'compared with CAST(… AS NUMBER): expected a number')
+      if (typeof value !== 'number')
+        throw new FilterError(position, 'compared with CAST(… AS NUMBER): expected a number')
       return value
     case 'TEXT':
-      if (typeof value !== 'string') throw new FilterError(position, "compared with CAST(… AS TEXT): expected a 'string'")
+      if (typeof value !== 'string')
+        throw new FilterError(position, "compared with CAST(… AS TEXT): expected a 'string'")
       return value
     case 'BOOLEAN':
-      if (typeof value !== 'boolean') throw new FilterError(position, 'compared with CAST(… AS BOOLEAN): expected TRUE or FALSE')
+      if (typeof value !== 'boolean')
+        throw new FilterError(position, 'compared with CAST(… AS BOOLEAN): expected TRUE or FALSE')
       return value
     case 'TIMESTAMP': {
       const millis = typeof value === 'string' ? Date.parse(value) : Number.NaN
-      if (Number.isNaN(millis)) throw new FilterError(position, "compared with CAST(… AS TIMESTAMP): expected a date such as '2024-05-01T12:00:00Z'")
+      if (Number.isNaN(millis))
+        throw new FilterError(
+          position,
+          "compared with CAST(… AS TIMESTAMP): expected a date such as '2024-05-01T12:00:00Z'",
+        )
       return new Date(millis).toISOString()
     }
   }

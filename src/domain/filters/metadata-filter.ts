@@ -1,5 +1,5 @@
 import { invalidArgument } from '../../errors/app-error.js'
-import { compileFilter, type CompiledFilter, type MetadataColumn } from './filter-compiler.js'
+import { type CompiledFilter, compileFilter, type MetadataColumn } from './filter-compiler.js'
 import { parseFilterText } from './filter-parser.js'
 import { FilterError, type FilterNode } from './filter-tree.js'
 

@@ -8,6 +8,10 @@ export function apiKeyUsageJob(sql: Sql): JobHandler<ApiKeyUsagePayload> {
   return {
     kind: API_KEY_USAGE_JOB,
     maxAttempts: 5,
-    run: (payload) => apiKeysSql.recordLastUsed(sql, payload.usage.map((entry) => ({ id: entry.id, usedAt: new Date(entry.usedAt) }))),
+    run: (payload) =>
+      apiKeysSql.recordLastUsed(
+        sql,
+        payload.usage.map((entry) => ({ id: entry.id, usedAt: new Date(entry.usedAt) })),
+      ),
   }
 }

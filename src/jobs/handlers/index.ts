@@ -1,6 +1,6 @@
+import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
-import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
 import { type MemoryJobDependencies, memoryIngestJob, spaceBackfillJob } from './memory-ingest.js'
 import { modelProbeJob } from './model-probe.js'

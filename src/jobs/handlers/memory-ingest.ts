@@ -1,17 +1,29 @@
 import crypto from 'node:crypto'
 import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Sql } from '../../db/database.js'
-import * as chunksSql from '../../db/sql/chunks.js'
 import type { ChunkVector } from '../../db/sql/chunks.js'
+import * as chunksSql from '../../db/sql/chunks.js'
 import * as memoriesSql from '../../db/sql/memories.js'
 import * as probesSql from '../../db/sql/probes.js'
 import * as spacesSql from '../../db/sql/spaces.js'
 import { chunkText } from '../../domain/chunking/chunk-text.js'
 import type { ChunkingConfig } from '../../domain/chunking/chunking-config.js'
-import { MEMORY_INGEST_JOB, type MemoryIngestPayload, SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from '../../domain/job-kinds.js'
+import {
+  MEMORY_INGEST_JOB,
+  type MemoryIngestPayload,
+  SPACE_BACKFILL_JOB,
+  type SpaceBackfillPayload,
+} from '../../domain/job-kinds.js'
 import { providerAccess } from '../../domain/provider-access.js'
 import { FOREIGN_KEY_VIOLATION } from '../../domain/registry.js'
-import { DEFAULT_EMBEDDING_POLICY, type EmbeddingCall, EmbeddingError, type EmbeddingPolicy, embedderProfile, embedTexts } from '../../embedding/embedding-client.js'
+import {
+  DEFAULT_EMBEDDING_POLICY,
+  type EmbeddingCall,
+  EmbeddingError,
+  type EmbeddingPolicy,
+  embedderProfile,
+  embedTexts,
+} from '../../embedding/embedding-client.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
@@ -46,7 +58,12 @@ function memoryMetrics(registry: Registry): MemoryMetrics {
     }
   }
   return {
-    ingested: new Counter({ name: 'memsvc_memories_ingested_total', help: 'Memories whose ingest finished, by outcome (completed, failed).', labelNames: ['outcome'] as const, registers: [registry] }),
+    ingested: new Counter({
+      name: 'memsvc_memories_ingested_total',
+      help: 'Memories whose ingest finished, by outcome (completed, failed).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     requests: new Counter({
       name: 'memsvc_embedding_requests_total',
       help: 'Embedding requests to providers, by provider type and outcome (ok, retried, failed).',
@@ -64,7 +81,11 @@ function memoryMetrics(registry: Registry): MemoryMetrics {
 }
 
 /** Everything needed to call one embedder of a space. */
-async function embeddingCall(deps: MemoryJobDependencies, metrics: MemoryMetrics, embedderId: string): Promise<EmbeddingCall> {
+async function embeddingCall(
+  deps: MemoryJobDependencies,
+  metrics: MemoryMetrics,
+  embedderId: string,
+): Promise<EmbeddingCall> {
   const target = await probesSql.findProbeTarget(deps.sql, 'embedders', embedderId)
   if (!target) throw new Error(`embedder ${embedderId} was deleted meanwhile`)
   const providerType = target.provider_type
@@ -79,7 +100,13 @@ async function embeddingCall(deps: MemoryJobDependencies, metrics: MemoryMetrics
   }
 }
 
-async function embedWithEach(deps: MemoryJobDependencies, metrics: MemoryMetrics, embedderIds: string[], chunkIds: string[], texts: string[]): Promise<ChunkVector[]> {
+async function embedWithEach(
+  deps: MemoryJobDependencies,
+  metrics: MemoryMetrics,
+  embedderIds: string[],
+  chunkIds: string[],
+  texts: string[],
+): Promise<ChunkVector[]> {
   const vectors: ChunkVector[] = []
   for (const embedderId of embedderIds) {
     const call = await embeddingCall(deps, metrics, embedderId)
@@ -106,15 +133,31 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
       const memory = await memoriesSql.startProcessing(deps.sql, memoryId)
       if (!memory) return // deleted, or finished by an earlier run whose job was not marked done
       const pieces = chunkText(memory.content, memory.chunking as ChunkingConfig)
-      const chunks = pieces.map((piece, index) => ({ id: crypto.randomUUID(), chunk_index: index, text: piece.text, start_offset: piece.startOffset, end_offset: piece.endOffset }))
+      const chunks = pieces.map((piece, index) => ({
+        id: crypto.randomUUID(),
+        chunk_index: index,
+        text: piece.text,
+        start_offset: piece.startOffset,
+        end_offset: piece.endOffset,
+      }))
       const members = await spacesSql.listSpaceEmbedders(deps.sql, [memory.space_id])
       let vectors: ChunkVector[]
       try {
-        vectors = await embedWithEach(deps, metrics, members.map((member) => member.embedder_id), chunks.map((chunk) => chunk.id), chunks.map((chunk) => chunk.text))
+        vectors = await embedWithEach(
+          deps,
+          metrics,
+          members.map((member) => member.embedder_id),
+          chunks.map((chunk) => chunk.id),
+          chunks.map((chunk) => chunk.text),
+        )
       } catch (error) {
         const permanent = error instanceof EmbeddingError && error.permanent
         if (!permanent && attempt < INGEST_MAX_ATTEMPTS) throw error
-        await memoriesSql.finishProcessing(deps.sql, memoryId, { status: 'FAILED', error: (error as Error).message, chunkCount: 0 })
+        await memoriesSql.finishProcessing(deps.sql, memoryId, {
+          status: 'FAILED',
+          error: (error as Error).message,
+          chunkCount: 0,
+        })
         metrics.ingested.inc({ outcome: 'failed' })
         throw new PermanentJobError((error as Error).message)
       }
@@ -150,7 +193,13 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
       try {
         for (const memoryId of memoryIds) {
           const chunks = await chunksSql.listChunks(deps.sql, memoryId)
-          const vectors = await embedWithEach(deps, metrics, [embedderId], chunks.map((chunk) => chunk.id), chunks.map((chunk) => chunk.text))
+          const vectors = await embedWithEach(
+            deps,
+            metrics,
+            [embedderId],
+            chunks.map((chunk) => chunk.id),
+            chunks.map((chunk) => chunk.text),
+          )
           try {
             await deps.sql.begin((tx) => chunksSql.insertVectors(tx, memoryId, spaceId, vectors))
           } catch (error) {
@@ -161,12 +210,21 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
       } catch (error) {
         const permanent = error instanceof EmbeddingError && error.permanent
         if (!permanent && attempt < INGEST_MAX_ATTEMPTS) throw error
-        await spacesSql.recordBackfillProgress(deps.sql, spaceId, embedderId, { done: member.backfill_done, total: member.backfill_total, ready: false, error: (error as Error).message })
+        await spacesSql.recordBackfillProgress(deps.sql, spaceId, embedderId, {
+          done: member.backfill_done,
+          total: member.backfill_total,
+          ready: false,
+          error: (error as Error).message,
+        })
         throw new PermanentJobError((error as Error).message)
       }
       const remaining = await chunksSql.countMemoriesMissingVectors(deps.sql, spaceId, embedderId)
       const total = Math.max(member.backfill_total, remaining)
-      await spacesSql.recordBackfillProgress(deps.sql, spaceId, embedderId, { done: total - remaining, total, ready: remaining === 0 })
+      await spacesSql.recordBackfillProgress(deps.sql, spaceId, embedderId, {
+        done: total - remaining,
+        total,
+        ready: remaining === 0,
+      })
       if (remaining > 0) await deps.enqueue(SPACE_BACKFILL_JOB, { spaceId, embedderId })
     },
   }

@@ -5,7 +5,15 @@ import { MODEL_PROBE_JOB, type ModelProbePayload } from '../../domain/job-kinds.
 import { probeTable } from '../../domain/probes.js'
 import { providerAccess } from '../../domain/provider-access.js'
 import { postJson } from '../../probes/provider-http.js'
-import { chatProbeRequest, embeddingProbeRequest, firstEmbedding, looksLikeChatCompletion, rerankProbeRequest, rerankScores, UnsupportedProbeError } from '../../probes/provider-protocol.js'
+import {
+  chatProbeRequest,
+  embeddingProbeRequest,
+  firstEmbedding,
+  looksLikeChatCompletion,
+  rerankProbeRequest,
+  rerankScores,
+  UnsupportedProbeError,
+} from '../../probes/provider-protocol.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
@@ -30,7 +38,11 @@ class ProbeFailure extends Error {
  * job, so it is retried with backoff; a dimensionality mismatch is recorded and
  * not retried, since calling again cannot change it.
  */
-export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_PROBE_TIMEOUT_MS): JobHandler<ModelProbePayload> {
+export function modelProbeJob(
+  sql: Sql,
+  secrets: SecretBox,
+  timeoutMs = DEFAULT_PROBE_TIMEOUT_MS,
+): JobHandler<ModelProbePayload> {
   return {
     kind: MODEL_PROBE_JOB,
     maxAttempts: 3,
@@ -43,19 +55,35 @@ export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_
       let probe: StoredProbe
       let failure: ProbeFailure | undefined
       try {
-        const subject = { providerType: target.provider_type, endpointUrl: target.endpoint_url, apiPath: target.api_path, modelIdentifier: target.model_identifier }
+        const subject = {
+          providerType: target.provider_type,
+          endpointUrl: target.endpoint_url,
+          apiPath: target.api_path,
+          modelIdentifier: target.model_identifier,
+        }
         const request =
-          resource === 'EMBEDDER' ? embeddingProbeRequest(subject, credential)
-          : resource === 'RERANKER' ? rerankProbeRequest(subject, credential)
-          : chatProbeRequest(subject, credential)
+          resource === 'EMBEDDER'
+            ? embeddingProbeRequest(subject, credential)
+            : resource === 'RERANKER'
+              ? rerankProbeRequest(subject, credential)
+              : chatProbeRequest(subject, credential)
         const body = await postJson(request, { timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, redact })
         if (resource === 'EMBEDDER') {
           const vector = firstEmbedding(body)
           if (!vector) throw new ProbeFailure('the response carries no embedding vector')
           if (target.distribution_type !== 'SPARSE' && vector.length !== target.dimensionality) {
-            throw new ProbeFailure(`the provider returned ${vector.length} dimensions; the registration says ${target.dimensionality}`, true, vector.length)
+            throw new ProbeFailure(
+              `the provider returned ${vector.length} dimensions; the registration says ${target.dimensionality}`,
+              true,
+              vector.length,
+            )
           }
-          probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started), observedDimensionality: vector.length }
+          probe = {
+            status: 'OK',
+            checkedAt: Date.now(),
+            latencyMs: Math.round(performance.now() - started),
+            observedDimensionality: vector.length,
+          }
         } else if (resource === 'RERANKER') {
           if (!rerankScores(body, 1)) throw new ProbeFailure('the response is not a rerank answer')
           probe = { status: 'OK', checkedAt: Date.now(), latencyMs: Math.round(performance.now() - started) }
@@ -65,15 +93,19 @@ export function modelProbeJob(sql: Sql, secrets: SecretBox, timeoutMs = DEFAULT_
         }
       } catch (error) {
         failure =
-          error instanceof ProbeFailure ? error
-          : error instanceof UnsupportedProbeError ? new ProbeFailure(error.message, true)
-          : new ProbeFailure(redact((error as Error).message ?? String(error)))
+          error instanceof ProbeFailure
+            ? error
+            : error instanceof UnsupportedProbeError
+              ? new ProbeFailure(error.message, true)
+              : new ProbeFailure(redact((error as Error).message ?? String(error)))
         probe = {
           status: 'FAILED',
           checkedAt: Date.now(),
           latencyMs: Math.round(performance.now() - started),
           error: failure.message,
-          ...(failure.observedDimensionality === undefined ? {} : { observedDimensionality: failure.observedDimensionality }),
+          ...(failure.observedDimensionality === undefined
+            ? {}
+            : { observedDimensionality: failure.observedDimensionality }),
         }
       }
       await probesSql.recordProbe(sql, table, id, probe)

@@ -92,7 +92,10 @@ export function deserializeJsonKeyPage(bytes: Buffer): JsonKeyPage {
 }
 
 /** ListApiKeys as the generated service defines it, but answered from JSON texts. */
-export const listApiKeysFromJson: grpc.MethodDefinition<Parameters<typeof ApiKeyServiceService.listApiKeys.requestSerialize>[0], JsonKeyPage> = {
+export const listApiKeysFromJson: grpc.MethodDefinition<
+  Parameters<typeof ApiKeyServiceService.listApiKeys.requestSerialize>[0],
+  JsonKeyPage
+> = {
   ...ApiKeyServiceService.listApiKeys,
   responseSerialize: serializeJsonKeyPage,
   responseDeserialize: deserializeJsonKeyPage,

@@ -1,16 +1,16 @@
 import fs from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
+import type { CallContext } from '../../domain/call-context.js'
 import { AppError } from '../../errors/app-error.js'
 import type { Lifecycle } from '../../lifecycle/lifecycle.js'
 import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
-import type { CallContext } from '../../domain/call-context.js'
 import { NODE_TLS_OPTIONS } from '../../tls/cipher-policy.js'
 import { type CallRoute, type DrainExemption, RequestPipeline } from '../request-pipeline.js'
 import { addHealthService } from './health-service.js'
-import { addReflectionService } from './reflection-service.js'
 import { asciiMetadataValue, wellFormedText } from './metadata-text.js'
+import { addReflectionService } from './reflection-service.js'
 
 export interface GrpcServerOptions {
   tls?: { certFile: string; keyFile: string }
@@ -51,7 +51,9 @@ class MalformedRequest {
   constructor(readonly reason: string) {}
 }
 
-function tolerantDeserialize<Request>(deserialize: grpc.deserialize<Request>): grpc.deserialize<Request | MalformedRequest> {
+function tolerantDeserialize<Request>(
+  deserialize: grpc.deserialize<Request>,
+): grpc.deserialize<Request | MalformedRequest> {
   return (bytes) => {
     try {
       return deserialize(bytes)
@@ -135,10 +137,15 @@ export class GrpcServer {
       const drainExempt = options.drainExempt?.[key as keyof Definition]
       const served = this.#servedMethod(method, implementation[key as keyof Definition] as Implementation, drainExempt)
       this.#methods.push({ path: method.path, drainExempt })
-      guarded[key] = { ...method, requestDeserialize: tolerantDeserialize(method.requestDeserialize), responseSerialize: passEncoded }
+      guarded[key] = {
+        ...method,
+        requestDeserialize: tolerantDeserialize(method.requestDeserialize),
+        responseSerialize: passEncoded,
+      }
       handlers[key] = method.responseStream
         ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.#serveStream(served, call)
-        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.#serve(served, call, callback)
+        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+            this.#serve(served, call, callback)
     }
     this.#serviceNames.push(serviceName)
     this.server.addService(guarded, handlers)
@@ -165,12 +172,23 @@ export class GrpcServer {
     const duration = (code: grpc.status) => {
       let series = durationByCode.get(code)
       if (!series) {
-        series = this.#options.metrics.grpcDuration.series({ grpc_service: service, grpc_method: methodName, grpc_code: grpc.status[code] ?? String(code) })
+        series = this.#options.metrics.grpcDuration.series({
+          grpc_service: service,
+          grpc_method: methodName,
+          grpc_code: grpc.status[code] ?? String(code),
+        })
         durationByCode.set(code, series)
       }
       return series
     }
-    return { transport: 'grpc', name: method.path, drainExempt, implementation, encodeResponse: method.responseSerialize, duration }
+    return {
+      transport: 'grpc',
+      name: method.path,
+      drainExempt,
+      implementation,
+      encodeResponse: method.responseSerialize,
+      duration,
+    }
   }
 
   /**
@@ -178,13 +196,21 @@ export class GrpcServer {
    * response that does not encode and an error whose trailer cannot be built all end as a
    * status with the request id (INTERNAL when it is not the client's fault).
    */
-  #serve(method: ServedMethod, call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>): void {
+  #serve(
+    method: ServedMethod,
+    call: grpc.ServerUnaryCall<unknown, unknown>,
+    callback: grpc.sendUnaryData<unknown>,
+  ): void {
     const tracked = this.#pipeline.begin(method)
     const requestId = tracked.identify(call.metadata.get('x-request-id')[0])
     const answerFailure = (error: unknown) => {
       const appError = tracked.failure(error)
       tracked.finish(method.duration(appError.grpcStatus))
-      callback({ code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
+      callback({
+        code: appError.grpcStatus,
+        details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH),
+        metadata: errorTrailer(requestId, appError),
+      })
     }
     try {
       if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
@@ -203,7 +229,12 @@ export class GrpcServer {
       }, answerFailure)
       .catch((error: unknown) => {
         // Only reached when answering itself threw: log it; the call may stay unanswered, the process stays up.
-        this.#options.log.error('rpc could not be answered', { requestId, rpc: method.name, error: error as Error, stack: (error as Error)?.stack })
+        this.#options.log.error('rpc could not be answered', {
+          requestId,
+          rpc: method.name,
+          error: error as Error,
+          stack: (error as Error)?.stack,
+        })
       })
   }
 
@@ -230,13 +261,17 @@ export class GrpcServer {
     try {
       if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
       tracked.admit()
-      const events = await implementation.open(call.request, { ...callContext(call, requestId), signal: cancellation.signal })
+      const events = await implementation.open(call.request, {
+        ...callContext(call, requestId),
+        signal: cancellation.signal,
+      })
       iterator = events[Symbol.asyncIterator]()
       for (;;) {
         const next = await Promise.race([iterator.next(), cancelled])
         if (next === 'cancelled' || call.cancelled) return
         if (next.done) break
-        if (!call.write(method.encodeResponse(next.value))) await Promise.race([new Promise((resolve) => call.once('drain', resolve)), cancelled])
+        if (!call.write(method.encodeResponse(next.value)))
+          await Promise.race([new Promise((resolve) => call.once('drain', resolve)), cancelled])
         sent++
       }
       tracked.finish(method.duration(grpc.status.OK))
@@ -256,7 +291,11 @@ export class GrpcServer {
         return
       }
       tracked.finish(method.duration(appError.grpcStatus))
-      call.emit('error', { code: appError.grpcStatus, details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH), metadata: errorTrailer(requestId, appError) })
+      call.emit('error', {
+        code: appError.grpcStatus,
+        details: wellFormedText(appError.message).slice(0, MAX_TRAILER_VALUE_LENGTH),
+        metadata: errorTrailer(requestId, appError),
+      })
     } finally {
       if (call.cancelled) void iterator?.return?.().catch(() => {})
     }
@@ -265,7 +304,13 @@ export class GrpcServer {
   bind(host: string, port: number): Promise<number> {
     const tls = this.#options.tls
     const credentials = tls
-      ? withModernCiphers(grpc.ServerCredentials.createSsl(null, [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }], false))
+      ? withModernCiphers(
+          grpc.ServerCredentials.createSsl(
+            null,
+            [{ cert_chain: fs.readFileSync(tls.certFile), private_key: fs.readFileSync(tls.keyFile) }],
+            false,
+          ),
+        )
       : grpc.ServerCredentials.createInsecure()
     const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
     return new Promise((resolve, reject) => {
@@ -294,7 +339,10 @@ export class GrpcServer {
  * percent-encoded. If the trailer still cannot be built, the request id alone goes out.
  */
 function malformedRequest(path: string, request: MalformedRequest): AppError {
-  return new AppError('INVALID_ARGUMENT', `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${request.reason}`)
+  return new AppError(
+    'INVALID_ARGUMENT',
+    `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${request.reason}`,
+  )
 }
 
 function requestIdTrailer(requestId: string): grpc.Metadata {
@@ -303,7 +351,10 @@ function requestIdTrailer(requestId: string): grpc.Metadata {
   return trailer
 }
 
-function callContext(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>, requestId: string): CallContext {
+function callContext(
+  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+  requestId: string,
+): CallContext {
   const authorization = call.metadata.get('authorization')[0]
   return { requestId, transport: 'grpc', authorization: typeof authorization === 'string' ? authorization : undefined }
 }
@@ -313,7 +364,8 @@ function errorTrailer(requestId: string, appError: AppError): grpc.Metadata {
   trailer.set('x-request-id', requestId)
   try {
     trailer.set('x-error-status', appError.code)
-    for (const detail of appError.details.slice(0, MAX_ERROR_FIELDS)) trailer.add('x-error-field', asciiMetadataValue(detail.field).slice(0, MAX_TRAILER_VALUE_LENGTH))
+    for (const detail of appError.details.slice(0, MAX_ERROR_FIELDS))
+      trailer.add('x-error-field', asciiMetadataValue(detail.field).slice(0, MAX_TRAILER_VALUE_LENGTH))
     return trailer
   } catch {
     const minimal = new grpc.Metadata()

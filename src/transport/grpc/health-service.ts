@@ -1,5 +1,8 @@
 import * as grpc from '@grpc/grpc-js'
-import { HealthCheckResponse_ServingStatus as ServingStatus, HealthService } from '../../generated/grpc/health/v1/health.js'
+import {
+  HealthService,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from '../../generated/grpc/health/v1/health.js'
 import type { Lifecycle } from '../../lifecycle/lifecycle.js'
 
 const MAX_NAME_IN_MESSAGE = 200
@@ -13,7 +16,8 @@ export function addHealthService(server: grpc.Server, lifecycle: Lifecycle, serv
   const currentStatus = () => (lifecycle.ready ? ServingStatus.SERVING : ServingStatus.NOT_SERVING)
   // The name is caller input: echoing all of it into grpc-message can exceed the peer's
   // header-list limit, and the client then never sees the status (it waits for its deadline).
-  const shown = (name: string) => (name.length > MAX_NAME_IN_MESSAGE ? `${name.slice(0, MAX_NAME_IN_MESSAGE)}...` : name)
+  const shown = (name: string) =>
+    name.length > MAX_NAME_IN_MESSAGE ? `${name.slice(0, MAX_NAME_IN_MESSAGE)}...` : name
   server.addService(HealthService, {
     check(call: grpc.ServerUnaryCall<{ service: string }, unknown>, callback: grpc.sendUnaryData<unknown>) {
       if (!known.has(call.request.service)) {

@@ -19,13 +19,18 @@ export type SameFields<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyo
  * schema validates them, the same way for REST and gRPC.
  */
 export type ProtoInput<Message, Schema extends v.GenericSchema> =
-  SameFields<Message, v.InferInput<Schema>> extends true ? { [Field in keyof Required<Message>]: unknown } : SameFields<Message, v.InferInput<Schema>>
+  SameFields<Message, v.InferInput<Schema>> extends true
+    ? { [Field in keyof Required<Message>]: unknown }
+    : SameFields<Message, v.InferInput<Schema>>
 
 /** The response message for a domain value with the same fields (values converted where the types differ). */
 export type ToProto<Domain, Message> = SameFields<Message, Domain> extends true ? Message : SameFields<Message, Domain>
 
 /** A domain value as the generated string enum of the same name; tsc fails for a value the proto enum lacks. */
-export function protoEnum<Enum extends Record<string, string>, Name extends keyof Enum>(values: Enum, name: Name): Enum[Name] {
+export function protoEnum<Enum extends Record<string, string>, Name extends keyof Enum>(
+  values: Enum,
+  name: Name,
+): Enum[Name] {
   return values[name]
 }
 
@@ -42,7 +47,8 @@ export function mapOrUndefined(value: Record<string, string> | undefined): Recor
   return value && Object.keys(value).length > 0 ? value : undefined
 }
 
-export const listOrUndefined = <T>(items: T[] | undefined): T[] | undefined => (items && items.length > 0 ? items : undefined)
+export const listOrUndefined = <T>(items: T[] | undefined): T[] | undefined =>
+  items && items.length > 0 ? items : undefined
 
 /** Drops undefined members so that strict schemas see exactly what the client sent. */
 export function defined<T extends Record<string, unknown>>(input: T): Partial<T> {

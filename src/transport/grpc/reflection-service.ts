@@ -28,11 +28,18 @@ interface ReflectionHandler {
 type WireRequest = v1.ServerReflectionRequest
 type WireResponse = v1.ServerReflectionResponse
 
-const RESPONSE_MEMBERS = ['fileDescriptorResponse', 'allExtensionNumbersResponse', 'listServicesResponse', 'errorResponse'] as const
+const RESPONSE_MEMBERS = [
+  'fileDescriptorResponse',
+  'allExtensionNumbersResponse',
+  'listServicesResponse',
+  'errorResponse',
+] as const
 
 function toLibraryRequest(request: WireRequest): LibraryRequest {
   const member = request.messageRequest
-  return member ? { host: request.host, messageRequest: member.$case, [member.$case]: member.value } : { host: request.host }
+  return member
+    ? { host: request.host, messageRequest: member.$case, [member.$case]: member.value }
+    : { host: request.host }
 }
 
 function toWireResponse(response: LibraryResponse, request: WireRequest): WireResponse {
@@ -40,12 +47,18 @@ function toWireResponse(response: LibraryResponse, request: WireRequest): WireRe
   return {
     validHost: response.validHost,
     originalRequest: request,
-    messageResponse: member ? ({ $case: member, value: response[member] } as WireResponse['messageResponse']) : undefined,
+    messageResponse: member
+      ? ({ $case: member, value: response[member] } as WireResponse['messageResponse'])
+      : undefined,
   }
 }
 
 /** Served beside the application services by addStandardServices. */
-const STANDARD_SERVICES = ['grpc.health.v1.Health', 'grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']
+const STANDARD_SERVICES = [
+  'grpc.health.v1.Health',
+  'grpc.reflection.v1.ServerReflection',
+  'grpc.reflection.v1alpha.ServerReflection',
+]
 
 /**
  * Server reflection v1 and v1alpha, so grpcurl works without proto files. The library
@@ -57,15 +70,22 @@ const STANDARD_SERVICES = ['grpc.health.v1.Health', 'grpc.reflection.v1.ServerRe
  */
 export function addReflectionService(server: grpc.Server, descriptorSet: Buffer, serviceNames: string[]): void {
   const packageDefinition = loadFileDescriptorSetFromBuffer(descriptorSet, REFLECTION_LOADER_OPTIONS)
-  const reflection = new ReflectionService(packageDefinition, { services: [...STANDARD_SERVICES, ...serviceNames] }) as unknown as {
+  const reflection = new ReflectionService(packageDefinition, {
+    services: [...STANDARD_SERVICES, ...serviceNames],
+  }) as unknown as {
     v1: ReflectionHandler
     v1Alpha: ReflectionHandler
   }
-  const register = (definition: typeof v1.ServerReflectionService | typeof v1alpha.ServerReflectionService, handler: ReflectionHandler) =>
+  const register = (
+    definition: typeof v1.ServerReflectionService | typeof v1alpha.ServerReflectionService,
+    handler: ReflectionHandler,
+  ) =>
     server.addService(definition, {
       serverReflectionInfo(stream: grpc.ServerDuplexStream<WireRequest, WireResponse>) {
         stream.on('end', () => stream.end())
-        stream.on('data', (request: WireRequest) => stream.write(toWireResponse(handler.handleServerReflectionRequest(toLibraryRequest(request)), request)))
+        stream.on('data', (request: WireRequest) =>
+          stream.write(toWireResponse(handler.handleServerReflectionRequest(toLibraryRequest(request)), request)),
+        )
       },
     })
   register(v1.ServerReflectionService, reflection.v1)

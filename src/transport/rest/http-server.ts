@@ -43,7 +43,12 @@ export interface RegisteredRoute {
   options: RouteOptions
 }
 
-const UWS_REGISTER: Record<HttpMethod, 'get' | 'post' | 'put' | 'del'> = { GET: 'get', POST: 'post', PUT: 'put', DELETE: 'del' }
+const UWS_REGISTER: Record<HttpMethod, 'get' | 'post' | 'put' | 'del'> = {
+  GET: 'get',
+  POST: 'post',
+  PUT: 'put',
+  DELETE: 'del',
+}
 const METRIC_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
 export interface HttpServerOptions {
@@ -75,7 +80,11 @@ export class HttpServer {
   constructor(options: HttpServerOptions) {
     this.#options = options
     this.#app = options.tls
-      ? options.uws.SSLApp({ cert_file_name: options.tls.certFile, key_file_name: options.tls.keyFile, ssl_ciphers: TLS12_CIPHERS })
+      ? options.uws.SSLApp({
+          cert_file_name: options.tls.certFile,
+          key_file_name: options.tls.keyFile,
+          ssl_ciphers: TLS12_CIPHERS,
+        })
       : options.uws.App()
     this.#exchangeServer = {
       pipeline: new RequestPipeline(options.lifecycle, options.log),
@@ -91,7 +100,9 @@ export class HttpServer {
     this.#patterns.set(pattern, methods)
     this.#routes.push({ method, pattern, options })
     const served = servedRoute(pattern, handler, options)
-    this.#app[UWS_REGISTER[method]](pattern, (res, req) => new RestExchange(res, served, method, this.#exchangeServer).receive(req))
+    this.#app[UWS_REGISTER[method]](pattern, (res, req) =>
+      new RestExchange(res, served, method, this.#exchangeServer).receive(req),
+    )
   }
 
   /** Every route registered, in order (tests walk them all). */
@@ -103,9 +114,13 @@ export class HttpServer {
   finishRoutes(): void {
     for (const [pattern, methods] of this.#patterns) {
       const allow = [...methods].join(', ')
-      const notAllowed = noRoute(pattern, () => {
-        throw new AppError('METHOD_NOT_ALLOWED', `method not allowed; use ${allow}`)
-      }, { allow })
+      const notAllowed = noRoute(
+        pattern,
+        () => {
+          throw new AppError('METHOD_NOT_ALLOWED', `method not allowed; use ${allow}`)
+        },
+        { allow },
+      )
       this.#app.any(pattern, (res, req) => this.#serveAnyMethod(res, req, notAllowed))
     }
     const unmatched = noRoute('unmatched', (request) => {

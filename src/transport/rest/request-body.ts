@@ -34,7 +34,12 @@ export interface BodyRules {
  * 401 without it being read. A small body is read to its end first, so that the 401 leaves the
  * connection usable instead of resetting it under the client's feet.
  */
-export function readBody(res: HttpResponse, headers: Record<string, string>, rules: BodyRules, receiver: BodyReceiver): void {
+export function readBody(
+  res: HttpResponse,
+  headers: Record<string, string>,
+  rules: BodyRules,
+  receiver: BodyReceiver,
+): void {
   new BodyReader(res, rules, receiver).read(headers)
 }
 
@@ -67,7 +72,10 @@ class BodyReader {
     this.#receiver.bodyPending = true
     if (declared !== undefined && Number(declared) > this.#limit) {
       const whose = this.#authenticate ? '' : ' for requests without an API key'
-      throw new AppError('PAYLOAD_TOO_LARGE', `request body of ${declared} bytes exceeds the limit of ${this.#limit} bytes${whose}`)
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `request body of ${declared} bytes exceeds the limit of ${this.#limit} bytes${whose}`,
+      )
     }
     this.#res.onData((chunk, isLast) => this.#receiver.guarded(() => this.#take(chunk, isLast)))
     if (!this.#authenticate) return
@@ -82,7 +90,8 @@ class BodyReader {
   #take(chunk: ArrayBuffer, isLast: boolean): void {
     if (this.#receiver.settled) return
     this.#received += chunk.byteLength
-    if (this.#received > this.#limit) throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${this.#limit} bytes`)
+    if (this.#received > this.#limit)
+      throw new AppError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${this.#limit} bytes`)
     if (!this.#authenticated && this.#received > this.#anonymousLimit) this.#pause()
     // uWS reuses the chunk's memory after this callback returns: copy it.
     this.#chunks.push(Buffer.from(new Uint8Array(chunk)))

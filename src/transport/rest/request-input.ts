@@ -48,7 +48,8 @@ function jsonShapeProblem(text: string): string | undefined {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index)
     if (inString) {
-      if (code === 0x5c) index++ // backslash: skip the escaped character
+      if (code === 0x5c)
+        index++ // backslash: skip the escaped character
       else if (code === 0x22) inString = false
     } else if (code === 0x22) inString = true
     else if (code === 0x7b || code === 0x5b) {
@@ -66,7 +67,8 @@ function jsonShapeProblem(text: string): string | undefined {
 export function jsonBody(request: RestRequest): Record<string, unknown> {
   if (request.body.length === 0) return {}
   const parsed = parsedJson(request)
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidArgument('body', 'must be a JSON object')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw invalidArgument('body', 'must be a JSON object')
   return normaliseKeys(parsed, '') as Record<string, unknown>
 }
 
@@ -79,9 +81,11 @@ export function jsonBody(request: RestRequest): Record<string, unknown> {
 export function parsedJson(request: RestRequest): unknown {
   const contentType = request.headers['content-type']
   if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', `content-type: expected application/json, got ${JSON.stringify(contentType.slice(0, 100))}`, [
-      { field: 'content-type', description: 'must be application/json' },
-    ])
+    throw new AppError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `content-type: expected application/json, got ${JSON.stringify(contentType.slice(0, 100))}`,
+      [{ field: 'content-type', description: 'must be application/json' }],
+    )
   }
   let text: string
   try {
@@ -116,7 +120,12 @@ export function listQuery(request: RestRequest): Record<string, unknown> {
 }
 
 export function callContext(request: RestRequest): CallContext {
-  return { requestId: request.requestId, transport: 'rest', authorization: request.headers.authorization, principal: request.principal }
+  return {
+    requestId: request.requestId,
+    transport: 'rest',
+    authorization: request.headers.authorization,
+    principal: request.principal,
+  }
 }
 
 /**
@@ -126,6 +135,10 @@ export function callContext(request: RestRequest): CallContext {
 export function customMethodTarget(request: RestRequest, verb: string): string {
   const suffix = `:${verb}`
   const raw = request.params.id ?? ''
-  if (!raw.endsWith(suffix)) throw new AppError('NOT_FOUND', `no route for ${request.method} ${request.path}; did you mean ${request.path.replace(/:[^/]*$/, '')}${suffix}?`)
+  if (!raw.endsWith(suffix))
+    throw new AppError(
+      'NOT_FOUND',
+      `no route for ${request.method} ${request.path}; did you mean ${request.path.replace(/:[^/]*$/, '')}${suffix}?`,
+    )
   return raw.slice(0, -suffix.length)
 }

@@ -1,5 +1,5 @@
-import { STATUS_CODES } from 'node:http'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
+import { STATUS_CODES } from 'node:http'
 import type { Principal } from '../../domain/permissions.js'
 import { type AppError, invalidArgument } from '../../errors/app-error.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
@@ -36,7 +36,14 @@ export interface ExchangeServer {
  * header with req.forEach was the largest single cost of the request wrapper (bench
  * profile of GET /v1/users/me). A handler that needs another header adds it here.
  */
-const READ_HEADERS = ['authorization', 'x-request-id', 'content-length', 'content-type', 'x-service-metrics-key', 'accept'] as const
+const READ_HEADERS = [
+  'authorization',
+  'x-request-id',
+  'content-length',
+  'content-type',
+  'x-service-metrics-key',
+  'accept',
+] as const
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -89,7 +96,10 @@ export class RestExchange {
         this.start(EMPTY_BODY)
         return
       }
-      const rules = { maxBodyBytes: this.#server.maxBodyBytes, authenticate: this.#route.needsApiKey ? this.#server.authenticate : undefined }
+      const rules = {
+        maxBodyBytes: this.#server.maxBodyBytes,
+        authenticate: this.#route.needsApiKey ? this.#server.authenticate : undefined,
+      }
       readBody(this.#res, request.headers, rules, this)
     })
   }
@@ -148,7 +158,17 @@ export class RestExchange {
     const rawQuery = req.getQuery()
     const query = rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY
     const cancellation = () => (this.#cancellation ??= abortedAlready(this.#aborted)).signal
-    this.#request = { method: this.#method, path: req.getUrl(), params, query, headers, body: EMPTY_BODY, requestId, principal: undefined, cancellation }
+    this.#request = {
+      method: this.#method,
+      path: req.getUrl(),
+      params,
+      query,
+      headers,
+      body: EMPTY_BODY,
+      requestId,
+      principal: undefined,
+      cancellation,
+    }
     return this.#request
   }
 
@@ -291,11 +311,13 @@ function prepare(response: RestResponse, extraHeaders: Record<string, string>): 
   const body = response.text ?? (response.json === undefined ? '' : JSON.stringify(response.json))
   if (typeof body !== 'string') throw new TypeError(`response body of type ${typeof body} cannot be sent`)
   const headers: Array<[string, string]> = []
-  if (body.length > 0 || response.contentType) headers.push(['content-type', response.contentType ?? 'application/json; charset=utf-8'])
+  if (body.length > 0 || response.contentType)
+    headers.push(['content-type', response.contentType ?? 'application/json; charset=utf-8'])
   for (const source of [extraHeaders, response.headers ?? {}]) {
     for (const name in source) {
       const value = source[name]
-      if (typeof value !== 'string' || /[\r\n]/.test(value)) throw new TypeError(`response header ${name} has a value that cannot be sent`)
+      if (typeof value !== 'string' || /[\r\n]/.test(value))
+        throw new TypeError(`response header ${name} has a value that cannot be sent`)
       headers.push([name, value])
     }
   }

@@ -1,4 +1,10 @@
-import { type ApiKey as DomainApiKey, createApiKey, deleteApiKey, listApiKeys, updateApiKey } from '../../../domain/api-keys.js'
+import {
+  createApiKey,
+  type ApiKey as DomainApiKey,
+  deleteApiKey,
+  listApiKeys,
+  updateApiKey,
+} from '../../../domain/api-keys.js'
 import type { ServerContext } from '../../../domain/context.js'
 import {
   type ApiKey,
@@ -29,31 +35,42 @@ const listFromProto = (request: ListApiKeysRequest): ProtoInput<ListApiKeysReque
 })
 
 /** The key's id travels beside the fields, as in the REST path. */
-const updateFromProto = ({ apiKeyId: _id, ...fields }: UpdateApiKeyRequest): ProtoInput<typeof fields, typeof updateApiKeySchema> => ({
+const updateFromProto = ({
+  apiKeyId: _id,
+  ...fields
+}: UpdateApiKeyRequest): ProtoInput<typeof fields, typeof updateApiKeySchema> => ({
   status: enumOrUndefined(fields.status),
   replaceLabels: fields.replaceLabels?.items,
   mergeLabels: fields.mergeLabels?.items,
 })
 
-export const apiKeyToProto = (key: DomainApiKey): ToProto<DomainApiKey, ApiKey> => ({ ...key, status: protoEnum(ApiKeyStatus, key.status) })
+export const apiKeyToProto = (key: DomainApiKey): ToProto<DomainApiKey, ApiKey> => ({
+  ...key,
+  status: protoEnum(ApiKeyStatus, key.status),
+})
 
 export function addApiKeyService(grpc: GrpcServer, server: ServerContext): void {
   // ListApiKeys answers with the keys' stored wire JSON, encoded once per key (encoded-api-keys.ts).
-  grpc.addService({ ...ApiKeyServiceService, listApiKeys: listApiKeysFromJson }, {
-    async createApiKey(request, call) {
-      const created = await createApiKey(server.domain, call, defined(createFromProto(request)))
-      return { apiKeyMetadata: apiKeyToProto(created.apiKeyMetadata), rawApiKey: created.rawApiKey }
+  grpc.addService(
+    { ...ApiKeyServiceService, listApiKeys: listApiKeysFromJson },
+    {
+      async createApiKey(request, call) {
+        const created = await createApiKey(server.domain, call, defined(createFromProto(request)))
+        return { apiKeyMetadata: apiKeyToProto(created.apiKeyMetadata), rawApiKey: created.rawApiKey }
+      },
+      async listApiKeys(request, call) {
+        const page = await listApiKeys(server.domain, call, defined(listFromProto(request)))
+        return { keys: page.keysJson, nextToken: page.nextToken }
+      },
+      async updateApiKey(request, call) {
+        return apiKeyToProto(
+          await updateApiKey(server.domain, call, request.apiKeyId, defined(updateFromProto(request))),
+        )
+      },
+      async deleteApiKey(request, call) {
+        await deleteApiKey(server.domain, call, request.apiKeyId)
+        return {}
+      },
     },
-    async listApiKeys(request, call) {
-      const page = await listApiKeys(server.domain, call, defined(listFromProto(request)))
-      return { keys: page.keysJson, nextToken: page.nextToken }
-    },
-    async updateApiKey(request, call) {
-      return apiKeyToProto(await updateApiKey(server.domain, call, request.apiKeyId, defined(updateFromProto(request))))
-    },
-    async deleteApiKey(request, call) {
-      await deleteApiKey(server.domain, call, request.apiKeyId)
-      return {}
-    },
-  })
+  )
 }

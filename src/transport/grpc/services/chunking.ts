@@ -32,7 +32,15 @@ export function chunkingFromProto(config: ChunkingConfig | undefined): Record<st
 
 export function chunkingToProto(config: DomainChunkingConfig): ChunkingConfig {
   if ('recursive' in config) {
-    return { strategy: { $case: 'recursive', value: { ...config.recursive, keepStrategy: protoEnum(RecursiveChunking_KeepStrategy, config.recursive.keepStrategy) } } }
+    return {
+      strategy: {
+        $case: 'recursive',
+        value: {
+          ...config.recursive,
+          keepStrategy: protoEnum(RecursiveChunking_KeepStrategy, config.recursive.keepStrategy),
+        },
+      },
+    }
   }
   if ('sentence' in config) return { strategy: { $case: 'sentence', value: { ...config.sentence } } }
   return { strategy: { $case: 'none', value: {} } }

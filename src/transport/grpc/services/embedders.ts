@@ -12,9 +12,18 @@ import {
 import type { createEmbedderSchema, listEmbeddersSchema, updateEmbedderSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { enumOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import { credentialsToProto, listFromProto, modalitiesToProto, registryHandlers, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
+import {
+  credentialsToProto,
+  listFromProto,
+  modalitiesToProto,
+  registryHandlers,
+  sharedCreateFromProto,
+  sharedUpdateFromProto,
+} from './registrations.js'
 
-const createFromProto = (request: CreateEmbedderRequest): ProtoInput<CreateEmbedderRequest, typeof createEmbedderSchema> => ({
+const createFromProto = (
+  request: CreateEmbedderRequest,
+): ProtoInput<CreateEmbedderRequest, typeof createEmbedderSchema> => ({
   embedderId: request.embedderId,
   ...sharedCreateFromProto(request),
   dimensionality: request.dimensionality,
@@ -22,10 +31,15 @@ const createFromProto = (request: CreateEmbedderRequest): ProtoInput<CreateEmbed
   maxSequenceLength: request.maxSequenceLength,
 })
 
-const listEmbeddersFromProto = (request: ListEmbeddersRequest): ProtoInput<ListEmbeddersRequest, typeof listEmbeddersSchema> => listFromProto(request)
+const listEmbeddersFromProto = (
+  request: ListEmbeddersRequest,
+): ProtoInput<ListEmbeddersRequest, typeof listEmbeddersSchema> => listFromProto(request)
 
 /** The embedder's id travels beside the fields, as in the REST path. */
-const updateFromProto = ({ embedderId: _id, ...fields }: UpdateEmbedderRequest): ProtoInput<typeof fields, typeof updateEmbedderSchema> => ({
+const updateFromProto = ({
+  embedderId: _id,
+  ...fields
+}: UpdateEmbedderRequest): ProtoInput<typeof fields, typeof updateEmbedderSchema> => ({
   ...sharedUpdateFromProto(fields),
   dimensionality: fields.dimensionality,
   distributionType: enumOrUndefined(fields.distributionType),
@@ -41,9 +55,18 @@ const embedderToProto = (embedder: DomainEmbedder): ToProto<DomainEmbedder, Embe
 })
 
 export function addEmbedderService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, embedderUseCases, 'embedderId', { createFromProto, listFromProto: listEmbeddersFromProto, updateFromProto, toProto: embedderToProto })
+  const handlers = registryHandlers(server, embedderUseCases, 'embedderId', {
+    createFromProto,
+    listFromProto: listEmbeddersFromProto,
+    updateFromProto,
+    toProto: embedderToProto,
+  })
   grpc.addService(EmbedderServiceService, {
-    createEmbedder: handlers.create, listEmbedders: handlers.list, getEmbedder: handlers.get,
-    updateEmbedder: handlers.update, deleteEmbedder: handlers.delete, probeEmbedder: handlers.probe,
+    createEmbedder: handlers.create,
+    listEmbedders: handlers.list,
+    getEmbedder: handlers.get,
+    updateEmbedder: handlers.update,
+    deleteEmbedder: handlers.delete,
+    probeEmbedder: handlers.probe,
   })
 }

@@ -13,11 +13,20 @@ import {
 import type { createLlmSchema, listLlmsSchema, updateLlmSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, listOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import { credentialsToProto, listFromProto, modalitiesToProto, registryHandlers, sharedCreateFromProto, sharedUpdateFromProto } from './registrations.js'
+import {
+  credentialsToProto,
+  listFromProto,
+  modalitiesToProto,
+  registryHandlers,
+  sharedCreateFromProto,
+  sharedUpdateFromProto,
+} from './registrations.js'
 
-const capabilitiesFromProto = (capabilities: LlmCapabilities | undefined) => capabilities && defined({ ...capabilities })
+const capabilitiesFromProto = (capabilities: LlmCapabilities | undefined) =>
+  capabilities && defined({ ...capabilities })
 
-const samplingFromProto = (sampling: SamplingParams | undefined) => sampling && defined({ ...sampling, stopSequences: listOrUndefined(sampling.stopSequences) })
+const samplingFromProto = (sampling: SamplingParams | undefined) =>
+  sampling && defined({ ...sampling, stopSequences: listOrUndefined(sampling.stopSequences) })
 
 const createFromProto = (request: CreateLlmRequest): ProtoInput<CreateLlmRequest, typeof createLlmSchema> => ({
   llmId: request.llmId,
@@ -28,10 +37,14 @@ const createFromProto = (request: CreateLlmRequest): ProtoInput<CreateLlmRequest
   defaultSamplingParams: samplingFromProto(request.defaultSamplingParams),
 })
 
-const listLlmsFromProto = (request: ListLlmsRequest): ProtoInput<ListLlmsRequest, typeof listLlmsSchema> => listFromProto(request)
+const listLlmsFromProto = (request: ListLlmsRequest): ProtoInput<ListLlmsRequest, typeof listLlmsSchema> =>
+  listFromProto(request)
 
 /** The LLM's id travels beside the fields, as in the REST path. */
-const updateFromProto = ({ llmId: _id, ...fields }: UpdateLlmRequest): ProtoInput<typeof fields, typeof updateLlmSchema> => ({
+const updateFromProto = ({
+  llmId: _id,
+  ...fields
+}: UpdateLlmRequest): ProtoInput<typeof fields, typeof updateLlmSchema> => ({
   ...sharedUpdateFromProto(fields),
   clientConfig: fields.clientConfig,
   maxContextLength: fields.maxContextLength,
@@ -47,9 +60,18 @@ const llmToProto = (llm: DomainLlm): ToProto<DomainLlm, Llm> => ({
 })
 
 export function addLlmService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, llmUseCases, 'llmId', { createFromProto, listFromProto: listLlmsFromProto, updateFromProto, toProto: llmToProto })
+  const handlers = registryHandlers(server, llmUseCases, 'llmId', {
+    createFromProto,
+    listFromProto: listLlmsFromProto,
+    updateFromProto,
+    toProto: llmToProto,
+  })
   grpc.addService(LlmServiceService, {
-    createLlm: handlers.create, listLlms: handlers.list, getLlm: handlers.get,
-    updateLlm: handlers.update, deleteLlm: handlers.delete, probeLlm: handlers.probe,
+    createLlm: handlers.create,
+    listLlms: handlers.list,
+    getLlm: handlers.get,
+    updateLlm: handlers.update,
+    deleteLlm: handlers.delete,
+    probeLlm: handlers.probe,
   })
 }

@@ -2,15 +2,19 @@ import type { ServerContext } from '../../../domain/context.js'
 import {
   batchCreateMemories,
   batchDeleteMemories,
-  createMemory,
   type CreateMemoryResult,
+  createMemory,
+  type Memory as DomainMemory,
   deleteMemory,
   getMemory,
   getMemoryContent,
   listMemories,
-  type Memory as DomainMemory,
 } from '../../../domain/memories.js'
-import { type RetrievalEvent, type RetrievedChunk as DomainRetrievedChunk, retrieveMemories } from '../../../domain/retrieval.js'
+import {
+  type RetrievedChunk as DomainRetrievedChunk,
+  type RetrievalEvent,
+  retrieveMemories,
+} from '../../../domain/retrieval.js'
 import type { AppError } from '../../../errors/app-error.js'
 import {
   type BatchCreateResult,
@@ -30,7 +34,14 @@ import {
 import type { batchDeleteMemoriesSchema, createMemorySchema, listMemoriesSchema } from '../../../validation/memory.js'
 import type { postProcessorSchema, retrieveMemoriesSchema, spaceKeySchema } from '../../../validation/retrieval.js'
 import type { GrpcServer } from '../grpc-server.js'
-import { defined, enumOrUndefined, listOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
+import {
+  defined,
+  enumOrUndefined,
+  listOrUndefined,
+  type ProtoInput,
+  protoEnum,
+  type ToProto,
+} from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
 
 const createFromProto = (request: CreateMemoryRequest): ProtoInput<CreateMemoryRequest, typeof createMemorySchema> => ({
@@ -54,7 +65,9 @@ const listFromProto = (request: ListMemoriesRequest): ProtoInput<ListMemoriesReq
   filter: request.filter,
 })
 
-const batchDeleteFromProto = (request: BatchDeleteMemoriesRequest): ProtoInput<BatchDeleteMemoriesRequest, typeof batchDeleteMemoriesSchema> => ({
+const batchDeleteFromProto = (
+  request: BatchDeleteMemoriesRequest,
+): ProtoInput<BatchDeleteMemoriesRequest, typeof batchDeleteMemoriesSchema> => ({
   memoryIds: listOrUndefined(request.memoryIds),
   spaceId: request.spaceId,
   statusFilter: enumOrUndefined(request.statusFilter),
@@ -69,12 +82,17 @@ const memoryToProto = (memory: RetrievedMemory): ToProto<RetrievedMemory, Memory
   chunkingConfig: chunkingToProto(memory.chunkingConfig),
 })
 
-const createdToProto = (result: CreateMemoryResult) => ({ memory: memoryToProto(result.memory), created: result.created })
+const createdToProto = (result: CreateMemoryResult) => ({
+  memory: memoryToProto(result.memory),
+  created: result.created,
+})
 
 type BatchItem = Awaited<ReturnType<typeof batchCreateMemories>>['results'][number]
 
 const batchItemToProto = (item: BatchItem): BatchCreateResult =>
-  'error' in item ? { result: { $case: 'error', value: item.error } } : { result: { $case: 'memory', value: createdToProto(item) } }
+  'error' in item
+    ? { result: { $case: 'error', value: item.error } }
+    : { result: { $case: 'memory', value: createdToProto(item) } }
 
 const spaceKeyFromProto = (key: SpaceKey): ProtoInput<SpaceKey, typeof spaceKeySchema> => ({
   spaceId: key.spaceId,
@@ -92,7 +110,9 @@ const postProcessorFromProto = (post: PostProcessor): ProtoInput<PostProcessor, 
   systemPrompt: post.systemPrompt,
 })
 
-const retrieveFromProto = (request: RetrieveMemoryRequest): ProtoInput<RetrieveMemoryRequest, typeof retrieveMemoriesSchema> => ({
+const retrieveFromProto = (
+  request: RetrieveMemoryRequest,
+): ProtoInput<RetrieveMemoryRequest, typeof retrieveMemoriesSchema> => ({
   message: request.message,
   spaceKeys: request.spaceKeys.map((key) => defined(spaceKeyFromProto(key))),
   requestedSize: request.requestedSize,
@@ -108,10 +128,17 @@ const chunkToProto = (chunk: DomainRetrievedChunk): ToProto<DomainRetrievedChunk
 function eventToProto(event: RetrievalEvent): RetrieveMemoryEvent {
   if ('resultSetBoundary' in event) {
     const boundary = event.resultSetBoundary
-    return { event: { $case: 'resultSetBoundary', value: { ...boundary, kind: protoEnum(ResultSetBoundary_Kind, boundary.kind) } } }
+    return {
+      event: {
+        $case: 'resultSetBoundary',
+        value: { ...boundary, kind: protoEnum(ResultSetBoundary_Kind, boundary.kind) },
+      },
+    }
   }
-  if ('memoryDefinition' in event) return { event: { $case: 'memoryDefinition', value: { memory: memoryToProto(event.memoryDefinition.memory) } } }
-  if ('retrievedItem' in event) return { event: { $case: 'retrievedItem', value: { chunk: chunkToProto(event.retrievedItem.chunk) } } }
+  if ('memoryDefinition' in event)
+    return { event: { $case: 'memoryDefinition', value: { memory: memoryToProto(event.memoryDefinition.memory) } } }
+  if ('retrievedItem' in event)
+    return { event: { $case: 'retrievedItem', value: { chunk: chunkToProto(event.retrievedItem.chunk) } } }
   if ('abstractReply' in event) return { event: { $case: 'abstractReply', value: event.abstractReply } }
   return { event: { $case: 'status', value: event.status } }
 }
@@ -122,9 +149,12 @@ async function* eventsToProto(events: AsyncIterable<RetrievalEvent>): AsyncGener
 
 export function addMemoryService(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(MemoryServiceService, {
-    createMemory: async (request, call) => createdToProto(await createMemory(server.domain, call, defined(createFromProto(request)))),
+    createMemory: async (request, call) =>
+      createdToProto(await createMemory(server.domain, call, defined(createFromProto(request)))),
     async batchCreateMemories(request, call) {
-      const batch = await batchCreateMemories(server.domain, call, { requests: request.requests.map((item) => defined(createFromProto(item))) })
+      const batch = await batchCreateMemories(server.domain, call, {
+        requests: request.requests.map((item) => defined(createFromProto(item))),
+      })
       return { results: batch.results.map(batchItemToProto) }
     },
     getMemory: async (request, call) => memoryToProto(await getMemory(server.domain, call, request.memoryId)),
@@ -142,8 +172,11 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
       return { deletedCount: result.deletedCount, results: result.results ?? [] }
     },
     retrieveMemory: {
-      open: async (request, call) => eventsToProto(await retrieveMemories(server.domain, call, defined(retrieveFromProto(request)))),
-      failureMessage: (error: AppError) => ({ event: { $case: 'status', value: { code: error.code, message: error.message } } }),
+      open: async (request, call) =>
+        eventsToProto(await retrieveMemories(server.domain, call, defined(retrieveFromProto(request)))),
+      failureMessage: (error: AppError) => ({
+        event: { $case: 'status', value: { code: error.code, message: error.message } },
+      }),
     },
   })
 }

@@ -3,10 +3,18 @@ import type { ServerContext } from '../../../domain/context.js'
 import { requestProbe } from '../../../domain/probes.js'
 import type { RegistryPage, RegistryUseCases } from '../../../domain/registration-use-cases.js'
 import type { CredentialsView } from '../../../domain/registry.js'
-import type { CreateEmbedderRequest, ListEmbeddersRequest, UpdateEmbedderRequest } from '../../../generated/memsvc/v1/embedders.js'
+import type {
+  CreateEmbedderRequest,
+  ListEmbeddersRequest,
+  UpdateEmbedderRequest,
+} from '../../../generated/memsvc/v1/embedders.js'
 import type { CreateLlmRequest, ListLlmsRequest, UpdateLlmRequest } from '../../../generated/memsvc/v1/llms.js'
-import type { CreateRerankerRequest, ListRerankersRequest, UpdateRerankerRequest } from '../../../generated/memsvc/v1/rerankers.js'
 import { type Credentials, Credentials_Kind, Modality } from '../../../generated/memsvc/v1/registry.js'
+import type {
+  CreateRerankerRequest,
+  ListRerankersRequest,
+  UpdateRerankerRequest,
+} from '../../../generated/memsvc/v1/rerankers.js'
 import type { Modality as DomainModality } from '../../../validation/registry-values.js'
 import { defined, enumOrUndefined, listOrUndefined, mapOrUndefined, protoEnum, type ToProto } from '../proto-mapping.js'
 
@@ -20,7 +28,12 @@ function credentialsFromProto(credentials: Credentials | undefined): Record<stri
   return defined({
     kind: enumOrUndefined(credentials.kind),
     apiKey: credentials.apiKey && defined({ ...credentials.apiKey }),
-    cloudAdc: credentials.cloudAdc && defined({ scopes: listOrUndefined(credentials.cloudAdc.scopes), quotaProjectId: credentials.cloudAdc.quotaProjectId }),
+    cloudAdc:
+      credentials.cloudAdc &&
+      defined({
+        scopes: listOrUndefined(credentials.cloudAdc.scopes),
+        quotaProjectId: credentials.cloudAdc.quotaProjectId,
+      }),
   })
 }
 
@@ -48,7 +61,12 @@ export const listFromProto = (request: ListEmbeddersRequest | ListLlmsRequest | 
 })
 
 /** Wrapper messages mean "given", even when empty (an empty ModalityList is refused by validation, not ignored). */
-export const sharedUpdateFromProto = (fields: Omit<UpdateEmbedderRequest, 'embedderId'> | Omit<UpdateLlmRequest, 'llmId'> | Omit<UpdateRerankerRequest, 'rerankerId'>) => ({
+export const sharedUpdateFromProto = (
+  fields:
+    | Omit<UpdateEmbedderRequest, 'embedderId'>
+    | Omit<UpdateLlmRequest, 'llmId'>
+    | Omit<UpdateRerankerRequest, 'rerankerId'>,
+) => ({
   displayName: fields.displayName,
   description: fields.description,
   providerType: enumOrUndefined(fields.providerType),
@@ -63,9 +81,13 @@ export const sharedUpdateFromProto = (fields: Omit<UpdateEmbedderRequest, 'embed
   mergeLabels: fields.mergeLabels?.items,
 })
 
-export const credentialsToProto = (view: CredentialsView): ToProto<CredentialsView, Credentials> => ({ ...view, kind: protoEnum(Credentials_Kind, view.kind) })
+export const credentialsToProto = (view: CredentialsView): ToProto<CredentialsView, Credentials> => ({
+  ...view,
+  kind: protoEnum(Credentials_Kind, view.kind),
+})
 
-export const modalitiesToProto = (modalities: DomainModality[]): Modality[] => modalities.map((modality) => protoEnum(Modality, modality))
+export const modalitiesToProto = (modalities: DomainModality[]): Modality[] =>
+  modalities.map((modality) => protoEnum(Modality, modality))
 
 /** How one kind's messages map to and from the domain (each function typed by ProtoInput or ToProto in the kind's file). */
 export interface RegistryMessages<Item, ProtoItem, CreateRequest, ListRequest, UpdateRequest> {
@@ -80,7 +102,15 @@ export interface RegistryMessages<Item, ProtoItem, CreateRequest, ListRequest, U
  * Create, list, get, update, delete and probe of one registry kind over gRPC, the same
  * for every kind; `idField` names the id in its request messages ("embedderId").
  */
-export function registryHandlers<Item, Collection extends string, IdField extends string, ProtoItem, CreateRequest, ListRequest, UpdateRequest extends Record<IdField, string>>(
+export function registryHandlers<
+  Item,
+  Collection extends string,
+  IdField extends string,
+  ProtoItem,
+  CreateRequest,
+  ListRequest,
+  UpdateRequest extends Record<IdField, string>,
+>(
   server: ServerContext,
   kind: RegistryUseCases<Item, Collection>,
   idField: IdField,
@@ -89,18 +119,27 @@ export function registryHandlers<Item, Collection extends string, IdField extend
   // server.domain is read per call: it is not there until the database is ready.
   type IdRequest = Record<IdField, string>
   return {
-    create: async (request: CreateRequest, call: CallContext) => messages.toProto(await kind.create(server.domain, call, defined(messages.createFromProto(request)))),
+    create: async (request: CreateRequest, call: CallContext) =>
+      messages.toProto(await kind.create(server.domain, call, defined(messages.createFromProto(request)))),
     async list(request: ListRequest, call: CallContext): Promise<RegistryPage<Collection, ProtoItem>> {
       const page = await kind.list(server.domain, call, defined(messages.listFromProto(request)))
       const items: RegistryPage<Collection, Item>[Collection] = page[kind.collection]
-      return { [kind.collection]: items.map((item) => messages.toProto(item)), nextToken: page.nextToken } as RegistryPage<Collection, ProtoItem>
+      return {
+        [kind.collection]: items.map((item) => messages.toProto(item)),
+        nextToken: page.nextToken,
+      } as RegistryPage<Collection, ProtoItem>
     },
-    get: async (request: IdRequest, call: CallContext) => messages.toProto(await kind.get(server.domain, call, request[idField])),
-    update: async (request: UpdateRequest, call: CallContext) => messages.toProto(await kind.update(server.domain, call, request[idField], defined(messages.updateFromProto(request)))),
+    get: async (request: IdRequest, call: CallContext) =>
+      messages.toProto(await kind.get(server.domain, call, request[idField])),
+    update: async (request: UpdateRequest, call: CallContext) =>
+      messages.toProto(
+        await kind.update(server.domain, call, request[idField], defined(messages.updateFromProto(request))),
+      ),
     async delete(request: IdRequest, call: CallContext): Promise<Record<string, never>> {
       await kind.delete(server.domain, call, request[idField])
       return {}
     },
-    probe: (request: IdRequest, call: CallContext) => requestProbe(server.domain, call, kind.resource, request[idField]),
+    probe: (request: IdRequest, call: CallContext) =>
+      requestProbe(server.domain, call, kind.resource, request[idField]),
   }
 }

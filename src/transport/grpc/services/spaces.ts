@@ -2,12 +2,12 @@ import type { ServerContext } from '../../../domain/context.js'
 import {
   addSpaceEmbedder,
   createSpace,
+  type Space as DomainSpace,
+  type SpaceEmbedder as DomainSpaceEmbedder,
   deleteSpace,
   getSpace,
   listSpaces,
   removeSpaceEmbedder,
-  type Space as DomainSpace,
-  type SpaceEmbedder as DomainSpaceEmbedder,
   updateSpace,
 } from '../../../domain/spaces.js'
 import {
@@ -21,7 +21,13 @@ import {
   SpaceServiceService,
   type UpdateSpaceRequest,
 } from '../../../generated/memsvc/v1/spaces.js'
-import type { addEmbedderSchema, createSpaceSchema, listSpacesSchema, removeEmbedderSchema, updateSpaceSchema } from '../../../validation/memory.js'
+import type {
+  addEmbedderSchema,
+  createSpaceSchema,
+  listSpacesSchema,
+  removeEmbedderSchema,
+  updateSpaceSchema,
+} from '../../../validation/memory.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, mapOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
@@ -45,19 +51,28 @@ const listFromProto = (request: ListSpacesRequest): ProtoInput<ListSpacesRequest
 })
 
 /** The space's id travels beside the fields, as in the REST path. */
-const updateFromProto = ({ spaceId: _id, ...fields }: UpdateSpaceRequest): ProtoInput<typeof fields, typeof updateSpaceSchema> => ({
+const updateFromProto = ({
+  spaceId: _id,
+  ...fields
+}: UpdateSpaceRequest): ProtoInput<typeof fields, typeof updateSpaceSchema> => ({
   name: fields.name,
   publicRead: fields.publicRead,
   replaceLabels: fields.replaceLabels?.items,
   mergeLabels: fields.mergeLabels?.items,
 })
 
-const addEmbedderFromProto = ({ spaceId: _id, ...fields }: AddSpaceEmbedderRequest): ProtoInput<typeof fields, typeof addEmbedderSchema> => ({
+const addEmbedderFromProto = ({
+  spaceId: _id,
+  ...fields
+}: AddSpaceEmbedderRequest): ProtoInput<typeof fields, typeof addEmbedderSchema> => ({
   embedderId: fields.embedderId,
   defaultRetrievalWeight: fields.defaultRetrievalWeight,
 })
 
-const removeEmbedderFromProto = ({ spaceId: _id, ...fields }: RemoveSpaceEmbedderRequest): ProtoInput<typeof fields, typeof removeEmbedderSchema> => ({
+const removeEmbedderFromProto = ({
+  spaceId: _id,
+  ...fields
+}: RemoveSpaceEmbedderRequest): ProtoInput<typeof fields, typeof removeEmbedderSchema> => ({
   embedderId: fields.embedderId,
 })
 
@@ -74,20 +89,26 @@ export const spaceToProto = (space: DomainSpace): ToProto<DomainSpace, Space> =>
 
 export function addSpaceService(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(SpaceServiceService, {
-    createSpace: async (request, call) => spaceToProto(await createSpace(server.domain, call, defined(createFromProto(request)))),
+    createSpace: async (request, call) =>
+      spaceToProto(await createSpace(server.domain, call, defined(createFromProto(request)))),
     async listSpaces(request, call) {
       const page = await listSpaces(server.domain, call, defined(listFromProto(request)))
       return { spaces: page.spaces.map(spaceToProto), nextToken: page.nextToken }
     },
     getSpace: async (request, call) => spaceToProto(await getSpace(server.domain, call, request.spaceId)),
-    updateSpace: async (request, call) => spaceToProto(await updateSpace(server.domain, call, request.spaceId, defined(updateFromProto(request)))),
+    updateSpace: async (request, call) =>
+      spaceToProto(await updateSpace(server.domain, call, request.spaceId, defined(updateFromProto(request)))),
     async deleteSpace(request, call) {
       await deleteSpace(server.domain, call, request.spaceId)
       return {}
     },
     addSpaceEmbedder: async (request, call) =>
-      spaceToProto(await addSpaceEmbedder(server.domain, call, request.spaceId, defined(addEmbedderFromProto(request)))),
+      spaceToProto(
+        await addSpaceEmbedder(server.domain, call, request.spaceId, defined(addEmbedderFromProto(request))),
+      ),
     removeSpaceEmbedder: async (request, call) =>
-      spaceToProto(await removeSpaceEmbedder(server.domain, call, request.spaceId, defined(removeEmbedderFromProto(request)))),
+      spaceToProto(
+        await removeSpaceEmbedder(server.domain, call, request.spaceId, defined(removeEmbedderFromProto(request))),
+      ),
   })
 }

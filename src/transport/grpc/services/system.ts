@@ -1,5 +1,5 @@
 import type { ServerContext } from '../../../domain/context.js'
-import { getSystemInfo, initializeSystem, type SystemInfo as DomainSystemInfo } from '../../../domain/system.js'
+import { type SystemInfo as DomainSystemInfo, getSystemInfo, initializeSystem } from '../../../domain/system.js'
 import { LifecycleState, type SystemInfo, SystemServiceService } from '../../../generated/memsvc/v1/system.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { protoEnum, type ToProto } from '../proto-mapping.js'

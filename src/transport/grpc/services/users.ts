@@ -1,6 +1,12 @@
 import type { ServerContext } from '../../../domain/context.js'
-import { createUser, deleteUser, getMe, getUser, listUsers, type User as DomainUser } from '../../../domain/users.js'
-import { type CreateUserRequest, type ListUsersRequest, Role, type User, UserServiceService } from '../../../generated/memsvc/v1/users.js'
+import { createUser, type User as DomainUser, deleteUser, getMe, getUser, listUsers } from '../../../domain/users.js'
+import {
+  type CreateUserRequest,
+  type ListUsersRequest,
+  Role,
+  type User,
+  UserServiceService,
+} from '../../../generated/memsvc/v1/users.js'
 import type { createUserSchema, listUsersSchema } from '../../../validation/identity.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, enumOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
@@ -21,7 +27,8 @@ const userToProto = (user: DomainUser): ToProto<DomainUser, User> => ({ ...user,
 
 export function addUserService(grpc: GrpcServer, server: ServerContext): void {
   grpc.addService(UserServiceService, {
-    createUser: async (request, call) => userToProto(await createUser(server.domain, call, defined(createFromProto(request)))),
+    createUser: async (request, call) =>
+      userToProto(await createUser(server.domain, call, defined(createFromProto(request)))),
     async listUsers(request, call) {
       const page = await listUsers(server.domain, call, defined(listFromProto(request)))
       return { users: page.users.map(userToProto), nextToken: page.nextToken }

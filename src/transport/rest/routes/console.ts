@@ -67,7 +67,9 @@ function loadConsoleFiles(read: (name: AssetName) => Buffer): ConsoleFiles {
   for (const placeholder of Object.values(PLACEHOLDERS)) {
     if (!template.includes(placeholder)) throw new Error(`console/index.html lacks the placeholder ${placeholder}`)
   }
-  const index = template.replaceAll(PLACEHOLDERS.script, `assets/${scriptName}`).replaceAll(PLACEHOLDERS.style, `assets/${styleName}`)
+  const index = template
+    .replaceAll(PLACEHOLDERS.script, `assets/${scriptName}`)
+    .replaceAll(PLACEHOLDERS.style, `assets/${styleName}`)
   return {
     index,
     assets: new Map([
@@ -100,12 +102,27 @@ export function registerConsoleRoutes(http: HttpServer, read: (name: AssetName) 
     text: files().index,
   })
   const consoleFile = { drainExempt: 'console-file' } as const
-  http.route('GET', '/console', () => ({ status: 301, headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE } }), consoleFile)
+  http.route(
+    'GET',
+    '/console',
+    () => ({ status: 301, headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE } }),
+    consoleFile,
+  )
   http.route('GET', CONSOLE_PATH, page, consoleFile)
   http.route('GET', `${CONSOLE_PATH}index.html`, page, consoleFile)
-  http.route('GET', `${CONSOLE_PATH}assets/:name`, (request) => {
-    const file = files().assets.get(request.params.name ?? '')
-    if (!file) throw new AppError('NOT_FOUND', `no console asset ${request.params.name}`)
-    return { status: 200, contentType: file.contentType, headers: { ...SECURITY_HEADERS, 'cache-control': IMMUTABLE }, text: file.body }
-  }, consoleFile)
+  http.route(
+    'GET',
+    `${CONSOLE_PATH}assets/:name`,
+    (request) => {
+      const file = files().assets.get(request.params.name ?? '')
+      if (!file) throw new AppError('NOT_FOUND', `no console asset ${request.params.name}`)
+      return {
+        status: 200,
+        contentType: file.contentType,
+        headers: { ...SECURITY_HEADERS, 'cache-control': IMMUTABLE },
+        text: file.body,
+      }
+    },
+    consoleFile,
+  )
 }

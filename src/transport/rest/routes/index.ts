@@ -7,17 +7,22 @@ import type { ServerMetrics } from '../../../observability/metrics.js'
 import type { HttpServer } from '../http-server.js'
 import { registerAdminRoutes } from './admin.js'
 import { registerApiKeyRoutes } from './api-keys.js'
-import { registerMemoryRoutes } from './memories.js'
-import { registerSpaceRoutes } from './spaces.js'
 import { registerConsoleRoutes } from './console.js'
 import { registerMcpRoutes } from './mcp.js'
+import { registerMemoryRoutes } from './memories.js'
 import { registerOpenApiRoute } from './openapi.js'
 import { registerOperationsRoutes } from './operations.js'
 import { registerRegistrationRoutes } from './registrations.js'
+import { registerSpaceRoutes } from './spaces.js'
 import { registerSystemRoutes } from './system.js'
 import { registerUserRoutes } from './users.js'
 
-export function registerRestRoutes(http: HttpServer, server: ServerContext, metrics: ServerMetrics, config: ServerConfig): void {
+export function registerRestRoutes(
+  http: HttpServer,
+  server: ServerContext,
+  metrics: ServerMetrics,
+  config: ServerConfig,
+): void {
   registerOperationsRoutes(http, server.facts.lifecycle, metrics, config)
   registerSystemRoutes(http, server)
   registerOpenApiRoute(http)

@@ -13,34 +13,55 @@ function databaseReason(lifecycle: Lifecycle): { reason?: string } {
 }
 
 /** Probes and metrics: no API key, never refused while draining (see DrainExemption). */
-export function registerOperationsRoutes(http: HttpServer, lifecycle: Lifecycle, metrics: ServerMetrics, config: ServerConfig): void {
+export function registerOperationsRoutes(
+  http: HttpServer,
+  lifecycle: Lifecycle,
+  metrics: ServerMetrics,
+  config: ServerConfig,
+): void {
   const noStore = { 'cache-control': 'no-store' }
   const probe = { drainExempt: 'probe' } as const
   http.route('GET', '/livez', () => ({ status: 200, headers: noStore, json: { state: lifecycle.state } }), probe)
-  http.route('GET', '/readyz', () => {
-    const ready = lifecycle.ready
-    return {
-      status: ready ? 200 : 503,
+  http.route(
+    'GET',
+    '/readyz',
+    () => {
+      const ready = lifecycle.ready
+      return {
+        status: ready ? 200 : 503,
+        headers: noStore,
+        json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
+      }
+    },
+    probe,
+  )
+  http.route(
+    'GET',
+    '/startupz',
+    () => ({
+      status: lifecycle.started ? 200 : 503,
       headers: noStore,
-      json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
-    }
-  }, probe)
-  http.route('GET', '/startupz', () => ({
-    status: lifecycle.started ? 200 : 503,
-    headers: noStore,
-    json: { started: lifecycle.started, state: lifecycle.state },
-  }), probe)
-  http.route('GET', '/metrics', async (request) => {
-    if (!config.metrics.authDisabled) {
-      const given = request.headers['x-service-metrics-key']
-      if (given === undefined) throw new AppError('UNAUTHENTICATED', 'missing X-Service-Metrics-Key header')
-      if (!secretsEqual(given, config.metrics.secret)) throw new AppError('UNAUTHENTICATED', 'invalid X-Service-Metrics-Key')
-    }
-    return {
-      status: 200,
-      headers: noStore,
-      contentType: metrics.registry.contentType,
-      text: await metrics.registry.metrics(),
-    }
-  }, { drainExempt: 'metrics' })
+      json: { started: lifecycle.started, state: lifecycle.state },
+    }),
+    probe,
+  )
+  http.route(
+    'GET',
+    '/metrics',
+    async (request) => {
+      if (!config.metrics.authDisabled) {
+        const given = request.headers['x-service-metrics-key']
+        if (given === undefined) throw new AppError('UNAUTHENTICATED', 'missing X-Service-Metrics-Key header')
+        if (!secretsEqual(given, config.metrics.secret))
+          throw new AppError('UNAUTHENTICATED', 'invalid X-Service-Metrics-Key')
+      }
+      return {
+        status: 200,
+        headers: noStore,
+        contentType: metrics.registry.contentType,
+        text: await metrics.registry.metrics(),
+      }
+    },
+    { drainExempt: 'metrics' },
+  )
 }

@@ -5,16 +5,44 @@ import { callContext, jsonBody, listQuery } from '../request-input.js'
 
 export function registerUserRoutes(http: HttpServer, server: ServerContext): void {
   const needsKey = { needsApiKey: true }
-  http.route('POST', '/v1/users', async (request) => {
-    const user = await createUser(server.domain, callContext(request), jsonBody(request))
-    return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
-  }, needsKey)
-  http.route('GET', '/v1/users', async (request) => ({ status: 200, json: await listUsers(server.domain, callContext(request), listQuery(request)) }), needsKey)
+  http.route(
+    'POST',
+    '/v1/users',
+    async (request) => {
+      const user = await createUser(server.domain, callContext(request), jsonBody(request))
+      return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
+    },
+    needsKey,
+  )
+  http.route(
+    'GET',
+    '/v1/users',
+    async (request) => ({
+      status: 200,
+      json: await listUsers(server.domain, callContext(request), listQuery(request)),
+    }),
+    needsKey,
+  )
   // Registered before /v1/users/:id so that "me" is never read as an id.
-  http.route('GET', '/v1/users/me', async (request) => ({ status: 200, json: await getMe(server.domain, callContext(request)) }), needsKey)
-  http.route('GET', '/v1/users/:id', async (request) => ({ status: 200, json: await getUser(server.domain, callContext(request), request.params.id) }), needsKey)
-  http.route('DELETE', '/v1/users/:id', async (request) => {
-    await deleteUser(server.domain, callContext(request), request.params.id)
-    return { status: 204 }
-  }, needsKey)
+  http.route(
+    'GET',
+    '/v1/users/me',
+    async (request) => ({ status: 200, json: await getMe(server.domain, callContext(request)) }),
+    needsKey,
+  )
+  http.route(
+    'GET',
+    '/v1/users/:id',
+    async (request) => ({ status: 200, json: await getUser(server.domain, callContext(request), request.params.id) }),
+    needsKey,
+  )
+  http.route(
+    'DELETE',
+    '/v1/users/:id',
+    async (request) => {
+      await deleteUser(server.domain, callContext(request), request.params.id)
+      return { status: 204 }
+    },
+    needsKey,
+  )
 }
