@@ -1,6 +1,6 @@
 // npm test: everything the tests need on a fresh machine of this kind, then the build
 // (the end-to-end tests run dist/memsvc), the type check (vitest strips types without
-// checking them; it needs the code the build generates), the OpenAPI linter on the document
+// checking them; it needs the code the build generates), the formatter's check, the OpenAPI linter on the document
 // the build wrote, then every test.
 //   - PostgreSQL on 127.0.0.1:5432 is started if it is down (the machine has it installed).
 //   - Debian packages the tests use are installed if missing (we run as root there):
@@ -66,6 +66,7 @@ ensurePackages()
 ensurePgvector()
 run('npm', ['run', 'build'])
 run('npm', ['run', 'typecheck'])
+run('npm', ['run', 'format:check'])
 // redocly.yaml holds the rules and turns telemetry off; the environment silences the update check too, so the lint runs offline.
 run('npx', ['redocly', 'lint', 'dist/openapi.json', '--format=stylish'], {
   env: {
