@@ -3,13 +3,13 @@
 // `describes<View>()`, so tsc fails when a view gains, loses or retypes a field and its
 // schema does not follow. test/api/openapi.happy.test.ts checks real answers against them.
 import * as v from 'valibot'
-import type { StoredProbe } from '../../../db/sql/probes.js'
 import type { ApiKey } from '../../../domain/api-keys.js'
 import { KEEP_STRATEGIES } from '../../../domain/chunking/chunking-config.js'
 import type { DrainResult } from '../../../domain/drain.js'
 import type { Embedder } from '../../../domain/embedders.js'
 import type { Llm } from '../../../domain/llms.js'
 import type { BatchDeleteResult, BatchItemError, Memory, MemoryContent } from '../../../domain/memories.js'
+import type { ProbeStatus } from '../../../domain/probes.js'
 import type { CredentialsView } from '../../../domain/registry.js'
 import type { Reranker } from '../../../domain/rerankers.js'
 import type { RetrievalEvent, RetrievedChunk } from '../../../domain/retrieval.js'
@@ -95,7 +95,7 @@ const credentialsViewSchema = describes<CredentialsView>()(
   }),
 )
 
-const storedProbeSchema = describes<StoredProbe>()(
+const storedProbeSchema = describes<ProbeStatus>()(
   v.strictObject({
     status: v.picklist(['OK', 'FAILED']),
     checkedAt: epochMillis,
