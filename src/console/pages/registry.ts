@@ -412,6 +412,8 @@ async function detailView(kind: RegistryKind, context: PageContext, id: string):
           // The probe runs as a background job: read the registration again until its result lands.
           for (let attempt = 0; attempt < PROBE_POLL_ATTEMPTS && context.isCurrent(); attempt++) {
             await new Promise((resolve) => setTimeout(resolve, PROBE_POLL_MS))
+            // The user may have left the page (and deleted the registration) while we waited.
+            if (!context.isCurrent()) return
             const again = await call<Registration>(
               `Get ${kind.singular}`,
               'GET',
