@@ -15,6 +15,12 @@ export interface BenchDatabase {
   serverVersion: string
   /** VACUUM ANALYZE of the whole database, waited for. */
   vacuumAnalyze(): Promise<void>
+  /**
+   * VACUUM ANALYZE, then CHECKPOINT: what a bulk load leaves PostgreSQL to do in the
+   * background (autovacuum of the loaded tables, writing the dirty buffers) done now, so a
+   * latency probe after the load does not time it.
+   */
+  settle(): Promise<void>
   drop(): Promise<void>
 }
 
@@ -39,19 +45,24 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
   const url = new URL(ADMIN_URL)
   url.pathname = `/${name}`
   let dropped = false
+  const vacuumAnalyze = async () => {
+    const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 })
+    try {
+      await sql.unsafe('vacuum analyze')
+    } finally {
+      await sql.end({ timeout: 5 })
+    }
+  }
   return {
     name,
     url: url.toString(),
     jdbcUrl: `jdbc:postgresql://${admin.host}/${name}`,
     user,
     serverVersion,
-    async vacuumAnalyze() {
-      const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 })
-      try {
-        await sql.unsafe('vacuum analyze')
-      } finally {
-        await sql.end({ timeout: 5 })
-      }
+    vacuumAnalyze,
+    async settle() {
+      await vacuumAnalyze()
+      await withAdmin((sql) => sql.unsafe('checkpoint'))
     },
     async drop() {
       if (dropped) return

@@ -392,6 +392,8 @@ export async function memoryBench(
     const extra = (offset: number) =>
       Array.from({ length: createSamples }, (_, index) => corpus.chunk(count + offset + index))
 
+    // Both probes start on a settled database, so the ratio compares the creates themselves.
+    await database.settle()
     log(`memory: create latency with nothing stored (${createSamples} creates)…`)
     const emptyLatencies = await createLatencies(context, sql, product.spaceId, extra(0))
     const floorCount = Math.max(1, Math.ceil(count / SLICES))
@@ -406,6 +408,8 @@ export async function memoryBench(
     const storedChunks = stored!.count
     if (storedChunks !== count + createSamples)
       notes.push(`expected ${count + createSamples} stored chunks, found ${storedChunks}`)
+    log(`memory: vacuum analyze and checkpoint after the load…`)
+    await database.settle()
     log(`memory: create latency with ${storedChunks} chunks stored…`)
     const fullLatencies = await createLatencies(context, sql, product.spaceId, extra(createSamples))
     const firstRate = ingest.sliceRates[0] ?? Number.NaN
