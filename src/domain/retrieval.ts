@@ -66,9 +66,11 @@ const MIN_CANDIDATES = 20
 /**
  * The HNSW search list per candidate wanted. pgvector's default ef_search of 40 found 0.67
  * of the exact top 10 at 50k chunks of 384 dimensions (bench --memory); recall rises with
- * the list, so it scales with the candidates asked for: 200 for the default 10 items.
+ * the list, so it scales with the candidates asked for: 500 for the default 10 items,
+ * which with the graph of HNSW_EF_CONSTRUCTION (src/db/vector-storage.ts) found 0.97 to
+ * 0.99 of the exact top 10 at 100k chunks.
  */
-const EF_SEARCH_PER_CANDIDATE = 10
+const EF_SEARCH_PER_CANDIDATE = 25
 /** pgvector's own bounds for hnsw.ef_search. */
 const MIN_EF_SEARCH = 1
 const MAX_EF_SEARCH = 1_000
