@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
-import type { EmbedderTargetRow, RankedChunk, RetrievalSpace } from '../db/sql/retrieval.js'
+import type { EmbedderTargetRow, RankedChunk } from '../db/sql/retrieval.js'
 import * as retrievalSql from '../db/sql/retrieval.js'
 import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
 import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
@@ -132,7 +132,7 @@ async function planSpaces(
       key.filter === undefined
         ? undefined
         : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
-    const found: RetrievalSpace | undefined = spaces.get(key.spaceId)
+    const found = spaces.get(key.spaceId)
     // Another user's private space answers exactly like a missing one.
     requireSpaceAccess(principal, found?.space, 'MEMORY', 'LIST', `space ${key.spaceId}`)
     const members = found!.embedders
@@ -193,6 +193,13 @@ async function embedMessage(
   return vectors
 }
 
+/**
+ * Every list's search at once, each on its own pooled connection: the keyword searches need
+ * no query vector, so they run while the message is embedded, and the vector searches of
+ * several spaces or embedders do not wait for each other. The lists keep a fixed order
+ * (vector lists by space and embedder, then keyword lists by space), so the fused scores
+ * are summed in the same order every time.
+ */
 async function searchLists(
   context: DomainContext,
   request: RetrieveMemoriesRequest,
@@ -200,45 +207,51 @@ async function searchLists(
   mode: RetrievalMode,
   limit: number,
 ): Promise<WeightedList[]> {
-  const lists: WeightedList[] = []
-  if (mode !== 'KEYWORD') {
+  const vectorLists = async (): Promise<WeightedList[]> => {
+    if (mode === 'KEYWORD') return []
     const embedders = new Map(
       plans.flatMap((plan) => plan.embedders.map((entry) => [entry.embedder.id, entry.embedder] as const)),
     )
     const vectors = await embedMessage(context, [...embedders.values()], request.message)
     const support = context.vectorSupport
     const iterativeScan = support.available && supportsIterativeScan(support.version)
-    const dimensions = new Map<string, number>()
-    for (const plan of plans) {
-      for (const { row, weight } of plan.embedders) {
-        const embedding = vectors.get(row.embedder_id)!
-        dimensions.set(row.embedder_id, embedding.length)
-        const chunks = await retrievalSql.nearestChunks(context.sql, {
+    const { efSearch } = vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch)
+    return Promise.all(
+      plans.flatMap((plan) =>
+        plan.embedders.map(async ({ row, weight }) => {
+          const embedding = vectors.get(row.embedder_id)!
+          const chunks = await retrievalSql.nearestChunks(context.sql, {
+            spaceId: plan.spaceId,
+            embedderId: row.embedder_id,
+            dimensionality: embedding.length,
+            embedding,
+            limit,
+            filter: plan.filter,
+            efSearch,
+            iterativeScan,
+          })
+          return { spaceId: plan.spaceId, weight, chunks }
+        }),
+      ),
+    )
+  }
+  const keywordLists = async (): Promise<WeightedList[]> => {
+    if (mode === 'VECTOR') return []
+    return Promise.all(
+      plans.map(async (plan) => {
+        const chunks = await retrievalSql.keywordChunks(context.sql, {
           spaceId: plan.spaceId,
-          embedderId: row.embedder_id,
-          dimensionality: embedding.length,
-          embedding,
+          message: request.message,
           limit,
           filter: plan.filter,
-          efSearch: vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch).efSearch,
-          iterativeScan,
         })
-        lists.push({ spaceId: plan.spaceId, weight, chunks })
-      }
-    }
+        return { spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks }
+      }),
+    )
   }
-  if (mode !== 'VECTOR') {
-    for (const plan of plans) {
-      const chunks = await retrievalSql.keywordChunks(context.sql, {
-        spaceId: plan.spaceId,
-        message: request.message,
-        limit,
-        filter: plan.filter,
-      })
-      lists.push({ spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks })
-    }
-  }
-  return lists
+  // One Promise.all over both: the first failure is the answer, and a later one of the other side is handled.
+  const [vector, keyword] = await Promise.all([vectorLists(), keywordLists()])
+  return [...vector, ...keyword]
 }
 
 export interface FusedChunk {
