@@ -288,8 +288,12 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
 }
 
 /**
- * The SQL of src/db/sql/retrieval.ts nearestChunks (unfiltered), sent the same way: the
- * settings pipelined with the search in one transaction, the embedder id written in.
+ * The statement of src/db/sql/retrieval.ts nearestChunks (unfiltered), text for text, sent
+ * the same way: the settings pipelined with the search in one transaction, the embedder id
+ * written in, the found chunks' text and offsets joined in the outer select (memsvc's
+ * answer needs them, so its search reads them); the empty fragment stands where memsvc
+ * puts a metadata filter's join. Only the query embedding differs: here it is computed
+ * beforehand. Change both together, so the ratio compares the same SQL.
  */
 function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string) {
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
@@ -298,15 +302,18 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
     sql.begin(async (tx) => {
       const [, rows] = await Promise.all([
         tx.unsafe(settings),
-        tx<Array<{ chunk_id: string; score: number }>>`
-          with nearest as materialized (
-            select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
-            from chunk_vectors v
-            where v.embedder_id = ${embedder} and v.space_id = ${target.spaceId}
-            order by v.embedding::${type} <=> ${embedding}::${type}
-            limit ${limit}
-          )
-          select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`,
+        tx<Array<{ chunk_id: string; score: number; text: string }>>`
+        with nearest as materialized (
+          select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+          from chunk_vectors v
+          ${tx``}
+          where v.embedder_id = ${embedder} and v.space_id = ${target.spaceId}
+          order by v.embedding::${type} <=> ${embedding}::${type}
+          limit ${limit}
+        )
+        select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
+        from nearest n join chunks c on c.id = n.chunk_id
+        order by n.score, n.chunk_id`,
       ])
       return rows
     })

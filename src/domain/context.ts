@@ -1,5 +1,6 @@
 import type { Database, Sql } from '../db/database.js'
 import type { VectorSupport } from '../db/vector-storage.js'
+import type { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { AppError, databaseUnreachable } from '../errors/app-error.js'
 import type { DrainController } from '../lifecycle/drain.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
@@ -30,6 +31,8 @@ export interface DomainParts {
   readonly jobs: JobQueue
   /** Whether memories can be stored here (pgvector), as found when the database was prepared. */
   readonly vectorSupport: VectorSupport
+  /** Retrieval's query vectors, kept so that a repeated message costs no provider call. */
+  readonly queryEmbeddings: QueryEmbeddingCache
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */

@@ -1,11 +1,9 @@
 import crypto from 'node:crypto'
 import * as memoriesSql from '../db/sql/memories.js'
-import * as probesSql from '../db/sql/probes.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
-import type { RankedChunk } from '../db/sql/retrieval.js'
+import type { EmbedderTargetRow, RankedChunk } from '../db/sql/retrieval.js'
 import * as retrievalSql from '../db/sql/retrieval.js'
 import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
-import * as spacesSql from '../db/sql/spaces.js'
 import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../llm/llm-answer.js'
@@ -97,8 +95,8 @@ interface WeightedList {
 interface SpacePlan {
   spaceId: string
   filter?: CompiledFilter
-  /** READY embedders with a weight above zero. */
-  embedders: Array<{ row: SpaceEmbedderRow; weight: number }>
+  /** READY embedders with a weight above zero, each with its registration. */
+  embedders: Array<{ row: SpaceEmbedderRow; embedder: EmbedderTargetRow; weight: number }>
 }
 
 /** How many candidates each list contributes for `requestedSize` items, and the HNSW search list length that finds them. */
@@ -117,27 +115,30 @@ function supportsIterativeScan(version: string): boolean {
   )
 }
 
+/**
+ * The spaces, their embedders and the embedders' registrations come from one query
+ * (findRetrievalSpaces); each key is then checked in order, as the caller wrote them.
+ */
 async function planSpaces(
   context: DomainContext,
   principal: Principal,
   request: RetrieveMemoriesRequest,
 ): Promise<SpacePlan[]> {
+  const spaces = await retrievalSql.findRetrievalSpaces(
+    context.sql,
+    request.spaceKeys.map((key) => key.spaceId),
+  )
   const plans: SpacePlan[] = []
   for (const [index, key] of request.spaceKeys.entries()) {
     const filter =
       key.filter === undefined
         ? undefined
         : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
+    const found = spaces.get(key.spaceId)
     // Another user's private space answers exactly like a missing one.
-    requireSpaceAccess(
-      principal,
-      await spacesSql.findSpace(context.sql, key.spaceId),
-      'MEMORY',
-      'LIST',
-      `space ${key.spaceId}`,
-    )
-    const rows = await spacesSql.listSpaceEmbedders(context.sql, [key.spaceId])
-    const weights = new Map(rows.map((row) => [row.embedder_id, row.default_retrieval_weight]))
+    requireSpaceAccess(principal, found?.space, 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    const members = found!.embedders
+    const weights = new Map(members.map(({ link }) => [link.embedder_id, link.default_retrieval_weight]))
     for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
       if (!weights.has(entry.embedderId))
         throw invalidArgument(
@@ -146,32 +147,42 @@ async function planSpaces(
         )
       weights.set(entry.embedderId, entry.weight)
     }
-    const embedders = rows
-      .filter((row) => row.index_state === 'READY' && weights.get(row.embedder_id)! > 0)
-      .map((row) => ({ row, weight: weights.get(row.embedder_id)! }))
+    const embedders = members
+      .filter(({ link }) => link.index_state === 'READY' && weights.get(link.embedder_id)! > 0)
+      .map(({ link, embedder }) => ({ row: link, embedder, weight: weights.get(link.embedder_id)! }))
     plans.push({ spaceId: key.spaceId, filter, embedders })
   }
   return plans
 }
 
-/** The message's vector from each embedder, once each whatever the number of spaces using it. */
+/**
+ * The message's vector from each embedder, once each whatever the number of spaces using
+ * it; a message asked before of the same registration comes from the server's cache.
+ */
 async function embedMessage(
   context: DomainContext,
-  embedderIds: string[],
+  embedders: EmbedderTargetRow[],
   message: string,
-): Promise<Map<string, number[]>> {
-  const vectors = new Map<string, number[]>()
-  for (const embedderId of embedderIds) {
-    const target = await probesSql.findProbeTarget(context.sql, 'embedders', embedderId)
-    if (!target) throw new AppError('FAILED_PRECONDITION', `embedder ${embedderId} was deleted meanwhile`)
-    const call: EmbeddingCall = {
-      embedder: embedderProfile(target),
-      access: providerAccess(context.secrets, 'embedders', target),
-      policy: QUERY_EMBEDDING_POLICY,
-    }
+): Promise<Map<string, readonly number[]>> {
+  const vectors = new Map<string, readonly number[]>()
+  for (const target of embedders) {
+    const key = {
+      embedderId: target.id,
+      embedderUpdatedAt: target.updated_at,
+      inputType: 'search_query',
+      message,
+    } as const
     try {
-      const [vector] = await embedTexts(call, [message], 'search_query')
-      vectors.set(embedderId, vector!)
+      const vector = await context.queryEmbeddings.embed(key, async () => {
+        const call: EmbeddingCall = {
+          embedder: embedderProfile(target),
+          access: providerAccess(context.secrets, 'embedders', target),
+          policy: QUERY_EMBEDDING_POLICY,
+        }
+        const [embedded] = await embedTexts(call, [message], key.inputType)
+        return embedded!
+      })
+      vectors.set(target.id, vector)
     } catch (error) {
       if (error instanceof EmbeddingError)
         throw new AppError(
@@ -184,6 +195,13 @@ async function embedMessage(
   return vectors
 }
 
+/**
+ * Every list's search at once, each on its own pooled connection: the keyword searches need
+ * no query vector, so they run while the message is embedded, and the vector searches of
+ * several spaces or embedders do not wait for each other. The lists keep a fixed order
+ * (vector lists by space and embedder, then keyword lists by space), so the fused scores
+ * are summed in the same order every time.
+ */
 async function searchLists(
   context: DomainContext,
   request: RetrieveMemoriesRequest,
@@ -191,43 +209,51 @@ async function searchLists(
   mode: RetrievalMode,
   limit: number,
 ): Promise<WeightedList[]> {
-  const lists: WeightedList[] = []
-  if (mode !== 'KEYWORD') {
-    const embedderIds = [...new Set(plans.flatMap((plan) => plan.embedders.map((entry) => entry.row.embedder_id)))]
-    const vectors = await embedMessage(context, embedderIds, request.message)
+  const vectorLists = async (): Promise<WeightedList[]> => {
+    if (mode === 'KEYWORD') return []
+    const embedders = new Map(
+      plans.flatMap((plan) => plan.embedders.map((entry) => [entry.embedder.id, entry.embedder] as const)),
+    )
+    const vectors = await embedMessage(context, [...embedders.values()], request.message)
     const support = context.vectorSupport
     const iterativeScan = support.available && supportsIterativeScan(support.version)
-    const dimensions = new Map<string, number>()
-    for (const plan of plans) {
-      for (const { row, weight } of plan.embedders) {
-        const embedding = vectors.get(row.embedder_id)!
-        dimensions.set(row.embedder_id, embedding.length)
-        const chunks = await retrievalSql.nearestChunks(context.sql, {
+    const { efSearch } = vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch)
+    return Promise.all(
+      plans.flatMap((plan) =>
+        plan.embedders.map(async ({ row, weight }) => {
+          const embedding = vectors.get(row.embedder_id)!
+          const chunks = await retrievalSql.nearestChunks(context.sql, {
+            spaceId: plan.spaceId,
+            embedderId: row.embedder_id,
+            dimensionality: embedding.length,
+            embedding,
+            limit,
+            filter: plan.filter,
+            efSearch,
+            iterativeScan,
+          })
+          return { spaceId: plan.spaceId, weight, chunks }
+        }),
+      ),
+    )
+  }
+  const keywordLists = async (): Promise<WeightedList[]> => {
+    if (mode === 'VECTOR') return []
+    return Promise.all(
+      plans.map(async (plan) => {
+        const chunks = await retrievalSql.keywordChunks(context.sql, {
           spaceId: plan.spaceId,
-          embedderId: row.embedder_id,
-          dimensionality: embedding.length,
-          embedding,
+          message: request.message,
           limit,
           filter: plan.filter,
-          efSearch: vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch).efSearch,
-          iterativeScan,
         })
-        lists.push({ spaceId: plan.spaceId, weight, chunks })
-      }
-    }
+        return { spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks }
+      }),
+    )
   }
-  if (mode !== 'VECTOR') {
-    for (const plan of plans) {
-      const chunks = await retrievalSql.keywordChunks(context.sql, {
-        spaceId: plan.spaceId,
-        message: request.message,
-        limit,
-        filter: plan.filter,
-      })
-      lists.push({ spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks })
-    }
-  }
-  return lists
+  // One Promise.all over both: the first failure is the answer, and a later one of the other side is handled.
+  const [vector, keyword] = await Promise.all([vectorLists(), keywordLists()])
+  return [...vector, ...keyword]
 }
 
 export interface FusedChunk {
@@ -272,19 +298,13 @@ interface PreparedAnswer {
 /** A fused candidate with its chunk's text and offsets. */
 type Candidate = FusedChunk & { text: string; startOffset: number; endOffset: number }
 
-async function withChunkText(context: DomainContext, ranked: FusedChunk[]): Promise<Candidate[]> {
-  const rows = new Map(
-    (
-      await retrievalSql.chunksByIds(
-        context.sql,
-        ranked.map((item) => item.chunkId),
-      )
-    ).map((row) => [row.id, row]),
-  )
-  // A chunk deleted between the search and now is left out.
-  return ranked.flatMap((item) => {
-    const row = rows.get(item.chunkId)
-    return row ? [{ ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }] : []
+/** The text and offsets each fused chunk's search returned with it (every fused chunk is in some list). */
+function withChunkText(lists: WeightedList[], ranked: FusedChunk[]): Candidate[] {
+  const rows = new Map<string, RankedChunk>()
+  for (const list of lists) for (const chunk of list.chunks) rows.set(chunk.chunk_id, chunk)
+  return ranked.map((item) => {
+    const row = rows.get(item.chunkId)!
+    return { ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }
   })
 }
 
@@ -325,6 +345,8 @@ async function usable<T>(find: () => Promise<T>, field: string, what: string): P
 }
 
 const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedSize ?? DEFAULT_REQUESTED_SIZE
+/** GoodMem's default: each memory is defined once in the stream, before its first chunk. */
+const fetchMemoryOf = (request: RetrieveMemoriesRequest) => request.fetchMemory ?? true
 
 async function prepare(
   context: DomainContext,
@@ -352,21 +374,24 @@ async function prepare(
   const fused = fuseRankings(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
   let items = reranker
-    ? await reranked(context, call, reranker, request.message, await withChunkText(context, fused.slice(0, limit)))
-    : await withChunkText(context, fused.slice(0, requestedSize))
+    ? await reranked(context, call, reranker, request.message, withChunkText(lists, fused.slice(0, limit)))
+    : withChunkText(lists, fused.slice(0, requestedSize))
   if (post.relevanceThreshold !== undefined)
     items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
   items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
-  const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
-    withContent: request.fetchMemoryContent === true,
-  })
-  const memories = new Map(
-    memoryRows.map((row) => [
-      row.id,
-      { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) },
-    ]),
-  )
-  items = items.filter((item) => memories.has(item.memoryId))
+  const memories = new Map<string, Memory & { originalContent?: string }>()
+  // Only the memoryDefinition events and the chronological order need the memory rows. A
+  // found chunk's memory existed when the search read the chunk (memories delete their
+  // chunks), so without those there is nothing to read.
+  if (fetchMemoryOf(request) || post.chronologicalResort) {
+    const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
+      withContent: request.fetchMemoryContent === true,
+    })
+    for (const row of memoryRows)
+      memories.set(row.id, { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) })
+    // A memory deleted since the search is left out.
+    items = items.filter((item) => memories.has(item.memoryId))
+  }
   if (post.chronologicalResort) {
     items.sort(
       (a, b) =>
@@ -470,5 +495,5 @@ export async function retrieveMemories(
   const request = parseInput(retrieveMemoriesSchema, input)
   requireVectorStorage(context)
   const prepared = await prepare(context, call, principal, request)
-  return events(prepared, request.fetchMemory ?? true, call.signal)
+  return events(prepared, fetchMemoryOf(request), call.signal)
 }

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import { LIFECYCLE_STATES, type Lifecycle } from '../lifecycle/lifecycle.js'
 import { SeriesCounter, SeriesHistogram } from './series-histogram.js'
 
@@ -19,6 +19,8 @@ export interface ServerMetrics {
   grpcDuration: SeriesHistogram<'grpc_service' | 'grpc_method' | 'grpc_code'>
   /** One series per MCP tool and outcome (OK or the error's status); every call of any tool is also one POST /mcp in httpDuration. */
   mcpToolDuration: SeriesHistogram<'tool' | 'status'>
+  /** Retrieval's query vectors: hit (from the server's cache) or miss (the embedder was asked). */
+  queryEmbeddingCache: Counter<'outcome'>
 }
 
 /**
@@ -75,6 +77,12 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
     LATENCY_BUCKETS,
     registry,
   )
+  const queryEmbeddingCache = new Counter({
+    name: 'memsvc_query_embedding_cache_total',
+    help: "Query embeddings retrieval needed, by outcome: hit (from the server's cache) or miss (the embedder was asked).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  })
   new Gauge({
     name: 'memsvc_lifecycle_state',
     help: 'Current lifecycle state of the server (1 for the current state, 0 otherwise).',
@@ -127,5 +135,5 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
       }
     },
   })
-  return { registry, httpDuration, grpcDuration, mcpToolDuration }
+  return { registry, httpDuration, grpcDuration, mcpToolDuration, queryEmbeddingCache }
 }

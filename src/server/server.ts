@@ -5,6 +5,7 @@ import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.j
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
+import { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
@@ -189,7 +190,12 @@ async function becomeReady(
   drainController.addIntake(jobs)
   // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
   if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
-  server.open(new DomainContext(server.facts, { database, secrets: encryptionKey.box, jobs, vectorSupport }))
+  const queryEmbeddings = new QueryEmbeddingCache({
+    observe: (outcome) => metrics.queryEmbeddingCache.inc({ outcome }),
+  })
+  server.open(
+    new DomainContext(server.facts, { database, secrets: encryptionKey.box, jobs, vectorSupport, queryEmbeddings }),
+  )
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
   jobs.start()

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { updateEmbedder } from '../../src/domain/embedders.js'
 import { createReranker } from '../../src/domain/rerankers.js'
 import { retrieveMemories } from '../../src/domain/retrieval.js'
 import { ENGINES } from '../support/databases.js'
@@ -8,6 +9,7 @@ import {
   rerankScore,
   startFakeRerankerLlm,
 } from '../support/fake-reranker-llm.js'
+import { httpRequest } from '../support/http-client.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 import { CORPUS, collect, itemsOf, type LoadedCorpus, loadCorpus, QUESTIONS } from '../support/retrieval-corpus.js'
 
@@ -359,5 +361,23 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
       await retrieve({ message: QUESTIONS[2]!.message, spaceKeys: [{ spaceId: second.spaceId }] }, fixture.bob),
     )
     expect(second.keyOf.get(itemsOf(events)[0]!.memoryId)).toBe('rust')
+  })
+
+  it('embeds a repeated message once, and again once its embedder is updated', async () => {
+    const message = `where was the tower built, asked only here (${engine})`
+    const asked = () => fixture.embedder.requests.filter((request) => request.inputs.includes(message)).length
+    const ask = async () =>
+      itemsOf(await collect(await retrieve({ message, mode: 'VECTOR', spaceKeys: [{ spaceId: corpus.spaceId }] })))
+    const first = await ask()
+    expect(await ask()).toEqual(first)
+    expect(asked()).toBe(1)
+    await updateEmbedder(context(), fixture.as(fixture.alice), embedderId, { description: `touched (${engine})` })
+    expect(await ask()).toEqual(first)
+    expect(asked()).toBe(2)
+    const metrics = await httpRequest(`${fixture.server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': 'test-metrics-secret' },
+    })
+    expect(metrics.body).toMatch(/^memsvc_query_embedding_cache_total\{outcome="hit"\} [1-9]/m)
+    expect(metrics.body).toMatch(/^memsvc_query_embedding_cache_total\{outcome="miss"\} [1-9]/m)
   })
 })

@@ -1,20 +1,126 @@
 import type { Queryable, Sql } from '../database.js'
 import { MAX_HALFVEC_INDEX_DIMENSIONS, MAX_VECTOR_INDEX_DIMENSIONS } from '../vector-storage.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
+import type { ProbeTargetRow } from './probes.js'
+import type { SpaceEmbedderRow, SpaceRow } from './spaces.js'
 
-/** One ranked list of chunks, best first. */
+/**
+ * One ranked list of chunks, best first. Each row carries its chunk's text and offsets,
+ * read by the search statement itself: the answer needs them, and a second query for
+ * them would be one more round trip on every retrieval.
+ */
 export interface RankedChunk {
   chunk_id: string
   memory_id: string
   /** Cosine distance for vectors, ts_rank_cd for keywords. */
   score: number
+  text: string
+  start_offset: number
+  end_offset: number
+}
+
+/** An embedder's registration as calling it needs (what findProbeTarget returns), with the row's last change. */
+export interface EmbedderTargetRow extends ProbeTargetRow {
+  dimensionality: number
+  max_sequence_length: number | null
+  /** Changes with any update of the registration: the query embedding cache's vectors are valid for one value. */
+  updated_at: Date
+}
+
+/** A space retrieval may search: its row, and its embedders in the space's order with each one's registration. */
+export interface RetrievalSpace {
+  space: SpaceRow
+  embedders: Array<{ link: SpaceEmbedderRow; embedder: EmbedderTargetRow }>
+}
+
+/** One row per space and embedder (the embedder columns null for a space without any). */
+type RetrievalSpaceJoinRow = SpaceRow &
+  Partial<SpaceEmbedderRow> & {
+    [Column in (typeof EMBEDDER_COLUMNS)[number]]: EmbedderTargetRow[Column]
+  } & { embedder_owner_id: string; embedder_updated_at: Date }
+
+/** The embedder columns whose names no column of spaces or space_embedders has; owner_id and updated_at are renamed. */
+const EMBEDDER_COLUMNS = [
+  'provider_type',
+  'endpoint_url',
+  'api_path',
+  'model_identifier',
+  'dimensionality',
+  'distribution_type',
+  'max_sequence_length',
+  'credential_kind',
+  'credential',
+  'credential_secret',
+  'credential_fingerprint',
+] as const
+
+/**
+ * The spaces a retrieval names, each with its embedders and their registrations, in one
+ * statement: before it, a retrieval read the space, then its embedders, then each
+ * embedder's row, one round trip each. Access is not decided here: a space the caller may
+ * not read is returned like any other, and the domain answers it exactly like a missing
+ * one (src/domain/space-access.ts). `s.*` and `se.*` share no column name but space_id.
+ */
+export async function findRetrievalSpaces(sql: Queryable, spaceIds: string[]): Promise<Map<string, RetrievalSpace>> {
+  const spaces = new Map<string, RetrievalSpace>()
+  if (spaceIds.length === 0) return spaces
+  const rows = await sql<RetrievalSpaceJoinRow[]>`
+    select s.*, se.*, ${sql(EMBEDDER_COLUMNS.map((column) => `e.${column}`))},
+      e.owner_id as embedder_owner_id, e.updated_at as embedder_updated_at
+    from spaces s
+    left join (space_embedders se join embedders e on e.id = se.embedder_id) on se.space_id = s.id
+    where s.id in ${sql(spaceIds)}
+    order by s.id, se.position`
+  for (const row of rows) {
+    let entry = spaces.get(row.id)
+    if (!entry) {
+      entry = { space: spaceOf(row), embedders: [] }
+      spaces.set(row.id, entry)
+    }
+    if (row.embedder_id == null) continue
+    entry.embedders.push({
+      link: {
+        space_id: row.id,
+        embedder_id: row.embedder_id,
+        position: row.position!,
+        default_retrieval_weight: row.default_retrieval_weight!,
+        index_state: row.index_state!,
+        backfill_done: row.backfill_done!,
+        backfill_total: row.backfill_total!,
+        backfill_error: row.backfill_error ?? null,
+        added_at: row.added_at!,
+      },
+      embedder: {
+        id: row.embedder_id,
+        owner_id: row.embedder_owner_id,
+        updated_at: row.embedder_updated_at,
+        ...Object.fromEntries(EMBEDDER_COLUMNS.map((column) => [column, row[column]])),
+      } as EmbedderTargetRow,
+    })
+  }
+  return spaces
+}
+
+function spaceOf(row: SpaceRow): SpaceRow {
+  return {
+    id: row.id,
+    owner_id: row.owner_id,
+    name: row.name,
+    labels: row.labels,
+    default_chunking: row.default_chunking,
+    public_read: row.public_read,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    created_by: row.created_by,
+    updated_by: row.updated_by,
+  }
 }
 
 export interface VectorQuery {
   spaceId: string
   embedderId: string
   dimensionality: number
-  embedding: number[]
+  embedding: readonly number[]
   limit: number
   filter?: CompiledFilter
   efSearch: number
@@ -34,7 +140,10 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * and every call would be planned again). Both are checked values from the embedder's
  * row. The settings are transaction-local, sent in one statement pipelined with the
  * search. With relaxed_order the scan may return rows slightly out of order; the outer
- * query sorts them.
+ * query sorts them, and joins the few chunks found for their text (the CTE is
+ * materialized, so the join cannot change how the index is scanned). The memory
+ * benchmark's floor (bench/scenarios/memory.ts floorNearest) sends this same statement:
+ * change both together.
  */
 export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<RankedChunk[]> {
   const dimensions = query.dimensionality
@@ -59,7 +168,9 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
           order by v.embedding::${type} <=> ${embedding}::${type}
           limit ${query.limit}
         )
-        select chunk_id, memory_id, score::float8 as score from nearest order by score, chunk_id`,
+        select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
+        from nearest n join chunks c on c.id = n.chunk_id
+        order by n.score, n.chunk_id`,
     ])
     return rows
   }) as Promise<RankedChunk[]>
@@ -111,25 +222,11 @@ export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promis
     terms as (
       select to_tsquery('simple', string_agg(quote_literal(word), ' | ')) as query from kept
     )
-    select c.id as chunk_id, c.memory_id, ts_rank_cd(c.search_vector, terms.query)::float8 as score
+    select c.id as chunk_id, c.memory_id, ts_rank_cd(c.search_vector, terms.query)::float8 as score,
+      c.text, c.start_offset, c.end_offset
     from terms, chunks c
     ${query.filter ? sql`join memories m on m.id = c.memory_id and ${filterFragment(sql, query.filter)}` : sql``}
     where terms.query is not null and c.space_id = ${query.spaceId} and c.search_vector @@ terms.query
     order by score desc, c.id
     limit ${query.limit}`
-}
-
-export interface RetrievedChunkRow {
-  id: string
-  memory_id: string
-  text: string
-  start_offset: number
-  end_offset: number
-}
-
-export async function chunksByIds(sql: Queryable, ids: string[]): Promise<RetrievedChunkRow[]> {
-  if (ids.length === 0) return []
-  return sql<
-    RetrievedChunkRow[]
-  >`select id, memory_id, text, start_offset, end_offset from chunks where id in ${sql(ids)}`
 }
