@@ -29,7 +29,12 @@ export const DIMENSIONS = 384
 const INGEST_BATCH = 50
 /** Memories created but not yet COMPLETED that the driver allows: enough to keep every job worker busy, not a growing backlog. */
 const INGEST_WINDOW = 400
-const INGEST_POLL_MS = 20
+/**
+ * How often the driver asks PostgreSQL which memories are done. Each poll looks up every
+ * memory in the window: at 20 ms those lookups took PostgreSQL CPU that memsvc's own
+ * ingest then lacked (the floor polls nothing).
+ */
+const INGEST_POLL_MS = 250
 /** Waiting for one memory's ingest between latency probes. */
 const SETTLE_POLL_MS = 5
 /** memsvc's job concurrency (src/jobs/job-processor.ts DEFAULT_JOB_OPTIONS): the floor writes as many memories at once. */
@@ -204,8 +209,10 @@ async function productIngest(
   let lastProgress = performance.now()
   const started = performance.now()
   const inFlight = new Set<Promise<void>>()
+  let lastPoll = 0
   const poll = async () => {
-    if (pending.size === 0) return
+    if (pending.size === 0 || performance.now() - lastPoll < INGEST_POLL_MS) return
+    lastPoll = performance.now()
     const done = await sql<
       Array<{ id: string; status: string }>
     >`select id, status from memories where id = any(${[...pending]}::uuid[]) and status in ('COMPLETED', 'FAILED')`
@@ -244,7 +251,7 @@ async function productIngest(
       const tracked = sent.finally(() => inFlight.delete(tracked))
       inFlight.add(tracked)
     }
-    await Promise.race([sleep(INGEST_POLL_MS), ...inFlight])
+    await Promise.race([sleep(Math.max(1, lastPoll + INGEST_POLL_MS - performance.now())), ...inFlight])
     await poll()
   }
   await Promise.all(inFlight)

@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
+import { TableUpkeep } from '../db/table-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
@@ -104,6 +105,7 @@ export function createRestServer(options: {
 interface StartedParts {
   database?: Database
   jobs?: JobProcessor
+  upkeep?: TableUpkeep
   databaseWatch?: NodeJS.Timeout
   stopping: boolean
 }
@@ -199,6 +201,8 @@ async function becomeReady(
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
   jobs.start()
+  parts.upkeep = new TableUpkeep(database.background, log)
+  parts.upkeep.start()
   log.info('ready', { state: lifecycle.state })
   watchDatabase(database, lifecycle, log, parts)
 }
@@ -231,6 +235,7 @@ async function stopServer(
   await listeners.grpc.shutdown(GRPC_CLOSE_GRACE_MS)
   if (parts.databaseWatch) clearTimeout(parts.databaseWatch)
   await ready.catch(() => {})
+  await parts.upkeep?.stop()
   await server.domainIfOpen
     ?.close()
     .catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))
