@@ -13,7 +13,8 @@ import * as upkeepSql from './sql/table-upkeep.js'
  * job queue's dead rows are vacuumed. Where autovacuum keeps up, it resets the same
  * counters first and this finds nothing to do.
  */
-export const UPKEEP_INTERVAL_MS = 30_000
+/** Often enough that a table filling from empty is planned on statistics within seconds; the check itself is one catalogue query. */
+export const UPKEEP_INTERVAL_MS = 10_000
 export const UPKEEP_THRESHOLDS: upkeepSql.UpkeepThresholds = {
   analyzeBaseRows: 50,
   analyzeScale: 0.1,
