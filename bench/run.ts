@@ -14,7 +14,7 @@ import { createBenchDatabase } from './lib/database.js'
 import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
-import { createSandbox, type RunningServer, startMemsvc } from './lib/memsvc.js'
+import { createSandbox, type RunningServer, type Sandbox, startMemsvc } from './lib/memsvc.js'
 import { type BenchOptions, parseOptions, type ScenarioId } from './lib/options.js'
 import {
   canPin,
@@ -92,19 +92,8 @@ async function main(): Promise<void> {
     ...['--db-url', database.jdbcUrl, '--db-user', database.user, '--db-max-pool', String(options.poolMax)],
     ...['--metrics-scrape-secret', metricsSecret],
   ])
-  const profileDir = path.join(options.outDir, 'profiles', startedAt.replace(/[:.]/g, '-'))
-  // With --cpu-prof, run the executable's own bundle (the same code) under this node
-  // (the pinned Node 24 that npm scripts use), where --cpu-prof-dir puts the profile.
-  const server: RunningServer = await startMemsvc(
-    options.cpuProf
-      ? {
-          executable: process.execPath,
-          executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE],
-          args,
-          sandbox,
-        }
-      : { executable: EXECUTABLE, args, sandbox },
-  )
+  const profileDir = profileDirOf(options, startedAt)
+  const server: RunningServer = await startMemsvc(launchOf(options, args, sandbox, profileDir))
   console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
   const fixtures = await createFixtures(server.restUrl)
   await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
@@ -250,6 +239,24 @@ async function main(): Promise<void> {
 const commandLine = () =>
   ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
+const profileDirOf = (options: BenchOptions, startedAt: string) =>
+  path.join(options.outDir, 'profiles', startedAt.replace(/[:.]/g, '-'))
+
+/**
+ * With --cpu-prof, the executable's own bundle (the same code) runs under this node (the
+ * pinned Node 24 that npm scripts use), where --cpu-prof-dir puts the profile.
+ */
+function launchOf(options: BenchOptions, args: string[], sandbox: Sandbox, profileDir: string) {
+  return options.cpuProf
+    ? {
+        executable: process.execPath,
+        executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE],
+        args,
+        sandbox,
+      }
+    : { executable: EXECUTABLE, args, sandbox }
+}
+
 /** --memory: the memory core's anchors (bench/scenarios/memory.ts) into results/memory-latest.md. */
 async function runMemoryBench(options: BenchOptions): Promise<void> {
   const startedAt = new Date().toISOString()
@@ -274,8 +281,11 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     '--encryption-key-file',
     encryptionKeyFile,
   ])
-  const server = await startMemsvc({ executable: EXECUTABLE, args, sandbox })
+  const profileDir = profileDirOf(options, startedAt)
+  const server = await startMemsvc(launchOf(options, args, sandbox, profileDir))
   onCleanup(() => server.stop())
+  if (options.cpuProf)
+    console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}), once it stops: ${profileDir}`)
   console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
   const user = await memoryUser(server.restUrl)
   const rows: ReportRow[] = []
