@@ -1,7 +1,8 @@
 import crypto from 'node:crypto'
-import type { Queryable } from '../db/database.js'
+import type { Queryable, Tx } from '../db/database.js'
 import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
 import * as memoriesSql from '../db/sql/memories.js'
+import type { SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
 import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
 import { idSchema } from '../validation/identity.js'
@@ -123,36 +124,60 @@ export interface CreateMemoryResult {
  * of one): the memory and its job commit together, so no memory is left without its job.
  * The job runs once the caller has committed and woken the queue.
  */
+/** A create whose request is parsed and whose space the caller may write to: what is left is storing it. */
+interface PlannedCreate {
+  row: NewMemoryRow
+  dedupe: boolean
+}
+
+/**
+ * Everything a create checks before it writes: the request, the space (read through
+ * `spaceOf`, so a batch reads each space once), the content. Writes nothing.
+ */
+async function planCreate(
+  principal: Principal,
+  input: unknown,
+  spaceOf: (spaceId: string) => Promise<SpaceRow>,
+  now = nowMillis(),
+): Promise<PlannedCreate> {
+  const request = parseInput(createMemorySchema, input)
+  const space = await spaceOf(request.spaceId)
+  const content = checkedContent(request)
+  return {
+    dedupe: request.dedupe === true,
+    row: {
+      id: request.memoryId ?? crypto.randomUUID(),
+      space_id: space.id,
+      content,
+      content_type: request.contentType ?? DEFAULT_CONTENT_TYPE,
+      content_sha256: crypto.createHash('sha256').update(content).digest(),
+      metadata: request.metadata ?? {},
+      chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
+      status: 'PENDING',
+      processing_error: null,
+      chunk_count: 0,
+      created_at: now,
+      updated_at: now,
+      created_by: principal.userId,
+      updated_by: principal.userId,
+    },
+  }
+}
+
+const memoryOfRow = ({ content: _content, ...stored }: NewMemoryRow): Memory => toMemory(stored)
+
 async function createOne(
   context: DomainContext,
   tx: Queryable,
   principal: Principal,
   input: unknown,
 ): Promise<CreateMemoryResult> {
-  const request = parseInput(createMemorySchema, input)
-  const space = await findAccessibleSpace(tx, principal, request.spaceId, 'MEMORY', 'CREATE')
-  const content = checkedContent(request)
-  const sha256 = crypto.createHash('sha256').update(content).digest()
-  if (request.dedupe) {
-    const existing = await memoriesSql.findMemoryByContent(tx, space.id, sha256)
+  const { row, dedupe } = await planCreate(principal, input, (spaceId) =>
+    findAccessibleSpace(tx, principal, spaceId, 'MEMORY', 'CREATE'),
+  )
+  if (dedupe) {
+    const existing = await memoriesSql.findMemoryByContent(tx, row.space_id, row.content_sha256)
     if (existing) return { memory: toMemory(existing), created: false }
-  }
-  const now = nowMillis()
-  const row: NewMemoryRow = {
-    id: request.memoryId ?? crypto.randomUUID(),
-    space_id: space.id,
-    content,
-    content_type: request.contentType ?? DEFAULT_CONTENT_TYPE,
-    content_sha256: sha256,
-    metadata: request.metadata ?? {},
-    chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
-    status: 'PENDING',
-    processing_error: null,
-    chunk_count: 0,
-    created_at: now,
-    updated_at: now,
-    created_by: principal.userId,
-    updated_by: principal.userId,
   }
   try {
     await memoriesSql.insertMemory(tx, row)
@@ -160,11 +185,93 @@ async function createOne(
   } catch (error) {
     const code = (error as { code?: string }).code
     if (code === UNIQUE_VIOLATION) throw alreadyExists(`a memory with id ${row.id} already exists`)
-    if (code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${space.id}`)
+    if (code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${row.space_id}`)
     throw error
   }
-  const { content: _content, ...stored } = row
-  return { memory: toMemory(stored), created: true }
+  return { memory: memoryOfRow(row), created: true }
+}
+
+/** A batch the one-statement path cannot store exactly as item-by-item creates would (an id taken, twice in the batch). */
+class NeedsOneByOne extends Error {}
+
+/**
+ * The batch in a few statements: each distinct space read once, the new memories in one
+ * insert, their jobs in another. Items that fail their checks answer their own error and
+ * write nothing. The answer is what creating the items one by one, in order, would give;
+ * where it might not be (a memory id already taken, or given twice, a space deleted
+ * meanwhile), it throws and the caller, having rolled this back, creates them one by one.
+ */
+async function createAllAtOnce(
+  context: DomainContext,
+  tx: Queryable,
+  principal: Principal,
+  requests: unknown[],
+): Promise<Array<CreateMemoryResult | unknown>> {
+  const spaces = new Map<string, Promise<SpaceRow>>()
+  const spaceOf = (spaceId: string) => {
+    let space = spaces.get(spaceId)
+    if (!space) {
+      space = findAccessibleSpace(tx, principal, spaceId, 'MEMORY', 'CREATE')
+      // Each item naming a refused space gets the refusal; none is left unhandled.
+      space.catch(() => {})
+      spaces.set(spaceId, space)
+    }
+    return space
+  }
+  const outcomes: Array<CreateMemoryResult | unknown> = []
+  // Listings order by creation time, then id: the items are stamped a millisecond apart, in
+  // request order, as creating them one by one would (each create takes longer than that).
+  const batchStarted = Date.now()
+  const toStore: NewMemoryRow[] = []
+  const storedByContent = new Map<string, NewMemoryRow>()
+  for (const [index, input] of requests.entries()) {
+    try {
+      const { row, dedupe } = await planCreate(principal, input, spaceOf, new Date(batchStarted + index))
+      const contentKey = `${row.space_id}:${row.content_sha256.toString('hex')}`
+      if (dedupe) {
+        // The oldest memory of that content wins, as findMemoryByContent orders: one stored before this batch, else an earlier item.
+        const existing = await memoriesSql.findMemoryByContent(tx, row.space_id, row.content_sha256)
+        const earlier = storedByContent.get(contentKey)
+        if (existing || earlier) {
+          outcomes[index] = { memory: existing ? toMemory(existing) : memoryOfRow(earlier!), created: false }
+          continue
+        }
+      }
+      if (toStore.some((stored) => stored.id === row.id)) throw new NeedsOneByOne()
+      toStore.push(row)
+      if (!storedByContent.has(contentKey)) storedByContent.set(contentKey, row)
+      outcomes[index] = { memory: memoryOfRow(row), created: true }
+    } catch (error) {
+      if (error instanceof NeedsOneByOne) throw error
+      outcomes[index] = error
+    }
+  }
+  const stored = await memoriesSql.insertMemoriesSkippingTakenIds(tx, toStore)
+  if (stored.size !== toStore.length) throw new NeedsOneByOne()
+  await context.jobs.enqueueMany(
+    tx,
+    MEMORY_INGEST_JOB,
+    toStore.map((row) => ({ memoryId: row.id }) satisfies MemoryIngestPayload as never),
+  )
+  return outcomes
+}
+
+/** Item by item, a savepoint each: a failing item rolls back only itself. */
+async function createOneByOne(
+  context: DomainContext,
+  tx: Tx,
+  principal: Principal,
+  requests: unknown[],
+): Promise<Array<CreateMemoryResult | unknown>> {
+  const outcomes: Array<CreateMemoryResult | unknown> = []
+  for (const input of requests) {
+    try {
+      outcomes.push(await tx.savepoint((savepoint) => createOne(context, savepoint, principal, input)))
+    } catch (error) {
+      outcomes.push(error)
+    }
+  }
+  return outcomes
 }
 
 /** POST /v1/memories: stored PENDING, chunked and embedded by a job. */
@@ -196,33 +303,34 @@ export async function batchCreateMemories(
   const principal = await context.authenticate(call)
   const { requests } = parseInput(batchCreateMemoriesSchema, input)
   requireVectorStorage(context)
-  // One transaction for the batch, one savepoint per item: a failing item rolls back only
-  // itself, and the batch costs one commit (one WAL flush) rather than one per memory.
-  const results = await context.sql.begin(async (tx) => {
-    const results: Array<{ memory: Memory; created: boolean } | { error: BatchItemError }> = []
-    for (const [index, item] of requests.entries()) {
-      try {
-        results.push(
-          (await tx.savepoint((savepoint) => createOne(context, savepoint, principal, item))) as CreateMemoryResult,
-        )
-      } catch (error) {
-        const appError = toAppError(error)
-        if (appError.code === 'INTERNAL')
-          context.log.error('memory batch item failed', { index, error: error as Error })
-        results.push({
-          error: {
-            code: appError.httpStatus,
-            status: appError.code,
-            message: appError.message,
-            details: appError.details.map((detail) => ({
-              field: `requests.${index}.${detail.field}`,
-              description: detail.description,
-            })),
-          },
-        })
+  // One transaction for the batch, so it costs one commit (one WAL flush), not one per memory.
+  const outcomes = await context.sql.begin(async (tx) => {
+    try {
+      return await tx.savepoint((savepoint) => createAllAtOnce(context, savepoint, principal, requests))
+    } catch (error) {
+      if (!(error instanceof NeedsOneByOne) && toAppError(error).code !== 'INTERNAL') throw error
+      // A conflict or a database error in the one-statement path: its savepoint is rolled back.
+      return createOneByOne(context, tx, principal, requests)
+    }
+  })
+  const results = outcomes.map((outcome, index) => {
+    if (outcome instanceof Error || !(outcome as CreateMemoryResult).memory) {
+      const appError = toAppError(outcome)
+      if (appError.code === 'INTERNAL')
+        context.log.error('memory batch item failed', { index, error: outcome as Error })
+      return {
+        error: {
+          code: appError.httpStatus,
+          status: appError.code,
+          message: appError.message,
+          details: appError.details.map((detail) => ({
+            field: `requests.${index}.${detail.field}`,
+            description: detail.description,
+          })),
+        },
       }
     }
-    return results
+    return outcome as CreateMemoryResult
   })
   context.jobs.wake()
   return { results }

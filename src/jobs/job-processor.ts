@@ -130,18 +130,32 @@ export class JobProcessor implements WorkIntake, JobQueue {
 
   /** Stores a job (in the caller's transaction, if it passes one) and wakes this process's loop. */
   async enqueue(sql: Queryable, kind: string, payload: object, delayMs = 0): Promise<string> {
-    const handler = this.#handlers.get(kind)
-    if (!handler) throw new Error(`no handler for job kind ${kind}`)
     const id = crypto.randomUUID()
     await jobsSql.insertJob(sql, {
       id,
       kind,
       payload,
-      maxAttempts: handler.maxAttempts,
+      maxAttempts: this.#handlerOf(kind).maxAttempts,
       runAfter: new Date(Date.now() + delayMs),
     })
     this.wake()
     return id
+  }
+
+  async enqueueMany(sql: Queryable, kind: string, payloads: object[]): Promise<void> {
+    const maxAttempts = this.#handlerOf(kind).maxAttempts
+    const runAfter = new Date()
+    await jobsSql.insertJobs(
+      sql,
+      payloads.map((payload) => ({ id: crypto.randomUUID(), kind, payload, maxAttempts, runAfter })),
+    )
+    this.wake()
+  }
+
+  #handlerOf(kind: string): JobHandler<never> {
+    const handler = this.#handlers.get(kind)
+    if (!handler) throw new Error(`no handler for job kind ${kind}`)
+    return handler
   }
 
   wake(): void {

@@ -209,6 +209,55 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     expect((await memories.listMemories(context(), alice, { spaceId: space.spaceId })).memories).toEqual([])
   })
 
+  it('batch create answers as item-by-item creates would: a taken id, an id given twice, a repeated content with dedupe, a space of another user', async () => {
+    const alice = fixture.as(fixture.alice)
+    const bob = fixture.as(fixture.bob)
+    const space = await spaces.createSpace(context(), alice, {
+      name: `edges-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
+    const bobsEmbedder = await fixture.registerEmbedder(fixture.bob)
+    const bobsSpace = await spaces.createSpace(context(), bob, {
+      name: `bobs-${engine}`,
+      spaceEmbedders: [{ embedderId: bobsEmbedder }],
+    })
+    const status = (results: Awaited<ReturnType<typeof memories.batchCreateMemories>>['results']) =>
+      results.map((result) => ('error' in result ? result.error.status : result.created ? 'CREATED' : 'EXISTING'))
+
+    // Every item storable at once; the repeated content with dedupe answers the earlier item's memory.
+    const plain = await memories.batchCreateMemories(context(), alice, {
+      requests: [
+        { spaceId: space.spaceId, originalContent: 'alpha' },
+        { spaceId: bobsSpace.spaceId, originalContent: 'into a space alice may not write' },
+        { spaceId: space.spaceId, originalContent: 'alpha', dedupe: true },
+        { spaceId: space.spaceId, originalContent: 'alpha' },
+      ],
+    })
+    expect(status(plain.results)).toEqual(['CREATED', 'NOT_FOUND', 'EXISTING', 'CREATED'])
+    const first = plain.results[0] as { memory: memories.Memory }
+    expect((plain.results[2] as { memory: memories.Memory }).memory.memoryId).toBe(first.memory.memoryId)
+    expect((plain.results[3] as { memory: memories.Memory }).memory.memoryId).not.toBe(first.memory.memoryId)
+
+    // A taken id and an id given twice: the others are stored, those two answer ALREADY_EXISTS.
+    const reused = crypto.randomUUID()
+    const conflicts = await memories.batchCreateMemories(context(), alice, {
+      requests: [
+        { spaceId: space.spaceId, originalContent: 'beta' },
+        { spaceId: space.spaceId, originalContent: 'gamma', memoryId: first.memory.memoryId },
+        { spaceId: space.spaceId, originalContent: 'delta', memoryId: reused },
+        { spaceId: space.spaceId, originalContent: 'epsilon', memoryId: reused },
+        { spaceId: space.spaceId, originalContent: 'beta', dedupe: true },
+      ],
+    })
+    expect(status(conflicts.results)).toEqual(['CREATED', 'ALREADY_EXISTS', 'CREATED', 'ALREADY_EXISTS', 'EXISTING'])
+    expect((conflicts.results[2] as { memory: memories.Memory }).memory.memoryId).toBe(reused)
+    for (const result of [...plain.results, ...conflicts.results])
+      if ('memory' in result && result.created)
+        expect((await fixture.settled(result.memory.memoryId)).processingStatus).toBe('COMPLETED')
+    const listed = await memories.listMemories(context(), alice, { spaceId: space.spaceId })
+    expect(listed.memories).toHaveLength(4) // alpha twice, beta, delta
+  })
+
   it('deleting a space removes its memories, chunks and vectors', async () => {
     const alice = fixture.as(fixture.alice)
     const space = await spaces.createSpace(context(), alice, {

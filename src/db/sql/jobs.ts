@@ -20,6 +20,20 @@ export async function insertJob(
     values (${job.id}, ${job.kind}, ${sql.json(job.payload as never)}, 'PENDING', ${job.maxAttempts}, ${job.runAfter}, now(), now())`
 }
 
+/** Several jobs in one statement (a batch of memories: one ingest job each). */
+export async function insertJobs(
+  sql: Queryable,
+  jobs: Array<{ id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date }>,
+): Promise<void> {
+  if (jobs.length === 0) return
+  await sql`
+    insert into jobs (id, kind, payload, status, max_attempts, run_after, created_at, updated_at)
+    select id, kind, payload::jsonb, 'PENDING', max_attempts, run_after::timestamptz, now(), now()
+    from unnest(${jobs.map((job) => job.id)}::uuid[], ${jobs.map((job) => job.kind)}::text[],
+      ${jobs.map((job) => JSON.stringify(job.payload))}::text[], ${jobs.map((job) => job.maxAttempts)}::int[],
+      ${jobs.map((job) => job.runAfter.toISOString())}::text[]) as input (id, kind, payload, max_attempts, run_after)`
+}
+
 /**
  * Takes up to `limit` runnable jobs for `worker`: pending ones whose time has come and
  * running ones whose lease expired (their worker died). SKIP LOCKED lets every process

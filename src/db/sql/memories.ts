@@ -57,6 +57,25 @@ export async function insertMemory(sql: Queryable, row: NewMemoryRow): Promise<v
   await sql`insert into memories ${sql({ ...row, metadata: sql.json(row.metadata as never), chunking: sql.json(row.chunking as never) } as never)}`
 }
 
+/**
+ * Several memories in one statement; a row whose id is taken is skipped, not an error.
+ * Returns the ids stored, so the caller can tell which were not.
+ */
+export async function insertMemoriesSkippingTakenIds(sql: Queryable, rows: NewMemoryRow[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set()
+  const stored = await sql<Array<{ id: string }>>`
+    insert into memories ${sql(
+      rows.map((row) => ({
+        ...row,
+        metadata: sql.json(row.metadata as never),
+        chunking: sql.json(row.chunking as never),
+      })) as never,
+    )}
+    on conflict (id) do nothing
+    returning id`
+  return new Set(stored.map((row) => row.id))
+}
+
 export async function findMemory(
   sql: Queryable,
   id: string,
