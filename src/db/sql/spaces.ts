@@ -1,4 +1,5 @@
 import type { Queryable } from '../database.js'
+import type { ProbeTargetRow } from './probes.js'
 
 export interface SpaceRow {
   id: string
@@ -62,6 +63,20 @@ export async function listSpaceEmbedders(sql: Queryable, spaceIds: string[]): Pr
   return sql<
     SpaceEmbedderRow[]
   >`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
+}
+
+/**
+ * The registrations of a space's embedders (each row what findProbeTarget returns), in the
+ * space's order, in one statement: an ingest job read the links, then each embedder's row,
+ * one round trip each. Retrieval reads the same join in findRetrievalSpaces
+ * (src/db/sql/retrieval.ts), which also needs the space row and each link's columns, so it
+ * keeps its own statement; this one carries only what calling the embedders needs.
+ */
+export async function listSpaceEmbedderTargets(sql: Queryable, spaceId: string): Promise<ProbeTargetRow[]> {
+  return sql<ProbeTargetRow[]>`
+    select e.* from space_embedders se join embedders e on e.id = se.embedder_id
+    where se.space_id = ${spaceId}
+    order by se.position`
 }
 
 /** One owner's spaces in keyset order (created_at, id). */

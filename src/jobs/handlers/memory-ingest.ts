@@ -4,6 +4,7 @@ import type { Sql } from '../../db/database.js'
 import type { ChunkVector } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
 import * as memoriesSql from '../../db/sql/memories.js'
+import type { ProbeTargetRow } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
 import * as spacesSql from '../../db/sql/spaces.js'
 import { chunkText } from '../../domain/chunking/chunk-text.js'
@@ -80,14 +81,8 @@ function memoryMetrics(registry: Registry): MemoryMetrics {
   }
 }
 
-/** Everything needed to call one embedder of a space. */
-async function embeddingCall(
-  deps: MemoryJobDependencies,
-  metrics: MemoryMetrics,
-  embedderId: string,
-): Promise<EmbeddingCall> {
-  const target = await probesSql.findProbeTarget(deps.sql, 'embedders', embedderId)
-  if (!target) throw new Error(`embedder ${embedderId} was deleted meanwhile`)
+/** Everything needed to call one embedder of a space, from its registration row. */
+function embeddingCall(deps: MemoryJobDependencies, metrics: MemoryMetrics, target: ProbeTargetRow): EmbeddingCall {
   const providerType = target.provider_type
   return {
     embedder: embedderProfile(target),
@@ -100,18 +95,26 @@ async function embeddingCall(
   }
 }
 
+/** An embedder's registration row, read on its own (a back-fill names one embedder). */
+async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<ProbeTargetRow> {
+  const target = await probesSql.findProbeTarget(sql, 'embedders', embedderId)
+  if (!target) throw new Error(`embedder ${embedderId} was deleted meanwhile`)
+  return target
+}
+
 async function embedWithEach(
   deps: MemoryJobDependencies,
   metrics: MemoryMetrics,
-  embedderIds: string[],
+  targets: ProbeTargetRow[],
   chunkIds: string[],
   texts: string[],
 ): Promise<ChunkVector[]> {
   const vectors: ChunkVector[] = []
-  for (const embedderId of embedderIds) {
-    const call = await embeddingCall(deps, metrics, embedderId)
-    const embeddings = await embedTexts(call, texts)
-    embeddings.forEach((embedding, index) => vectors.push({ chunkId: chunkIds[index]!, embedderId, embedding }))
+  for (const target of targets) {
+    const embeddings = await embedTexts(embeddingCall(deps, metrics, target), texts)
+    embeddings.forEach((embedding, index) =>
+      vectors.push({ chunkId: chunkIds[index]!, embedderId: target.id, embedding }),
+    )
   }
   return vectors
 }
@@ -140,13 +143,14 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         start_offset: piece.startOffset,
         end_offset: piece.endOffset,
       }))
-      const members = await spacesSql.listSpaceEmbedders(deps.sql, [memory.space_id])
+      // The registrations too, in the same statement: one round trip however many embedders.
+      const targets = await spacesSql.listSpaceEmbedderTargets(deps.sql, memory.space_id)
       let vectors: ChunkVector[]
       try {
         vectors = await embedWithEach(
           deps,
           metrics,
-          members.map((member) => member.embedder_id),
+          targets,
           chunks.map((chunk) => chunk.id),
           chunks.map((chunk) => chunk.text),
         )
@@ -196,7 +200,7 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
           const vectors = await embedWithEach(
             deps,
             metrics,
-            [embedderId],
+            [await findEmbedderTarget(deps.sql, embedderId)],
             chunks.map((chunk) => chunk.id),
             chunks.map((chunk) => chunk.text),
           )
