@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import * as chunksSql from '../../src/db/sql/chunks.js'
 import * as jobsSql from '../../src/db/sql/jobs.js'
+import * as memoriesSql from '../../src/db/sql/memories.js'
 import { MEMORY_INGEST_JOB } from '../../src/domain/job-kinds.js'
 import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
@@ -156,6 +157,25 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     >`select count(*)::int as count from jobs where kind = ${MEMORY_INGEST_JOB} and payload->>'memoryId' = ${done.memoryId}`
     expect(jobs[0]!.count).toBe(1)
     expect(await jobsSql.countJobsByStatus(sql())).not.toContainEqual(expect.objectContaining({ status: 'RUNNING' }))
+  })
+
+  it('a second storing transaction waits for the first, then finds the memory COMPLETED and writes nothing', async () => {
+    const { done } = await ingest(`${TEXT} (two runs store)`)
+    await sql()`update memories set status = 'PROCESSING' where id = ${done.memoryId}`
+    const order: string[] = []
+    let second: Promise<boolean> | undefined
+    await sql().begin(async (tx) => {
+      expect(await memoriesSql.completeProcessing(tx, done.memoryId, done.chunkCount)).toBe(true)
+      // Another run (its lease expired) reaches its storing transaction now: it must wait for this one.
+      second = sql().begin((other) => memoriesSql.completeProcessing(other, done.memoryId, 99)) as Promise<boolean>
+      second.then(() => order.push('second'))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      order.push('first commits')
+    })
+    expect(await second).toBe(false)
+    expect(order).toEqual(['first commits', 'second'])
+    const after = await memories.getMemory(context(), fixture.as(fixture.alice), done.memoryId)
+    expect(after).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: done.chunkCount })
   })
 
   it('metrics count ingests by outcome and embedding requests by provider type and outcome, with their latency', async () => {

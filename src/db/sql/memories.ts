@@ -76,14 +76,8 @@ export async function insertMemoriesSkippingTakenIds(sql: Queryable, rows: NewMe
   return new Set(stored.map((row) => row.id))
 }
 
-export async function findMemory(
-  sql: Queryable,
-  id: string,
-  options: { forUpdate?: boolean } = {},
-): Promise<MemoryRow | undefined> {
-  const rows = await sql<
-    MemoryRow[]
-  >`select ${sql(MEMORY_COLUMNS)} from memories where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+export async function findMemory(sql: Queryable, id: string): Promise<MemoryRow | undefined> {
+  const rows = await sql<MemoryRow[]>`select ${sql(MEMORY_COLUMNS)} from memories where id = ${id}`
   return rows[0]
 }
 
@@ -147,14 +141,26 @@ export async function startProcessing(sql: Sql, id: string): Promise<(MemoryRow 
   return rows[0]
 }
 
-export async function finishProcessing(
-  sql: Queryable,
-  id: string,
-  outcome: { status: 'COMPLETED' | 'FAILED'; error?: string; chunkCount: number },
-): Promise<void> {
+/** A memory whose embedding failed for good: FAILED with the error, no chunks. */
+export async function failProcessing(sql: Queryable, id: string, error: string): Promise<void> {
   await sql`
-    update memories set status = ${outcome.status}, processing_error = ${outcome.error ?? null}, chunk_count = ${outcome.chunkCount}, updated_at = now()
+    update memories set status = 'FAILED', processing_error = ${error}, chunk_count = 0, updated_at = now()
     where id = ${id}`
+}
+
+/**
+ * PROCESSING → COMPLETED, as the first statement of the transaction that stores the
+ * chunks: it takes the memory's row lock and checks its state at once, so a concurrent
+ * run (an expired lease) waits here until this transaction ends and then finds the memory
+ * no longer PROCESSING (PostgreSQL re-checks the condition on the row it waited for).
+ * False when the memory is gone or no longer PROCESSING: the caller must then write nothing.
+ */
+export async function completeProcessing(tx: Queryable, id: string, chunkCount: number): Promise<boolean> {
+  const rows = await tx`
+    update memories set status = 'COMPLETED', processing_error = null, chunk_count = ${chunkCount}, updated_at = now()
+    where id = ${id} and status = 'PROCESSING'
+    returning id`
+  return rows.length > 0
 }
 
 /** Deletes the given memories of these spaces; returns the ids deleted. */

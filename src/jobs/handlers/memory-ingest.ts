@@ -157,22 +157,17 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
       } catch (error) {
         const permanent = error instanceof EmbeddingError && error.permanent
         if (!permanent && attempt < INGEST_MAX_ATTEMPTS) throw error
-        await memoriesSql.finishProcessing(deps.sql, memoryId, {
-          status: 'FAILED',
-          error: (error as Error).message,
-          chunkCount: 0,
-        })
+        await memoriesSql.failProcessing(deps.sql, memoryId, (error as Error).message)
         metrics.ingested.inc({ outcome: 'failed' })
         throw new PermanentJobError((error as Error).message)
       }
       const stored = await deps.sql.begin(async (tx) => {
-        // Locked, so a concurrent run (an expired lease) writes after this one, not beside it.
-        const current = await memoriesSql.findMemory(tx, memoryId, { forUpdate: true })
-        if (!current || current.status !== 'PROCESSING') return false
-        await Promise.all([
-          chunksSql.replaceChunks(tx, memoryId, memory.space_id, chunks, vectors),
-          memoriesSql.finishProcessing(tx, memoryId, { status: 'COMPLETED', chunkCount: chunks.length }),
-        ])
+        // First, and awaited before any write is sent: it locks the memory's row and checks
+        // it is still PROCESSING in one statement, so a concurrent run (an expired lease)
+        // writes after this one (and then finds it COMPLETED), not beside it. Marking it
+        // COMPLETED before the chunks are written is safe: both commit together or not at all.
+        if (!(await memoriesSql.completeProcessing(tx, memoryId, chunks.length))) return false
+        await chunksSql.replaceChunks(tx, memoryId, memory.space_id, chunks, vectors)
         return true
       })
       if (stored) metrics.ingested.inc({ outcome: 'completed' })
