@@ -25,6 +25,11 @@ export interface ModelProbePayload {
 export const MEMORY_INGEST_JOB = 'memory.ingest'
 export interface MemoryIngestPayload {
   memoryId: string
+  /**
+   * The memory's space, so the job can read the space's embedders while it takes the memory
+   * into processing, not after. Absent in jobs queued before it was added.
+   */
+  spaceId?: string
 }
 
 /** Write one embedder's vectors for the memories a space already holds, a batch per run. */

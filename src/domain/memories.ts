@@ -181,7 +181,10 @@ async function createOne(
   }
   try {
     await memoriesSql.insertMemory(tx, row)
-    await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, { memoryId: row.id } satisfies MemoryIngestPayload as never)
+    await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, {
+      memoryId: row.id,
+      spaceId: row.space_id,
+    } satisfies MemoryIngestPayload as never)
   } catch (error) {
     const code = (error as { code?: string }).code
     if (code === UNIQUE_VIOLATION) throw alreadyExists(`a memory with id ${row.id} already exists`)
@@ -251,7 +254,7 @@ async function createAllAtOnce(
   await context.jobs.enqueueMany(
     tx,
     MEMORY_INGEST_JOB,
-    toStore.map((row) => ({ memoryId: row.id }) satisfies MemoryIngestPayload as never),
+    toStore.map((row) => ({ memoryId: row.id, spaceId: row.space_id }) satisfies MemoryIngestPayload as never),
   )
   return outcomes
 }

@@ -144,8 +144,10 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
       registry: fixture.server.server.jobs.registry,
       enqueue: async () => {},
     })
-    await handler.run({ memoryId: done.memoryId }, 1)
-    await handler.run({ memoryId: done.memoryId }, 1) // already COMPLETED: nothing to do
+    await handler.run({ memoryId: done.memoryId }, 1) // a payload queued before jobs named the space
+    await sql()`update memories set status = 'PROCESSING' where id = ${done.memoryId}`
+    await handler.run({ memoryId: done.memoryId, spaceId }, 1)
+    await handler.run({ memoryId: done.memoryId, spaceId }, 1) // already COMPLETED: nothing to do
     const after = await chunksSql.listChunks(sql(), done.memoryId)
     expect(after).toHaveLength(before.length)
     expect(after.map((chunk) => chunk.chunk_index)).toEqual(before.map((chunk) => chunk.chunk_index))

@@ -3,6 +3,7 @@ import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Sql } from '../../db/database.js'
 import type { ChunkVector } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
+import type { MemoryRow } from '../../db/sql/memories.js'
 import * as memoriesSql from '../../db/sql/memories.js'
 import type { ProbeTargetRow } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
@@ -120,6 +121,30 @@ async function embedWithEach(
 }
 
 /**
+ * Takes the memory into processing and reads its space's embedders with their
+ * registrations (one statement however many embedders). A job that names the space sends
+ * both at once, one round trip; one queued before payloads carried spaceId names only the
+ * memory, whose row then gives the space.
+ */
+async function startWithTargets(
+  sql: Sql,
+  memoryId: string,
+  spaceId: string | undefined,
+): Promise<{ memory: (MemoryRow & { content: string }) | undefined; targets: ProbeTargetRow[] }> {
+  if (spaceId === undefined) {
+    const memory = await memoriesSql.startProcessing(sql, memoryId)
+    return { memory, targets: memory ? await spacesSql.listSpaceEmbedderTargets(sql, memory.space_id) : [] }
+  }
+  const [memory, targets] = await Promise.all([
+    memoriesSql.startProcessing(sql, memoryId),
+    spacesSql.listSpaceEmbedderTargets(sql, spaceId),
+  ])
+  if (!memory || memory.space_id === spaceId) return { memory, targets }
+  // The memory was deleted and its id (a client may choose it) reused in another space since this job was queued.
+  return { memory, targets: await spacesSql.listSpaceEmbedderTargets(sql, memory.space_id) }
+}
+
+/**
  * memory.ingest: PENDING → PROCESSING → COMPLETED | FAILED. Chunks the content, embeds
  * every chunk with every embedder of the space, then in one transaction replaces whatever
  * an earlier run left with the chunks and vectors and marks the memory COMPLETED: a run
@@ -132,8 +157,8 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
   return {
     kind: MEMORY_INGEST_JOB,
     maxAttempts: INGEST_MAX_ATTEMPTS,
-    async run({ memoryId }, attempt) {
-      const memory = await memoriesSql.startProcessing(deps.sql, memoryId)
+    async run({ memoryId, spaceId }, attempt) {
+      const { memory, targets } = await startWithTargets(deps.sql, memoryId, spaceId)
       if (!memory) return // deleted, or finished by an earlier run whose job was not marked done
       const pieces = chunkText(memory.content, memory.chunking as ChunkingConfig)
       const chunks = pieces.map((piece, index) => ({
@@ -143,8 +168,6 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         start_offset: piece.startOffset,
         end_offset: piece.endOffset,
       }))
-      // The registrations too, in the same statement: one round trip however many embedders.
-      const targets = await spacesSql.listSpaceEmbedderTargets(deps.sql, memory.space_id)
       let vectors: ChunkVector[]
       try {
         vectors = await embedWithEach(
