@@ -1,5 +1,5 @@
-// `npm run bench -- --memory`: the memory core's performance anchors (design.md section 5,
-// issues 15 and 16), each as memsvc divided by a floor measured in the same run where
+// `npm run bench -- --memory`: the memory core's performance anchors (bench/README.md,
+// "The memory benchmark"), each as memsvc divided by a floor measured in the same run where
 // there is one. One space of one-chunk memories, 384 dimensions, a local embedding
 // server in this process that answers at once (test/support/fake-embedder.ts).
 //

@@ -119,7 +119,7 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
     bundle: true,
     platform: 'node',
     target: 'node24',
-    // The SEA main script is CommonJS (design.md §2); import.meta.url is defined below.
+    // The SEA main script is CommonJS (Node's single executable applications run one CommonJS script); import.meta.url is defined below.
     format: 'cjs',
     // Nothing external: inside the SEA there is no node_modules to fall back on.
     external: [],

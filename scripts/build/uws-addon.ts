@@ -152,8 +152,8 @@ static uint32_t uWS_WebSocket_send_fast_string(v8::Local<v8::Object> receiver,
       '                        }\n' +
       '                    }\n',
   },
-  // 6. Pipelined requests behind a pending (asynchronous) response are answered in order
-  //    (issue 13 item 5). Upstream closes the connection when it parses a request while the
+  // 6. Pipelined requests behind a pending (asynchronous) response are answered in order.
+  //    Upstream closes the connection when it parses a request while the
   //    previous response is pending. Instead the parser stops at that request; its bytes and all
   //    read after them are held (bounded by maxHeldPipelineSize(), beyond which the connection
   //    closes) and parsed on the loop iteration after the pending response ends.

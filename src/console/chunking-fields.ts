@@ -1,6 +1,6 @@
 // The chunking settings of a space (its default) and of a memory (an optional override):
 // a strategy and the sizes that strategy takes. Unset sizes are left out, so the
-// server's defaults apply (design.md §5: recursive, 512 characters, overlap 64, KEEP_END).
+// server's defaults apply (recursive, 512 characters, overlap 64, KEEP_END).
 import { type Child, h } from './dom.js'
 import { type FormErrors, field, input, select } from './forms.js'
 import type { ChunkingConfig } from './types.js'

@@ -10,7 +10,7 @@ import {
   uuidSchema,
 } from './common.js'
 
-/** Spaces, memories and their chunking settings (design.md §5). */
+/** Spaces, memories and their chunking settings. */
 
 export const CONTENT_TYPES = ['text/plain', 'text/markdown', 'application/json'] as const
 export type ContentType = (typeof CONTENT_TYPES)[number]

@@ -687,7 +687,7 @@ export const ERROR_CASES: ApiCase[] = [
 ]
 
 export const SECURITY_CASES: ApiCase[] = [
-  // Another user's key answers exactly as a key that does not exist: the same 404 and message (issue 13, item 10).
+  // Another user's key answers exactly as a key that does not exist: the same 404 and message.
   {
     name: 'a user cannot update another user’s key: 404 as for a random id',
     operation: 'updateApiKey',

@@ -1,4 +1,4 @@
-// The MCP endpoint's failures (issue 17): a tool's failure is a tool result with isError that
+// The MCP endpoint's failures: a tool's failure is a tool result with isError that
 // carries the REST API's own error (same status, message and field details), never a transport
 // failure; what is wrong with the HTTP request itself is refused at the HTTP level.
 import { McpError } from '@modelcontextprotocol/sdk/types.js'

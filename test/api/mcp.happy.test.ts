@@ -1,4 +1,4 @@
-// The MCP endpoint (issue 17) through the official SDK client, as an agent framework uses it:
+// The MCP endpoint through the official SDK client, as an agent framework uses it:
 // the tools it lists, and memory stored, found and deleted through them, on both engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES } from '../support/databases.js'

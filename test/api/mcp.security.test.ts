@@ -1,4 +1,4 @@
-// The MCP endpoint's boundaries (issue 17): the key is checked before any tool runs, tools act
+// The MCP endpoint's boundaries: the key is checked before any tool runs, tools act
 // with the caller's permissions (another user's space and memories read as absent), browsers on
 // other origins are refused, and no raw key reaches a response or a log line.
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'

@@ -1,4 +1,4 @@
-// The MCP endpoint end to end (issue 17): the official SDK client against the built
+// The MCP endpoint end to end: the official SDK client against the built
 // executable, run from a directory without node_modules, as an agent framework would use it.
 // MEMSVC_TRANSCRIPT=path writes the session as it went over the wire, for the report.
 import fs from 'node:fs'

@@ -1,4 +1,4 @@
-// Issue 13 item 6: PostgreSQL lost under load. Connections are reset through a proxy
+// PostgreSQL lost under load. Connections are reset through a proxy
 // (the machine's real cluster is shared, so it is never stopped) while a bounded load
 // of API key creates runs against the built executable. Requests must fail fast with
 // 503, readiness must follow the database both ways, and no acknowledged write is lost.

@@ -1,4 +1,4 @@
-// Embedded database faults (issue 13 item 7 and the suite's embedded scenarios), on the
+// Embedded database faults (storage left by a crash, and the suite's embedded scenarios), on the
 // built executable: a data directory left by a killed process, a second process on the
 // same directory, and a full disk under it. The tests share one data directory, on a
 // small tmpfs where the machine allows it (the first start's initdb is the slow part).

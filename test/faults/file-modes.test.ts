@@ -1,4 +1,4 @@
-// Issue 13 item 3: the embedded database wrote ~970 files 0666 into a 0755 data
+// The embedded database once wrote ~970 files 0666 into a 0755 data
 // directory. Every file memsvc writes must be owner-only, whatever already exists.
 import fs from 'node:fs'
 import path from 'node:path'

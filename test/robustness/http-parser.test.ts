@@ -1,7 +1,7 @@
 // What the REST port's HTTP parser (uWebSockets.js, compiled from third_party with the
 // changes in its NOTES.md) answers to valid-but-odd and malformed requests, sent as raw
-// bytes. Each must be answered, not held open until the idle timeout (issue 13 item 8,
-// where the old addon held such connections 8–12 s and closed them without a word).
+// bytes. Each must be answered, not held open until the idle timeout (the old addon held
+// such connections 8–12 s and closed them without a word).
 // The parser is the same whatever the database, so one engine is enough.
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

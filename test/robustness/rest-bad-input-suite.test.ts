@@ -1,5 +1,5 @@
-// Raw HTTP bad input and hostile clients against a real in-process server (issue 13, the
-// REST half of "what the suite must cover"). Every attempt goes over a fresh loopback
+// Raw HTTP bad input and hostile clients against a real in-process server (the
+// REST half of the bad-input suite). Every attempt goes over a fresh loopback
 // connection; an attempt fails if it gets a 5xx or is held open without an answer. Some
 // framing uWS refuses by closing the connection before any handler runs (documented in the
 // README); those are counted as "closed", not failed, where the scenario says so. The table

@@ -1,4 +1,4 @@
-// How REST reads request bodies (issue 13, items 4, 7 and 11): the API key is checked from
+// How REST reads request bodies: the API key is checked from
 // the headers before a body is read, a request without one may send at most 16 KiB, a
 // declared length over the limit is refused from the headers, and a JSON body must be UTF-8,
 // JSON-typed and at most MAX_JSON_DEPTH deep: each refusal is a 4xx naming what was wrong,

@@ -1,4 +1,4 @@
-// Pipelined requests that touch the database (issue 13, item 5).
+// Pipelined requests that touch the database.
 //
 // Upstream uWS closes a connection as soon as it parses a request behind one whose response is
 // still pending, before any JavaScript sees the second request. The addon we compile holds such

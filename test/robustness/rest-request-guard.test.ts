@@ -1,4 +1,4 @@
-// Nothing a request does may end the process (issue 13, items 1 and 2): a malformed
+// Nothing a request does may end the process: a malformed
 // percent escape in a route parameter answers 400 naming it, and whatever is thrown on the
 // request path (a synchronous throw, a rejected promise, a body that cannot be serialised)
 // becomes one logged 500 carrying the request id. Both walk every route the REST server

@@ -1,5 +1,5 @@
 // The compiled uWS addon answers pipelined requests in order when responses are asynchronous
-// (third_party/uWebSockets.js/NOTES.md, change 6; issue 13 item 5). Upstream closes such a
+// (third_party/uWebSockets.js/NOTES.md, change 6). Upstream closes such a
 // connection. These run the addon itself, over plain TCP and TLS, with handlers that answer
 // after a timer, so the order the server sees and the order it answers in can differ.
 

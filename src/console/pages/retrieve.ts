@@ -1,5 +1,5 @@
 // Retrieve: a message against one or more spaces, with the results shown as they stream
-// from POST /v1/memories:retrieve (NDJSON, design.md §5 "Retrieval"): each chunk with its
+// from POST /v1/memories:retrieve (NDJSON, one event per line): each chunk with its
 // score and the memory it belongs to, then the LLM's answer if one was asked for. A
 // `status` event (an error after the stream began) shows after the results.
 import { type ApiError, streamCall } from '../api.js'

@@ -33,7 +33,7 @@ export const DEFAULT_CHUNK_OVERLAP = 64
 export const DEFAULT_SEPARATORS = ['\n\n', '\n', ' ', '']
 export const DEFAULT_MIN_SENTENCE_CHUNK = 0
 
-/** design.md §5: recursive, 512 characters, overlap 64, KEEP_END. */
+/** The chunking a space gets when its request names none: recursive, 512 characters, overlap 64, KEEP_END. */
 export const DEFAULT_CHUNKING: ChunkingConfig = {
   recursive: {
     chunkSize: DEFAULT_CHUNK_SIZE,

@@ -18,7 +18,7 @@ import { ZodJsonSchemaValidator } from './json-schema-validator.js'
 import { MCP_TOOLS, type McpTool } from './mcp-tools.js'
 
 /**
- * POST /mcp: the MCP Streamable HTTP transport (issue 17), served by the official SDK's
+ * POST /mcp: the MCP Streamable HTTP transport, served by the official SDK's
  * Server and its Web-standard transport in stateless mode with JSON answers. Stateless, a
  * request carries everything it needs (the key, the JSON-RPC messages): each one gets its own
  * Server and transport, nothing is kept between requests, and any memsvc process behind a

@@ -24,7 +24,7 @@ import {
 } from '../../validation/retrieval.js'
 
 /**
- * The memory tools MCP clients see (issue 17). Each one calls the same use case as the REST
+ * The memory tools MCP clients see. Each one calls the same use case as the REST
  * and gRPC routes, with the caller's own key, and passes its arguments through under the REST
  * field names, so validation, permissions and error messages are the REST API's own. The
  * schemas describe those arguments to the model; the use cases still check every one of them.

@@ -291,7 +291,7 @@ const retrievedChunkSchema = describes<RetrievedChunk>()(
   }),
 )
 
-/** One event of a retrieval stream (design.md §5): one NDJSON line, or one SSE `data:`. */
+/** One event of a retrieval stream: one NDJSON line, or one SSE `data:`. */
 export const retrievalEventSchema = describes<RetrievalEvent>()(
   v.union([
     v.strictObject({
