@@ -159,8 +159,11 @@ export const RERANKER: Resource = {
 
 export const RESOURCES = [EMBEDDER, LLM, RERANKER]
 
-/** Probes of registrations made by earlier cases (pointing nowhere) may queue ahead of the one a case asks for. */
-const PROBE_WAIT_MS = 50_000
+/**
+ * Probes of registrations made by earlier cases (pointing nowhere) may queue ahead of the one a case asks for,
+ * each taking its timeout: in the full suite on two cores one waited over 50 s.
+ */
+const PROBE_WAIT_MS = 90_000
 
 type Who = 'root' | 'admin' | 'alice' | 'bob'
 

@@ -127,7 +127,8 @@ const MEMORY_ROWS = [
   'memory-retrieve-vector',
   'memory-recall',
 ]
-const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid']
+/** Reported without a target: HYBRID beside VECTOR, and the floor's own flatness beside memsvc's. */
+const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid', 'memory-ingest-floor-flatness']
 
 describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory --quick)', () => {
   it(
