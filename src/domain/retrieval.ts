@@ -1,9 +1,10 @@
 import crypto from 'node:crypto'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
-import type { EmbedderTargetRow, RankedChunk } from '../db/sql/retrieval.js'
+import type { RankedChunk } from '../db/sql/retrieval.js'
 import * as retrievalSql from '../db/sql/retrieval.js'
-import type { SpaceEmbedderRow } from '../db/sql/spaces.js'
+import type { EmbedderTargetRow, SpaceEmbedderTarget } from '../db/sql/spaces.js'
+import * as spacesSql from '../db/sql/spaces.js'
 import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../llm/llm-answer.js'
@@ -96,7 +97,7 @@ interface SpacePlan {
   spaceId: string
   filter?: CompiledFilter
   /** READY embedders with a weight above zero, each with its registration. */
-  embedders: Array<{ row: SpaceEmbedderRow; embedder: EmbedderTargetRow; weight: number }>
+  embedders: Array<{ member: SpaceEmbedderTarget; weight: number }>
 }
 
 /** How many candidates each list contributes for `requestedSize` items, and the HNSW search list length that finds them. */
@@ -116,29 +117,30 @@ function supportsIterativeScan(version: string): boolean {
 }
 
 /**
- * The spaces, their embedders and the embedders' registrations come from one query
- * (findRetrievalSpaces); each key is then checked in order, as the caller wrote them.
+ * The spaces, and their embedders with the embedders' registrations, are read at once (two
+ * queries side by side); each key is then checked in order, as the caller wrote them.
  */
 async function planSpaces(
   context: DomainContext,
   principal: Principal,
   request: RetrieveMemoriesRequest,
 ): Promise<SpacePlan[]> {
-  const spaces = await retrievalSql.findRetrievalSpaces(
-    context.sql,
-    request.spaceKeys.map((key) => key.spaceId),
-  )
+  const spaceIds = request.spaceKeys.map((key) => key.spaceId)
+  const [spaceRows, targets] = await Promise.all([
+    spacesSql.findSpaces(context.sql, spaceIds),
+    spacesSql.listSpaceEmbedderTargets(context.sql, spaceIds),
+  ])
+  const spaces = new Map(spaceRows.map((space) => [space.id, space]))
   const plans: SpacePlan[] = []
   for (const [index, key] of request.spaceKeys.entries()) {
     const filter =
       key.filter === undefined
         ? undefined
         : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
-    const found = spaces.get(key.spaceId)
     // Another user's private space answers exactly like a missing one.
-    requireSpaceAccess(principal, found?.space, 'MEMORY', 'LIST', `space ${key.spaceId}`)
-    const members = found!.embedders
-    const weights = new Map(members.map(({ link }) => [link.embedder_id, link.default_retrieval_weight]))
+    requireSpaceAccess(principal, spaces.get(key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    const members = targets.filter((member) => member.space_id === key.spaceId)
+    const weights = new Map(members.map((member) => [member.embedder_id, member.default_retrieval_weight]))
     for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
       if (!weights.has(entry.embedderId))
         throw invalidArgument(
@@ -148,8 +150,8 @@ async function planSpaces(
       weights.set(entry.embedderId, entry.weight)
     }
     const embedders = members
-      .filter(({ link }) => link.index_state === 'READY' && weights.get(link.embedder_id)! > 0)
-      .map(({ link, embedder }) => ({ row: link, embedder, weight: weights.get(link.embedder_id)! }))
+      .filter((member) => member.index_state === 'READY' && weights.get(member.embedder_id)! > 0)
+      .map((member) => ({ member, weight: weights.get(member.embedder_id)! }))
     plans.push({ spaceId: key.spaceId, filter, embedders })
   }
   return plans
@@ -211,20 +213,18 @@ async function searchLists(
 ): Promise<WeightedList[]> {
   const vectorLists = async (): Promise<WeightedList[]> => {
     if (mode === 'KEYWORD') return []
-    const embedders = new Map(
-      plans.flatMap((plan) => plan.embedders.map((entry) => [entry.embedder.id, entry.embedder] as const)),
-    )
+    const embedders = new Map(plans.flatMap((plan) => plan.embedders.map(({ member }) => [member.id, member] as const)))
     const vectors = await embedMessage(context, [...embedders.values()], request.message)
     const support = context.vectorSupport
     const iterativeScan = support.available && supportsIterativeScan(support.version)
     const { efSearch } = vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch)
     return Promise.all(
       plans.flatMap((plan) =>
-        plan.embedders.map(async ({ row, weight }) => {
-          const embedding = vectors.get(row.embedder_id)!
+        plan.embedders.map(async ({ member, weight }) => {
+          const embedding = vectors.get(member.embedder_id)!
           const chunks = await retrievalSql.nearestChunks(context.sql, {
             spaceId: plan.spaceId,
-            embedderId: row.embedder_id,
+            embedderId: member.embedder_id,
             dimensionality: embedding.length,
             embedding,
             limit,

@@ -1,8 +1,6 @@
 import type { Queryable, Sql } from '../database.js'
 import { MAX_HALFVEC_INDEX_DIMENSIONS, MAX_VECTOR_INDEX_DIMENSIONS } from '../vector-storage.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
-import type { ProbeTargetRow } from './probes.js'
-import type { SpaceEmbedderRow, SpaceRow } from './spaces.js'
 
 /**
  * One ranked list of chunks, best first. Each row carries its chunk's text and offsets,
@@ -17,103 +15,6 @@ export interface RankedChunk {
   text: string
   start_offset: number
   end_offset: number
-}
-
-/** An embedder's registration as calling it needs (what findProbeTarget returns), with the row's last change. */
-export interface EmbedderTargetRow extends ProbeTargetRow {
-  dimensionality: number
-  max_sequence_length: number | null
-  /** Changes with any update of the registration: the query embedding cache's vectors are valid for one value. */
-  updated_at: Date
-}
-
-/** A space retrieval may search: its row, and its embedders in the space's order with each one's registration. */
-export interface RetrievalSpace {
-  space: SpaceRow
-  embedders: Array<{ link: SpaceEmbedderRow; embedder: EmbedderTargetRow }>
-}
-
-/** One row per space and embedder (the embedder columns null for a space without any). */
-type RetrievalSpaceJoinRow = SpaceRow &
-  Partial<SpaceEmbedderRow> & {
-    [Column in (typeof EMBEDDER_COLUMNS)[number]]: EmbedderTargetRow[Column]
-  } & { embedder_owner_id: string; embedder_updated_at: Date }
-
-/** The embedder columns whose names no column of spaces or space_embedders has; owner_id and updated_at are renamed. */
-const EMBEDDER_COLUMNS = [
-  'provider_type',
-  'endpoint_url',
-  'api_path',
-  'model_identifier',
-  'dimensionality',
-  'distribution_type',
-  'max_sequence_length',
-  'credential_kind',
-  'credential',
-  'credential_secret',
-  'credential_fingerprint',
-] as const
-
-/**
- * The spaces a retrieval names, each with its embedders and their registrations, in one
- * statement: before it, a retrieval read the space, then its embedders, then each
- * embedder's row, one round trip each. Access is not decided here: a space the caller may
- * not read is returned like any other, and the domain answers it exactly like a missing
- * one (src/domain/space-access.ts). `s.*` and `se.*` share no column name but space_id.
- */
-export async function findRetrievalSpaces(sql: Queryable, spaceIds: string[]): Promise<Map<string, RetrievalSpace>> {
-  const spaces = new Map<string, RetrievalSpace>()
-  if (spaceIds.length === 0) return spaces
-  const rows = await sql<RetrievalSpaceJoinRow[]>`
-    select s.*, se.*, ${sql(EMBEDDER_COLUMNS.map((column) => `e.${column}`))},
-      e.owner_id as embedder_owner_id, e.updated_at as embedder_updated_at
-    from spaces s
-    left join (space_embedders se join embedders e on e.id = se.embedder_id) on se.space_id = s.id
-    where s.id in ${sql(spaceIds)}
-    order by s.id, se.position`
-  for (const row of rows) {
-    let entry = spaces.get(row.id)
-    if (!entry) {
-      entry = { space: spaceOf(row), embedders: [] }
-      spaces.set(row.id, entry)
-    }
-    if (row.embedder_id == null) continue
-    entry.embedders.push({
-      link: {
-        space_id: row.id,
-        embedder_id: row.embedder_id,
-        position: row.position!,
-        default_retrieval_weight: row.default_retrieval_weight!,
-        index_state: row.index_state!,
-        backfill_done: row.backfill_done!,
-        backfill_total: row.backfill_total!,
-        backfill_error: row.backfill_error ?? null,
-        added_at: row.added_at!,
-      },
-      embedder: {
-        id: row.embedder_id,
-        owner_id: row.embedder_owner_id,
-        updated_at: row.embedder_updated_at,
-        ...Object.fromEntries(EMBEDDER_COLUMNS.map((column) => [column, row[column]])),
-      } as EmbedderTargetRow,
-    })
-  }
-  return spaces
-}
-
-function spaceOf(row: SpaceRow): SpaceRow {
-  return {
-    id: row.id,
-    owner_id: row.owner_id,
-    name: row.name,
-    labels: row.labels,
-    default_chunking: row.default_chunking,
-    public_read: row.public_read,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    created_by: row.created_by,
-    updated_by: row.updated_by,
-  }
 }
 
 export interface VectorQuery {

@@ -65,18 +65,34 @@ export async function listSpaceEmbedders(sql: Queryable, spaceIds: string[]): Pr
   >`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
 }
 
+/** An embedder's registration as calling it needs (what findProbeTarget returns), with the row's last change. */
+export interface EmbedderTargetRow extends ProbeTargetRow {
+  dimensionality: number
+  max_sequence_length: number | null
+  /** Changes with any update of the registration: the query embedding cache's vectors are valid for one value. */
+  updated_at: Date
+}
+
+/** A space's embedder: the link and the embedder's registration (the two tables share no column name). */
+export type SpaceEmbedderTarget = SpaceEmbedderRow & EmbedderTargetRow
+
 /**
- * The registrations of a space's embedders (each row what findProbeTarget returns), in the
- * space's order, in one statement: an ingest job read the links, then each embedder's row,
- * one round trip each. Retrieval reads the same join in findRetrievalSpaces
- * (src/db/sql/retrieval.ts), which also needs the space row and each link's columns, so it
- * keeps its own statement; this one carries only what calling the embedders needs.
+ * The embedders of the given spaces with their registrations, each space's in its own
+ * order, in one statement: ingest and retrieval call the embedders, which would otherwise
+ * take the links, then each embedder's row, one round trip each.
  */
-export async function listSpaceEmbedderTargets(sql: Queryable, spaceId: string): Promise<ProbeTargetRow[]> {
-  return sql<ProbeTargetRow[]>`
-    select e.* from space_embedders se join embedders e on e.id = se.embedder_id
-    where se.space_id = ${spaceId}
-    order by se.position`
+export async function listSpaceEmbedderTargets(sql: Queryable, spaceIds: string[]): Promise<SpaceEmbedderTarget[]> {
+  if (spaceIds.length === 0) return []
+  return sql<SpaceEmbedderTarget[]>`
+    select se.*, e.* from space_embedders se join embedders e on e.id = se.embedder_id
+    where se.space_id in ${sql(spaceIds)}
+    order by se.space_id, se.position`
+}
+
+/** The spaces with these ids (those that exist), in no particular order. */
+export async function findSpaces(sql: Queryable, ids: string[]): Promise<SpaceRow[]> {
+  if (ids.length === 0) return []
+  return sql<SpaceRow[]>`select * from spaces where id in ${sql(ids)}`
 }
 
 /** One owner's spaces in keyset order (created_at, id). */

@@ -122,26 +122,23 @@ async function embedWithEach(
 
 /**
  * Takes the memory into processing and reads its space's embedders with their
- * registrations (one statement however many embedders). A job that names the space sends
- * both at once, one round trip; one queued before payloads carried spaceId names only the
- * memory, whose row then gives the space.
+ * registrations (one statement however many embedders). Jobs name the memory's space, so
+ * both go out at once; the embedders are read again, after, for the memory's own space when
+ * the job named none (queued before jobs carried spaceId) or another (the memory was
+ * deleted and its id, which a client may choose, reused in another space).
  */
 async function startWithTargets(
   sql: Sql,
   memoryId: string,
   spaceId: string | undefined,
 ): Promise<{ memory: (MemoryRow & { content: string }) | undefined; targets: ProbeTargetRow[] }> {
-  if (spaceId === undefined) {
-    const memory = await memoriesSql.startProcessing(sql, memoryId)
-    return { memory, targets: memory ? await spacesSql.listSpaceEmbedderTargets(sql, memory.space_id) : [] }
-  }
-  const [memory, targets] = await Promise.all([
+  const [memory, named] = await Promise.all([
     memoriesSql.startProcessing(sql, memoryId),
-    spacesSql.listSpaceEmbedderTargets(sql, spaceId),
+    spaceId === undefined ? [] : spacesSql.listSpaceEmbedderTargets(sql, [spaceId]),
   ])
-  if (!memory || memory.space_id === spaceId) return { memory, targets }
-  // The memory was deleted and its id (a client may choose it) reused in another space since this job was queued.
-  return { memory, targets: await spacesSql.listSpaceEmbedderTargets(sql, memory.space_id) }
+  if (!memory) return { memory, targets: [] }
+  if (memory.space_id === spaceId) return { memory, targets: named }
+  return { memory, targets: await spacesSql.listSpaceEmbedderTargets(sql, [memory.space_id]) }
 }
 
 /**
