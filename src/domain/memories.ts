@@ -179,18 +179,18 @@ async function createOne(
     const existing = await memoriesSql.findMemoryByContent(tx, row.space_id, row.content_sha256)
     if (existing) return { memory: toMemory(existing), created: false }
   }
+  let stored: Set<string>
   try {
-    await memoriesSql.insertMemory(tx, row)
-    await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, {
-      memoryId: row.id,
-      spaceId: row.space_id,
-    } satisfies MemoryIngestPayload as never)
+    stored = await memoriesSql.insertMemoriesSkippingTakenIds(tx, [row])
   } catch (error) {
-    const code = (error as { code?: string }).code
-    if (code === UNIQUE_VIOLATION) throw alreadyExists(`a memory with id ${row.id} already exists`)
-    if (code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${row.space_id}`)
+    if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${row.space_id}`)
     throw error
   }
+  if (stored.size === 0) throw alreadyExists(`a memory with id ${row.id} already exists`)
+  await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, {
+    memoryId: row.id,
+    spaceId: row.space_id,
+  } satisfies MemoryIngestPayload as never)
   return { memory: memoryOfRow(row), created: true }
 }
 

@@ -131,13 +131,9 @@ export class JobProcessor implements WorkIntake, JobQueue {
   /** Stores a job (in the caller's transaction, if it passes one) and wakes this process's loop. */
   async enqueue(sql: Queryable, kind: string, payload: object, delayMs = 0): Promise<string> {
     const id = crypto.randomUUID()
-    await jobsSql.insertJob(sql, {
-      id,
-      kind,
-      payload,
-      maxAttempts: this.#handlerOf(kind).maxAttempts,
-      runAfter: new Date(Date.now() + delayMs),
-    })
+    await jobsSql.insertJobs(sql, [
+      { id, kind, payload, maxAttempts: this.#handlerOf(kind).maxAttempts, runAfter: new Date(Date.now() + delayMs) },
+    ])
     this.wake()
     return id
   }

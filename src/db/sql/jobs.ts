@@ -11,20 +11,16 @@ export interface JobRow {
   last_error: string | null
 }
 
-export async function insertJob(
-  sql: Queryable,
-  job: { id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date },
-): Promise<void> {
-  await sql`
-    insert into jobs (id, kind, payload, status, max_attempts, run_after, created_at, updated_at)
-    values (${job.id}, ${job.kind}, ${sql.json(job.payload as never)}, 'PENDING', ${job.maxAttempts}, ${job.runAfter}, now(), now())`
+export interface NewJob {
+  id: string
+  kind: string
+  payload: unknown
+  maxAttempts: number
+  runAfter: Date
 }
 
-/** Several jobs in one statement (a batch of memories: one ingest job each). */
-export async function insertJobs(
-  sql: Queryable,
-  jobs: Array<{ id: string; kind: string; payload: unknown; maxAttempts: number; runAfter: Date }>,
-): Promise<void> {
+/** Jobs in one statement, however many (a batch of memories: one ingest job each). */
+export async function insertJobs(sql: Queryable, jobs: NewJob[]): Promise<void> {
   if (jobs.length === 0) return
   await sql`
     insert into jobs (id, kind, payload, status, max_attempts, run_after, created_at, updated_at)

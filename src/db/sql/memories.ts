@@ -53,13 +53,9 @@ export interface MemoryFilter {
   limit: number
 }
 
-export async function insertMemory(sql: Queryable, row: NewMemoryRow): Promise<void> {
-  await sql`insert into memories ${sql({ ...row, metadata: sql.json(row.metadata as never), chunking: sql.json(row.chunking as never) } as never)}`
-}
-
 /**
- * Several memories in one statement; a row whose id is taken is skipped, not an error.
- * Returns the ids stored, so the caller can tell which were not.
+ * Memories in one statement, however many; a row whose id is taken is skipped, not an
+ * error. Returns the ids stored, so the caller can tell which were not.
  */
 export async function insertMemoriesSkippingTakenIds(sql: Queryable, rows: NewMemoryRow[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set()
