@@ -24,15 +24,16 @@ export interface UpkeepThresholds {
  */
 export async function tablesNeedingUpkeep(sql: Queryable, thresholds: UpkeepThresholds): Promise<TableUpkeepNeed[]> {
   return sql<TableUpkeepNeed[]>`
-    select s.relname as table,
-      s.n_mod_since_analyze > ${thresholds.analyzeBaseRows} + ${thresholds.analyzeScale} * greatest(c.reltuples, 0) as analyze,
-      s.relname = any(${thresholds.vacuumTables as string[]}::text[]) and s.n_dead_tup > ${thresholds.vacuumDeadRows} as vacuum
-    from pg_stat_user_tables s
-    join pg_class c on c.oid = s.relid
-    where s.schemaname = current_schema() and pg_has_role(c.relowner, 'USAGE')
-      and (s.n_mod_since_analyze > ${thresholds.analyzeBaseRows} + ${thresholds.analyzeScale} * greatest(c.reltuples, 0)
-        or (s.relname = any(${thresholds.vacuumTables as string[]}::text[]) and s.n_dead_tup > ${thresholds.vacuumDeadRows}))
-    order by s.relname`
+    select * from (
+      select s.relname as table,
+        s.n_mod_since_analyze > ${thresholds.analyzeBaseRows} + ${thresholds.analyzeScale} * greatest(c.reltuples, 0) as analyze,
+        s.relname = any(${thresholds.vacuumTables as string[]}::text[]) and s.n_dead_tup > ${thresholds.vacuumDeadRows} as vacuum
+      from pg_stat_user_tables s
+      join pg_class c on c.oid = s.relid
+      where s.schemaname = current_schema() and pg_has_role(c.relowner, 'USAGE')
+    ) as counters
+    where "analyze" or "vacuum"
+    order by "table"`
 }
 
 /** VACUUM cannot run inside a transaction block: each is a statement of its own, outside any. */
