@@ -301,7 +301,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
         userId: user.userId,
         retriever: async ({ spaceId }) =>
           (await hasRestRetrieve(server.restUrl, user.key))
-            ? restRetriever(server.restUrl, user.key, spaceId)
+            ? restRetriever(server.restUrl, user.key, spaceId, server.pid)
             : (await import('./scenarios/memory-domain-retriever.js')).domainRetriever({
                 jdbcUrl: database.jdbcUrl,
                 dbUser: database.user,

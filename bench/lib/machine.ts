@@ -54,3 +54,22 @@ export function cpuSeconds(pid: number): number | undefined {
     return undefined
   }
 }
+
+/**
+ * CPU seconds every PostgreSQL server process on this machine has used (backends, the
+ * checkpointer, WAL writer…), read from /proc by process name. A difference of two readings
+ * is the database's CPU over an interval; a backend that started in between counts from 0.
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
+    } catch {
+      continue // gone meanwhile
+    }
+    total += cpuSeconds(Number(entry)) ?? 0
+  }
+  return total
+}
