@@ -14,8 +14,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import postgres from 'postgres'
+import { pipelinedTransaction } from '../../src/db/database.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
+import { cpuSeconds, postgresCpuSeconds } from '../lib/machine.js'
 import { type MemoryCorpus, memoryCorpus } from '../lib/memory-corpus.js'
 import type { RunningServer } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
@@ -268,10 +270,24 @@ export interface LoadRun {
   p50Ms?: number
   p99Ms?: number
   errors: number
+  /**
+   * CPU µs per answered request, of memsvc's process (absent on the floor's side, which runs
+   * in this process), of every PostgreSQL process together, and of this process (the load
+   * clients, and on the floor's side the floor itself). PostgreSQL is unpinned and shares
+   * the cores with both, so whatever one side spends here the search cannot.
+   */
+  cpuUs: { server?: number; database: number; harness: number }
 }
 
-/** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`. */
-async function closedLoop(seconds: number, queries: number, send: (index: number) => Promise<void>): Promise<LoadRun> {
+const US_PER_SECOND = 1_000_000
+
+/** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`; `serverPid` is memsvc's when it is the side measured. */
+async function closedLoop(
+  seconds: number,
+  queries: number,
+  send: (index: number) => Promise<void>,
+  serverPid?: number,
+): Promise<LoadRun> {
   const latenciesUs: number[] = []
   let errors = 0
   let next = 0
@@ -288,15 +304,42 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
       }
     }
   }
+  const serverBefore = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const databaseBefore = postgresCpuSeconds()
+  const harnessBefore = process.cpuUsage()
   const started = performance.now()
   await Promise.all(Array.from({ length: RETRIEVAL_CONCURRENCY }, client))
   const elapsed = (performance.now() - started) / 1000
-  return { rate: latenciesUs.length / elapsed, ...latencySummary(latenciesUs), errors }
+  const harness = process.cpuUsage(harnessBefore)
+  const serverAfter = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const perRequest = (seconds: number) => (seconds * US_PER_SECOND) / Math.max(1, latenciesUs.length)
+  return {
+    rate: latenciesUs.length / elapsed,
+    ...latencySummary(latenciesUs),
+    errors,
+    cpuUs: {
+      server:
+        serverBefore === undefined || serverAfter === undefined ? undefined : perRequest(serverAfter - serverBefore),
+      database: perRequest(postgresCpuSeconds() - databaseBefore),
+      harness: (harness.user + harness.system) / Math.max(1, latenciesUs.length),
+    },
+  }
+}
+
+/** What each side's requests cost in CPU, for the row's notes. */
+function cpuNote(side: string, run: LoadRun): string {
+  const parts = [
+    ...(run.cpuUs.server === undefined ? [] : [`memsvc ${Math.round(run.cpuUs.server)}`]),
+    `PostgreSQL ${Math.round(run.cpuUs.database)}`,
+    `the harness process ${Math.round(run.cpuUs.harness)}`,
+  ]
+  return `${side}: CPU µs per request: ${parts.join(', ')}`
 }
 
 /**
  * The statement of src/db/sql/retrieval.ts nearestChunks (unfiltered), text for text, sent
- * the same way: the settings pipelined with the search in one transaction, the embedder id
+ * the same way: the settings beside the search in one transaction written in one round
+ * trip (memsvc's own pipelinedTransaction, src/db/database.ts), the embedder id
  * written in, the found chunks' text and offsets joined in the outer select (memsvc's
  * answer needs them, so its search reads them); the empty fragment stands where memsvc
  * puts a metadata filter's join. Only the query embedding differs: here it is computed
@@ -305,9 +348,10 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
 function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string) {
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
   const embedder = sql.unsafe(`'${target.embedderId}'`)
-  return (embedding: string, limit: number) =>
-    sql.begin(async (tx) => {
-      const [, rows] = await Promise.all([
+  return async (embedding: string, limit: number) => {
+    const [, rows] = await pipelinedTransaction<[unknown, Array<{ chunk_id: string; score: number; text: string }>]>(
+      sql as never,
+      (tx) => [
         tx.unsafe(settings),
         tx<Array<{ chunk_id: string; score: number; text: string }>>`
         with nearest as materialized (
@@ -321,9 +365,10 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
         select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
         from nearest n join chunks c on c.id = n.chunk_id
         order by n.score, n.chunk_id`,
-      ])
-      return rows
-    })
+      ],
+    )
+    return rows
+  }
 }
 
 function ratioRow(
@@ -350,7 +395,13 @@ function ratioRow(
     p99Ms: product.p99Ms,
     floorP50Ms: floorRun.p50Ms,
     floorP99Ms: floorRun.p99Ms,
-    notes: [...notes, ...(product.errors > 0 ? [`${product.errors} failed requests`] : [])],
+    cpuUs: product.cpuUs.server,
+    notes: [
+      ...notes,
+      cpuNote('memsvc', product),
+      cpuNote('floor', floorRun),
+      ...(product.errors > 0 ? [`${product.errors} failed requests`] : []),
+    ],
   }
 }
 
@@ -532,6 +583,7 @@ export async function memoryBench(
               seconds,
               queryCount,
               async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)),
+              retriever.serverPid,
             ),
           ),
       ]
@@ -543,6 +595,7 @@ export async function memoryBench(
         seconds,
         queryCount,
         async (index) => void (await retriever.retrieve(messages[index]!, 'HYBRID', RECALL_K)),
+        retriever.serverPid,
       ),
     )
     const best = (list: LoadRun[]) => list.reduce((a, b) => (b.rate > a.rate ? b : a))
@@ -564,7 +617,8 @@ export async function memoryBench(
       unit: '/s',
       p50Ms: hybrid.p50Ms,
       p99Ms: hybrid.p99Ms,
-      notes: hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [],
+      cpuUs: hybrid.cpuUs.server,
+      notes: [cpuNote('memsvc', hybrid), ...(hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [])],
     })
 
     log(`memory: recall@${RECALL_K} over ${queryCount} queries…`)
