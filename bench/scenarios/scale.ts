@@ -21,7 +21,7 @@ import { createFixtures, READER_KEYS } from '../lib/fixtures.js'
 import type { LoadResult } from '../lib/load-result.js'
 import { startMemsvc } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
-import { canPin, LOAD_CORE, SERVER_CORE } from '../lib/processes.js'
+import { canPin, LOAD_CORE, SERVER_CORE, sleep } from '../lib/processes.js'
 import type { ReportRow } from '../lib/report.js'
 import { bearer, READ_CONNECTIONS, warmAndRunWrk } from './http-load.js'
 import { IN_FLIGHT } from './rest-create.js'
@@ -41,6 +41,9 @@ const QUICK_LOOKUP_SAMPLES = 20
 const QUICK_LIST_SAMPLES = 5
 const CREATE_BODY = { labels: { bench: 'scale-create' } }
 const MIB = 1024 * 1024
+const US_PER_MS = 1000
+/** After a wrk run of POSTs, the inserts still in flight in memsvc finish well within this. */
+const IN_FLIGHT_SETTLE_MS = 1_000
 
 type RouteId = 'list' | 'me' | 'create'
 
@@ -170,7 +173,9 @@ async function runScale(context: ModeContext, report: ModeReport): Promise<void>
         )
         Object.assign(report, reportOf(steps))
       }
-      // The next size starts from exactly its own row count: what the creates added goes.
+      // The next size starts from exactly its own row count: what the creates added goes, once
+      // the requests wrk left in flight when it stopped have been answered.
+      await sleep(IN_FLIGHT_SETTLE_MS)
       const deleted = await sql`
         delete from api_keys where user_id = ${fixtures.writer.userId} and key_hash <> ${writerHash}`
       step.created = deleted.count
@@ -224,25 +229,67 @@ async function relationSizes(sql: postgres.Sql) {
 }
 
 /**
- * A Queryable that sends the statement a server SQL function builds with EXPLAIN in front
- * of it and keeps the plan rows, so the timed statement is the server's own text. The
- * function sees no rows.
+ * A Queryable that hands the statement a server SQL function builds (its text and
+ * parameters) to `send` instead of running it, so that what is explained below is the
+ * server's own statement, text for text. The function sees no rows.
  */
-function explaining(sql: postgres.Sql, format: 'json' | 'text', kept: Array<Array<Record<string, unknown>>>) {
-  const prefix = `explain (analyze, buffers, format ${format}) `
-  const keep = (rows: Array<Record<string, unknown>>) => {
-    kept.push(rows)
-    return []
-  }
-  const tagged = (strings: TemplateStringsArray, ...values: never[]) => {
-    const text = Object.assign([prefix + strings[0], ...strings.slice(1)], {
-      raw: [prefix + strings.raw[0], ...strings.raw.slice(1)],
-    })
-    return sql(text as unknown as TemplateStringsArray, ...values).then(keep)
-  }
-  const unsafe = (text: string, parameters?: never[], queryOptions?: postgres.UnsafeQueryOptions) =>
-    sql.unsafe(prefix + text, parameters, queryOptions).then(keep)
+function intercepting(send: (text: string, parameters: unknown[]) => Promise<unknown>): Queryable {
+  const tagged = (strings: TemplateStringsArray, ...values: unknown[]) =>
+    send(
+      strings.reduce((text, part, index) => `${text}$${index}${part}`),
+      values,
+    ).then(() => [])
+  const unsafe = (text: string, parameters: unknown[] = []) => send(text, parameters).then(() => [])
   return Object.assign(tagged, { unsafe }) as unknown as Queryable
+}
+
+/** EXPLAIN ANALYZE of the statement, its rows (one JSON document, or lines of text). */
+async function explain(
+  sql: postgres.Sql,
+  format: 'json' | 'text',
+  run: (queryable: Queryable) => Promise<unknown>,
+): Promise<Array<Record<string, unknown>>> {
+  let rows: Array<Record<string, unknown>> = []
+  await run(
+    intercepting(async (text, parameters) => {
+      rows = await sql.unsafe(`explain (analyze, buffers, format ${format}) ${text}`, parameters as never[])
+    }),
+  )
+  return rows
+}
+
+/** The statement's values as SQL literals (hashes, ids and numbers the benchmark made, nothing from outside). */
+function literal(value: unknown): string {
+  if (Buffer.isBuffer(value)) return `'\\x${value.toString('hex')}'`
+  if (typeof value === 'number') return String(value)
+  return `'${String(value).replaceAll("'", "''")}'`
+}
+
+/**
+ * The generic plan a server's prepared statement may settle on after its first executions
+ * (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)): PREPARE, then EXPLAIN EXECUTE under
+ * plan_cache_mode = force_generic_plan.
+ */
+async function explainGeneric(
+  sql: postgres.Sql,
+  run: (queryable: Queryable) => Promise<unknown>,
+): Promise<Array<Record<string, unknown>>> {
+  let rows: Array<Record<string, unknown>> = []
+  await run(
+    intercepting(async (text, parameters) => {
+      await sql.unsafe(`prepare bench_scale_generic as ${text}`)
+      try {
+        await sql.unsafe('set plan_cache_mode = force_generic_plan')
+        rows = await sql.unsafe(
+          `explain (analyze, buffers) execute bench_scale_generic(${parameters.map(literal).join(', ')})`,
+        )
+      } finally {
+        await sql.unsafe('reset plan_cache_mode')
+        await sql.unsafe('deallocate bench_scale_generic')
+      }
+    }),
+  )
+  return rows
 }
 
 function planNodes(node: PlanNode): string[] {
@@ -255,12 +302,11 @@ async function timeQuery(
   samples: number,
   run: (queryable: Queryable) => Promise<unknown>,
 ): Promise<QueryTiming> {
-  const kept: Array<Array<Record<string, unknown>>> = []
-  const queryable = explaining(sql, 'json', kept)
-  for (let sample = 0; sample < samples; sample++) await run(queryable)
-  const explained = kept.map(
-    (rows) => (rows[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode; 'Execution Time': number }>)[0]!,
-  )
+  const explained: Array<{ Plan: PlanNode; 'Execution Time': number }> = []
+  for (let sample = 0; sample < samples; sample++) {
+    const rows = await explain(sql, 'json', run)
+    explained.push((rows[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode; 'Execution Time': number }>)[0]!)
+  }
   const times = explained.map((entry) => entry['Execution Time']).sort((a, b) => a - b)
   const buffers =
     explained.reduce(
@@ -281,10 +327,13 @@ async function explainText(
 ): Promise<string> {
   const sections: string[] = []
   for (const [name, run] of statements) {
-    const kept: Array<Array<Record<string, unknown>>> = []
-    await run(explaining(sql, 'text', kept))
-    const lines = kept[0]!.map((row) => String(row['QUERY PLAN']))
-    sections.push(`${name}:\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``)
+    for (const [label, rows] of [
+      ['plan for these parameters', await explain(sql, 'text', run)],
+      ["generic plan (the one a server's prepared statement may settle on)", await explainGeneric(sql, run)],
+    ] as const) {
+      const lines = rows.map((row) => String(row['QUERY PLAN']))
+      sections.push(`${name}, ${label}:\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``)
+    }
   }
   return `**${title}**\n\n${sections.join('\n\n')}`
 }
@@ -336,11 +385,11 @@ function reportOf(steps: SizeStep[]): ModeReport {
   rows.push(
     {
       id: 'scale-auth-lookup',
-      measure: `Auth lookup of an uncached key in the database at ${sizeLabel(last.rows)} keys (EXPLAIN ANALYZE, median)`,
-      value: last.authLookup.medianMs,
-      unit: 'ms',
+      measure: `Auth lookup of an uncached key in the database: median time at ${sizeLabel(last.rows)} keys ÷ at ${sizeLabel(first.rows)} (EXPLAIN ANALYZE)`,
+      value: last.authLookup.medianMs / first.authLookup.medianMs,
+      unit: 'ratio',
       notes: [
-        `${fixed(last.authLookup.buffers, 1)} buffers per lookup at ${sizeLabel(last.rows)}, ${fixed(first.authLookup.buffers, 1)} at ${sizeLabel(first.rows)}; ${fixed(first.authLookup.medianMs, 3)} ms at ${sizeLabel(first.rows)}`,
+        `${fixed(first.authLookup.medianMs * US_PER_MS, 1)} µs and ${fixed(first.authLookup.buffers, 1)} buffers per lookup at ${sizeLabel(first.rows)}, ${fixed(last.authLookup.medianMs * US_PER_MS, 1)} µs and ${fixed(last.authLookup.buffers, 1)} buffers at ${sizeLabel(last.rows)}`,
       ],
     },
     {
