@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ensureBuilt } from './lib/build.js'
-import { createBenchDatabase } from './lib/database.js'
+import { type BenchDatabase, createBenchDatabase } from './lib/database.js'
 import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
@@ -82,12 +82,7 @@ async function main(): Promise<void> {
   console.log(`memsvc benchmark: ${modeOf(options)}\nload before: ${before.uptime}`)
 
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
 
   const metricsSecret = crypto.randomBytes(16).toString('hex')
   const args = serverArgs([
@@ -238,6 +233,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** A scratch directory, a fresh database and a private HOME for the run; all removed when it ends. */
+async function runResources(): Promise<{ workDir: string; database: BenchDatabase; sandbox: Sandbox }> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
+  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
+  const database = await createBenchDatabase()
+  onCleanup(() => database.drop())
+  const sandbox = createSandbox()
+  onCleanup(async () => sandbox.remove())
+  return { workDir, database, sandbox }
+}
+
 const commandLine = () =>
   ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
@@ -266,12 +272,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
   const mode = `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}memory, ${options.memoryChunks} chunks of ${DIMENSIONS} dimensions, retrieval ${options.seconds} s per run × ${options.rounds} rounds, PostgreSQL pools of ${options.poolMax} connections`
   console.log(`memsvc memory benchmark: ${mode}\nload before: ${before.uptime}`)
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
   const encryptionKeyFile = writeEncryptionKeyFile(workDir)
   const args = serverArgs([
     '--db-url',
@@ -362,12 +363,7 @@ async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<voi
   const description = mode.describe(options)
   console.log(`memsvc benchmark: ${description}\nload before: ${before.uptime}`)
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
   const result: ModeReport = { rows: [], extra: [] }
   let complete = false
   try {
