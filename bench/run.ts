@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ensureBuilt } from './lib/build.js'
-import { createBenchDatabase } from './lib/database.js'
+import { type BenchDatabase, createBenchDatabase } from './lib/database.js'
 import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
@@ -36,7 +36,7 @@ import { restList } from './scenarios/rest-list.js'
 import { restMe } from './scenarios/rest-me.js'
 import { soakFloor, soakProduct } from './scenarios/soak.js'
 import { embeddedStartup, restartTime, serverArgs } from './scenarios/startup.js'
-import type { BenchContext, Comparison, SoakResult } from './scenarios/types.js'
+import type { BenchContext, BenchMode, Comparison, ModeReport, SoakResult } from './scenarios/types.js'
 
 const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
 /** The CommonJS bundle the build puts inside dist/memsvc. */
@@ -73,6 +73,8 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), REPO_ROOT)
   installExitHandlers()
   if (options.memory) return runMemoryBench(options)
+  if (options.scale) return runModeBench(options, (await import('./scenarios/scale.js')).scaleMode)
+  if (options.processes) return runModeBench(options, (await import('./scenarios/processes.js')).processesMode)
   requireTools()
   const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
   const startedAt = new Date().toISOString()
@@ -80,12 +82,7 @@ async function main(): Promise<void> {
   console.log(`memsvc benchmark: ${modeOf(options)}\nload before: ${before.uptime}`)
 
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
 
   const metricsSecret = crypto.randomBytes(16).toString('hex')
   const args = serverArgs([
@@ -236,6 +233,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** A scratch directory, a fresh database and a private HOME for the run; all removed when it ends. */
+async function runResources(): Promise<{ workDir: string; database: BenchDatabase; sandbox: Sandbox }> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
+  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
+  const database = await createBenchDatabase()
+  onCleanup(() => database.drop())
+  const sandbox = createSandbox()
+  onCleanup(async () => sandbox.remove())
+  return { workDir, database, sandbox }
+}
+
 const commandLine = () =>
   ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
@@ -264,12 +272,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
   const mode = `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}memory, ${options.memoryChunks} chunks of ${DIMENSIONS} dimensions, retrieval ${options.seconds} s per run × ${options.rounds} rounds, PostgreSQL pools of ${options.poolMax} connections`
   console.log(`memsvc memory benchmark: ${mode}\nload before: ${before.uptime}`)
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
   const encryptionKeyFile = writeEncryptionKeyFile(workDir)
   const args = serverArgs([
     '--db-url',
@@ -343,6 +346,61 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     }
     const written = writeReport(report, options.outDir, 'memory-')
     console.log(`\n${renderTable(rows)}\n\nload after: ${report.machine.after.uptime}`)
+    console.log(
+      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+    )
+  }
+}
+
+/**
+ * --scale and --processes: each starts its own memsvc processes on a fresh database and
+ * writes results/<prefix>latest.md.
+ */
+async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<void> {
+  requireTools()
+  const startedAt = new Date().toISOString()
+  const before = machineLoad()
+  const description = mode.describe(options)
+  console.log(`memsvc benchmark: ${description}\nload before: ${before.uptime}`)
+  const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
+  const { workDir, database, sandbox } = await runResources()
+  const result: ModeReport = { rows: [], extra: [] }
+  let complete = false
+  try {
+    await mode.run(
+      { options, executable: EXECUTABLE, database, sandbox, workDir, log: (line) => console.log(line) },
+      result,
+    )
+    complete = true
+  } finally {
+    const report: BenchReport = {
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      complete,
+      mode: description,
+      command: commandLine(),
+      machine: {
+        before,
+        after: machineLoad(),
+        cpus: os.availableParallelism(),
+        cpuModel: cpuModel(),
+        pinned: mode.pinning,
+      },
+      versions: {
+        memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
+        node: process.version,
+        postgresql: database.serverVersion,
+        wrk: toolVersion('wrk', ['-v']),
+      },
+      rows: result.rows,
+      comparisons: [],
+      soaks: [],
+      extra: result.extra,
+    }
+    const written = writeReport(report, options.outDir, mode.prefix)
+    console.log(
+      `\n${renderTable(result.rows)}\n\n${result.extra.join('\n\n')}\n\nload after: ${report.machine.after.uptime}`,
+    )
     console.log(
       `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
     )

@@ -55,21 +55,24 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
-/**
- * CPU seconds every PostgreSQL server process on this machine has used (backends, the
- * checkpointer, WAL writer…), read from /proc by process name. A difference of two readings
- * is the database's CPU over an interval; a backend that started in between counts from 0.
- */
-export function postgresCpuSeconds(): number {
-  let total = 0
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
-    } catch {
-      continue // gone meanwhile
-    }
-    total += cpuSeconds(Number(entry)) ?? 0
+/** The direct children of a live process (from /proc; empty once it has gone). */
+export function childPids(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((text) => text !== '')
+      .map(Number)
+  } catch {
+    return []
   }
-  return total
+}
+
+/** CPU time the whole machine spent busy so far (every core, every process; /proc/stat), and its wall clock. */
+export function machineBusySeconds(): number {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!
+  // cpu  user nice system idle iowait irq softirq steal ...
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number)
+  return (user! + nice! + system! + irq! + softirq! + steal!) / CLOCK_TICKS_PER_SECOND
 }

@@ -17,10 +17,11 @@ import postgres from 'postgres'
 import { pipelinedTransaction } from '../../src/db/database.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
-import { cpuSeconds, postgresCpuSeconds } from '../lib/machine.js'
+import { cpuSeconds } from '../lib/machine.js'
 import { type MemoryCorpus, memoryCorpus } from '../lib/memory-corpus.js'
 import type { RunningServer } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
+import { backendCpuBetween, backendCpuSeconds } from '../lib/postgres-cpu.js'
 import { sleep } from '../lib/processes.js'
 import type { ReportRow } from '../lib/report.js'
 import { latencySummary, percentile } from '../lib/stats.js'
@@ -272,9 +273,10 @@ export interface LoadRun {
   errors: number
   /**
    * CPU µs per answered request, of memsvc's process (absent on the floor's side, which runs
-   * in this process), of every PostgreSQL process together, and of this process (the load
-   * clients, and on the floor's side the floor itself). PostgreSQL is unpinned and shares
-   * the cores with both, so whatever one side spends here the search cannot.
+   * in this process), of the PostgreSQL backends serving the benchmark's database, and of
+   * this process (the load clients, and on the floor's side the floor itself). PostgreSQL
+   * is unpinned and shares the cores with both, so whatever one side spends here the
+   * search cannot.
    */
   cpuUs: { server?: number; database: number; harness: number }
 }
@@ -283,6 +285,7 @@ const US_PER_SECOND = 1_000_000
 
 /** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`; `serverPid` is memsvc's when it is the side measured. */
 async function closedLoop(
+  database: postgres.Sql,
   seconds: number,
   queries: number,
   send: (index: number) => Promise<void>,
@@ -305,13 +308,14 @@ async function closedLoop(
     }
   }
   const serverBefore = serverPid === undefined ? undefined : cpuSeconds(serverPid)
-  const databaseBefore = postgresCpuSeconds()
+  const databaseBefore = await backendCpuSeconds(database)
   const harnessBefore = process.cpuUsage()
   const started = performance.now()
   await Promise.all(Array.from({ length: RETRIEVAL_CONCURRENCY }, client))
   const elapsed = (performance.now() - started) / 1000
   const harness = process.cpuUsage(harnessBefore)
   const serverAfter = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const databaseUsed = backendCpuBetween(databaseBefore, await backendCpuSeconds(database)).seconds
   const perRequest = (seconds: number) => (seconds * US_PER_SECOND) / Math.max(1, latenciesUs.length)
   return {
     rate: latenciesUs.length / elapsed,
@@ -320,7 +324,7 @@ async function closedLoop(
     cpuUs: {
       server:
         serverBefore === undefined || serverAfter === undefined ? undefined : perRequest(serverAfter - serverBefore),
-      database: perRequest(postgresCpuSeconds() - databaseBefore),
+      database: perRequest(databaseUsed),
       harness: (harness.user + harness.system) / Math.max(1, latenciesUs.length),
     },
   }
@@ -572,6 +576,7 @@ export async function memoryBench(
         async () =>
           runs.floor.push(
             await closedLoop(
+              sql,
               seconds,
               queryCount,
               async (index) => void (await nearest(embeddings[index]!, candidates)),
@@ -580,6 +585,7 @@ export async function memoryBench(
         async () =>
           runs.product.push(
             await closedLoop(
+              sql,
               seconds,
               queryCount,
               async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)),
@@ -592,6 +598,7 @@ export async function memoryBench(
     }
     runs.hybrid.push(
       await closedLoop(
+        sql,
         seconds,
         queryCount,
         async (index) => void (await retriever.retrieve(messages[index]!, 'HYBRID', RECALL_K)),

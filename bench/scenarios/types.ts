@@ -1,8 +1,9 @@
 import type { BenchDatabase } from '../lib/database.js'
 import type { Fixtures } from '../lib/fixtures.js'
 import type { LoadResult } from '../lib/load-result.js'
-import type { RunningServer } from '../lib/memsvc.js'
+import type { RunningServer, Sandbox } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
+import type { ReportRow } from '../lib/report.js'
 import type { RssSampler } from '../lib/rss-sampler.js'
 
 /** Everything a scenario needs from the run. */
@@ -65,4 +66,33 @@ export interface SoakResult {
   /** wrk's whole-run result (rate and latency over the soak). */
   load: LoadResult
   notes: string[]
+}
+
+/** What a separate benchmark mode (--scale, --processes) gets from the run; it starts its own servers. */
+export interface ModeContext {
+  options: BenchOptions
+  /** dist/memsvc. */
+  executable: string
+  database: BenchDatabase
+  sandbox: Sandbox
+  /** Scratch directory of this run. */
+  workDir: string
+  log(line: string): void
+}
+
+/** Filled in as the mode goes, so that a run failing part-way still reports what it measured. */
+export interface ModeReport {
+  rows: ReportRow[]
+  /** Markdown paragraphs after the table: the mode's own detailed tables and notes. */
+  extra: string[]
+}
+
+export interface BenchMode {
+  /** Report file prefix, e.g. `scale-` for results/scale-latest.md. */
+  prefix: string
+  /** The run's mode line (what was run, how long, which pools). */
+  describe(options: BenchOptions): string
+  /** Which process ran on which core. */
+  pinning: string
+  run(context: ModeContext, report: ModeReport): Promise<void>
 }
