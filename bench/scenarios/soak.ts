@@ -136,7 +136,8 @@ async function soak(context: BenchContext, plan: SoakPlan): Promise<SoakResult> 
     samples,
     minRatio: Math.min(...samples.slice(1).map((sample) => sample.ratio), 1),
     cpuTarget: CPU_GROWTH_TARGET,
-    maxCpuGrowth: Math.max(...samples.slice(1).map((sample) => sample.cpuGrowth), 1),
+    // Not floored at 1 like minRatio: the row shows the highest later interval's CPU beside it.
+    maxCpuGrowth: samples.length > 1 ? Math.max(...samples.slice(1).map((sample) => sample.cpuGrowth)) : 1,
     load: result,
     notes,
   }
