@@ -27,7 +27,7 @@ import {
   sleep,
   wasInterrupted,
 } from './lib/processes.js'
-import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRow, writeReport } from './lib/report.js'
+import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRows, writeReport } from './lib/report.js'
 import { RssSampler } from './lib/rss-sampler.js'
 import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
 import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
@@ -105,6 +105,7 @@ async function main(): Promise<void> {
     workDir,
     rss,
     floorProfileDir: options.cpuProf ? path.join(profileDir, 'floors') : undefined,
+    profileDir: options.cpuProf ? profileDir : undefined,
   }
 
   const comparisons: Comparison[] = []
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
   })
 
   try {
-    const scenarios: Array<[ScenarioId, (context: BenchContext) => Promise<Comparison>]> = [
+    const scenarios: Array<[ScenarioId, (context: BenchContext) => Promise<Comparison | Comparison[]>]> = [
       ['rest-list', restList],
       ['rest-me', restMe],
       // Imported only now: it encodes its request with src/generated, which the build writes.
@@ -149,27 +150,31 @@ async function main(): Promise<void> {
     for (const [id, scenario] of scenarios) {
       if (!wanted(id)) continue
       console.log(`${id}…`)
-      const comparison = await scenario(context)
-      comparisons.push(comparison)
-      rows.push(comparisonRow(comparison))
+      for (const comparison of [await scenario(context)].flat()) {
+        comparisons.push(comparison)
+        rows.push(comparisonRow(comparison))
+      }
     }
     if (wanted('soak')) {
       if (wanted('rest-create')) {
         // rest-create leaves some 10^5 new rows; without this, autovacuum works through
         // them on the same two cores during the soak's first minute (seen as a dip there).
-        console.log('vacuum analyze after rest-create…')
-        await database.vacuumAnalyze()
+        // The CHECKPOINT then writes the pages the load and the VACUUM dirtied, which the
+        // checkpointer would otherwise be writing during the soak's first interval, the
+        // one every later interval is divided by.
+        console.log('vacuum analyze and checkpoint after rest-create…')
+        await database.settle()
       }
       console.log('soak…')
       const soak = await soakProduct(context)
       soaks.push(soak)
-      rows.push(soakRow(soak))
+      rows.push(...soakRows(soak))
       if (options.unpatchedSoak) {
         for (const variant of ['patched', 'unpatched'] as const) {
           console.log(`soak of the auth-lookup floor, ${variant} queue…`)
           const floorSoak = await soakFloor(context, variant)
           soaks.push(floorSoak)
-          rows.push(soakRow(floorSoak))
+          rows.push(...soakRows(floorSoak))
         }
       }
     }
@@ -258,7 +263,8 @@ function launchOf(options: BenchOptions, args: string[], sandbox: Sandbox, profi
   return options.cpuProf
     ? {
         executable: process.execPath,
-        executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE],
+        // The inspector lets the soak profile its first and last window besides the whole run.
+        executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--inspect=127.0.0.1:0', BUNDLE],
         args,
         sandbox,
       }

@@ -1,6 +1,7 @@
 // A fresh PostgreSQL database per run, dropped at the end (also on SIGINT).
 import crypto from 'node:crypto'
 import postgres from 'postgres'
+import { cpuSeconds } from './machine.js'
 
 /** The machine's PostgreSQL 15 (trust auth); override for another server. */
 export const ADMIN_URL = process.env.MEMSVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -22,6 +23,39 @@ export interface BenchDatabase {
    */
   settle(): Promise<void>
   drop(): Promise<void>
+  /** Measures the CPU time of this database's own backends (PostgreSQL runs on this machine). */
+  openBackendMeter(): Promise<BackendMeter>
+}
+
+/**
+ * CPU time of the PostgreSQL backends connected to one database: the server processes
+ * that run its queries, without the shared ones (checkpointer, WAL writer) or other
+ * databases' work. Read from /proc, so only for a PostgreSQL on this machine.
+ */
+export interface BackendMeter {
+  /** CPU seconds those backends used since the previous call (since opening, the first time). */
+  sample(): Promise<number>
+  close(): Promise<void>
+}
+
+async function openBackendMeter(databaseName: string): Promise<BackendMeter> {
+  const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 })
+  const seen = new Map<number, number>()
+  const read = async () => {
+    const rows = await sql<Array<{ pid: number }>>`
+      select pid from pg_stat_activity where datname = ${databaseName} and backend_type = 'client backend'`
+    let used = 0
+    for (const { pid } of rows) {
+      const now = cpuSeconds(pid)
+      if (now === undefined) continue
+      // A backend that connected since the last reading counts from its start.
+      used += now - (seen.get(pid) ?? 0)
+      seen.set(pid, now)
+    }
+    return used
+  }
+  await read()
+  return { sample: read, close: () => sql.end({ timeout: 5 }) }
 }
 
 async function withAdmin<T>(run: (sql: postgres.Sql) => Promise<T>): Promise<T> {
@@ -64,6 +98,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
       await vacuumAnalyze()
       await withAdmin((sql) => sql.unsafe('checkpoint'))
     },
+    openBackendMeter: () => openBackendMeter(name),
     async drop() {
       if (dropped) return
       dropped = true
