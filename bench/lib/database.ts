@@ -1,7 +1,7 @@
 // A fresh PostgreSQL database per run, dropped at the end (also on SIGINT).
 import crypto from 'node:crypto'
 import postgres from 'postgres'
-import { cpuSeconds } from './machine.js'
+import { backendCpuBetween, backendCpuSeconds } from './postgres-cpu.js'
 
 /** The machine's PostgreSQL 15 (trust auth); override for another server. */
 export const ADMIN_URL = process.env.MEMSVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -40,22 +40,14 @@ export interface BackendMeter {
 
 async function openBackendMeter(databaseName: string): Promise<BackendMeter> {
   const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 })
-  const seen = new Map<number, number>()
-  const read = async () => {
-    const rows = await sql<Array<{ pid: number }>>`
-      select pid from pg_stat_activity where datname = ${databaseName} and backend_type = 'client backend'`
-    let used = 0
-    for (const { pid } of rows) {
-      const now = cpuSeconds(pid)
-      if (now === undefined) continue
-      // A backend that connected since the last reading counts from its start.
-      used += now - (seen.get(pid) ?? 0)
-      seen.set(pid, now)
-    }
+  let previous = await backendCpuSeconds(sql, databaseName)
+  const sample = async () => {
+    const now = await backendCpuSeconds(sql, databaseName)
+    const used = backendCpuBetween(previous, now).seconds
+    previous = now
     return used
   }
-  await read()
-  return { sample: read, close: () => sql.end({ timeout: 5 }) }
+  return { sample, close: () => sql.end({ timeout: 5 }) }
 }
 
 async function withAdmin<T>(run: (sql: postgres.Sql) => Promise<T>): Promise<T> {

@@ -5,11 +5,15 @@
 import type postgres from 'postgres'
 import { cpuSeconds } from './machine.js'
 
-/** CPU seconds so far of each backend connected to the current database, by pid; not the asking connection's. */
-export async function backendCpuSeconds(sql: postgres.Sql): Promise<Map<number, number>> {
+/**
+ * CPU seconds so far of each backend connected to `databaseName` (by default the asking
+ * connection's own database), by pid; not the asking connection's.
+ */
+export async function backendCpuSeconds(sql: postgres.Sql, databaseName?: string): Promise<Map<number, number>> {
   const backends = await sql<Array<{ pid: number }>>`
     select pid from pg_stat_activity
-    where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid()`
+    where datname = coalesce(${databaseName ?? null}::text, current_database())
+      and backend_type = 'client backend' and pid <> pg_backend_pid()`
   const seconds = new Map<number, number>()
   for (const { pid } of backends) {
     const used = cpuSeconds(pid)
