@@ -5,7 +5,9 @@
 //
 //   1. create-memory latency p50 with nothing stored;
 //   2. ingestion floor: postgres.js writes the first 10 % of the corpus (memory rows,
-//      chunks, vectors) into a second embedder's space, whose HNSW index starts empty too;
+//      chunks, vectors) into a second embedder's space, whose HNSW index starts empty too,
+//      one memory per transaction; then again into a third, as many memories per
+//      transaction as memsvc's ingest runs together (reported without a target);
 //   3. memsvc ingests the whole corpus through REST batch create, time per tenth;
 //   4. create-memory latency p50 with the corpus stored;
 //   5. VECTOR retrieval against the same nearest-neighbour SQL through postgres.js,
@@ -15,6 +17,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import postgres from 'postgres'
 import { pipelinedTransaction } from '../../src/db/database.js'
+import { INGEST_BATCH_LIMIT } from '../../src/jobs/handlers/memory-ingest.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
 import { cpuSeconds } from '../lib/machine.js'
@@ -185,6 +188,56 @@ async function floorIngest(
           insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
           select chunk_id, embedder_id, ${target.spaceId}, ${memoryId}, embedding::vector
           from unnest(${[chunkId]}::uuid[], ${[target.embedderId]}::uuid[], ${[vector]}::text[]) as input (chunk_id, embedder_id, embedding)`,
+      ])
+    }
+  }
+  await Promise.all(Array.from({ length: FLOOR_WRITERS }, writer))
+  return count / ((performance.now() - started) / 1000)
+}
+
+/**
+ * The floor written the way memsvc's ingest now writes: INGEST_BATCH_LIMIT memories per
+ * transaction (their memory rows, chunks and vectors, one statement each),
+ * FLOOR_WRITERS transactions at once. Reported beside the per-memory floor, without a
+ * target: what PostgreSQL alone does with memsvc's batching.
+ */
+async function batchedFloorIngest(
+  sql: postgres.Sql,
+  corpus: MemoryCorpus,
+  target: { spaceId: string; embedderId: string; userId: string },
+  count: number,
+): Promise<number> {
+  const rows = Array.from({ length: count }, (_, index) => {
+    const text = corpus.chunk(index)
+    return {
+      memoryId: crypto.randomUUID(),
+      chunkId: crypto.randomUUID(),
+      text,
+      vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]`,
+    }
+  })
+  let next = 0
+  const started = performance.now()
+  const writer = async () => {
+    for (let first = next; first < count; first = next) {
+      next = first + INGEST_BATCH_LIMIT
+      const batch = rows.slice(first, next)
+      const memoryIds = batch.map((row) => row.memoryId)
+      const chunkIds = batch.map((row) => row.chunkId)
+      const texts = batch.map((row) => row.text)
+      await sql.begin((tx) => [
+        tx`
+          insert into memories (id, space_id, content, content_type, content_sha256, metadata, chunking, status, chunk_count, created_at, updated_at, created_by, updated_by)
+          select id, ${target.spaceId}, text, 'text/plain', sha256(convert_to(text, 'UTF8')), '{}', '{"strategy":"NONE"}', 'COMPLETED', 1, now(), now(), ${target.userId}, ${target.userId}
+          from unnest(${memoryIds}::uuid[], ${texts}::text[]) as input (id, text)`,
+        tx`
+          insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
+          select id, memory_id, ${target.spaceId}, 0, text, 0, length(text)
+          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${texts}::text[]) as input (id, memory_id, text)`,
+        tx`
+          insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
+          select chunk_id, ${target.embedderId}, ${target.spaceId}, memory_id, embedding::vector
+          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${batch.map((row) => row.vector)}::text[]) as input (chunk_id, memory_id, embedding)`,
       ])
     }
   }
@@ -460,6 +513,10 @@ export async function memoryBench(
   try {
     const product = await createEmbedderAndSpace(context, embedder, 'memsvc')
     const floorTarget = { ...(await createEmbedderAndSpace(context, embedder, 'floor')), userId: context.userId }
+    const batchedFloorTarget = {
+      ...(await createEmbedderAndSpace(context, embedder, 'floor-batched')),
+      userId: context.userId,
+    }
     const createSamples = options.quick ? QUICK_CREATE_SAMPLES : CREATE_SAMPLES
     // Texts beyond the corpus, so the latency probes never repeat a stored chunk.
     const extra = (offset: number) =>
@@ -472,6 +529,8 @@ export async function memoryBench(
     const floorCount = Math.max(1, Math.ceil(count / SLICES))
     log(`memory: ingestion floor, ${floorCount} chunks through postgres.js…`)
     const floorRate = await floorIngest(sql, corpus, floorTarget, floorCount)
+    log(`memory: ingestion floor in batches of ${INGEST_BATCH_LIMIT} memories, ${floorCount} chunks…`)
+    const batchedFloorRate = await batchedFloorIngest(sql, corpus, batchedFloorTarget, floorCount)
     log(`memory: memsvc ingests ${count} chunks through REST batch create…`)
     const ingest = await productIngest(context, sql, corpus, product.spaceId, count)
     if (ingest.failed > 0) notes.push(`${ingest.failed} memories ended FAILED`)
@@ -499,6 +558,16 @@ export async function memoryBench(
       target: INGEST_TARGET,
       pass: firstRate / floorRate >= INGEST_TARGET && ingest.failed === 0,
       notes: [`whole corpus: ${Math.round(ingest.rate)} chunks/s on average`],
+    })
+    rows.push({
+      id: 'memory-ingest-floor-batched',
+      measure: `The floor written ${INGEST_BATCH_LIMIT} memories per transaction (as memsvc's ingest runs them), first ${floorCount} chunks, vs one memory per transaction`,
+      value: batchedFloorRate,
+      unit: '/s',
+      floor: 'the floor, one memory per transaction',
+      floorValue: floorRate,
+      ratio: batchedFloorRate / floorRate,
+      notes: [`memsvc's first 10 % divided by this floor: ${(firstRate / batchedFloorRate).toFixed(2)}`],
     })
     rows.push({
       id: 'memory-ingest-flatness',

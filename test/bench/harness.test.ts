@@ -134,8 +134,8 @@ const MEMORY_ROWS = [
   'memory-retrieve-vector',
   'memory-recall',
 ]
-/** Reported without a target: HYBRID beside VECTOR, and the floor's own flatness beside memsvc's. */
-const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid', 'memory-ingest-floor-flatness']
+/** Reported without a target: HYBRID beside VECTOR, the floor's own flatness beside memsvc's, the floor written in batches. */
+const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid', 'memory-ingest-floor-flatness', 'memory-ingest-floor-batched']
 
 describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory --quick)', () => {
   it(
