@@ -31,7 +31,11 @@ export interface BundleResult {
  * `define` points every import.meta.url at it.
  */
 const IMPORT_META_URL_VARIABLE = '__import_meta_url'
-const BANNER = `var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;`
+/**
+ * The banner's first statement notes when the bundle began to run, which splits the time
+ * before READY into Node's boot and the modules' evaluation (src/lifecycle/startup-timeline.ts).
+ */
+const BANNER = `globalThis.__memsvcBundleStartMs = performance.now(); var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;`
 
 interface SourcePatch {
   /** Files (absolute paths) the patch applies to. */

@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { ListenAddress } from '../config/server-config.js'
+import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
 import { makeOwnerOnly } from '../runtime/data-dir.js'
@@ -152,6 +153,7 @@ export async function startEmbeddedPostgres(
   poolConnections: number,
   log: Logger,
   debugListen?: ListenAddress,
+  startup = new StartupTimeline(),
 ): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const releaseLock = acquireDataDirLock(dataDir)
@@ -168,18 +170,19 @@ export async function startEmbeddedPostgres(
   fs.rmSync(socketPath, { force: true })
 
   try {
-    const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
-      WebAssembly.compile(readAsset('pglite.wasm')),
-      WebAssembly.compile(readAsset('initdb.wasm')),
-    ])
-    const db = await PGlite.create({
-      dataDir: pgDataDir,
-      pgliteWasmModule,
-      initdbWasmModule,
-      fsBundle: new Blob([readAsset('pglite.data')]),
-      // pgvector, for memories: the migrations run CREATE EXTENSION vector.
-      extensions: { vector: vectorExtensionFile(dataDir) },
-    })
+    const [pgliteWasmModule, initdbWasmModule] = await startup.time('pglite-compile', () =>
+      Promise.all([WebAssembly.compile(readAsset('pglite.wasm')), WebAssembly.compile(readAsset('initdb.wasm'))]),
+    )
+    const db = await startup.time(firstStart ? 'pglite-initdb' : 'pglite-boot', () =>
+      PGlite.create({
+        dataDir: pgDataDir,
+        pgliteWasmModule,
+        initdbWasmModule,
+        fsBundle: new Blob([readAsset('pglite.data')]),
+        // pgvector, for memories: the migrations run CREATE EXTENSION vector.
+        extensions: { vector: vectorExtensionFile(dataDir) },
+      }),
+    )
     // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
     // others out of them meanwhile.
     const opened = makeOwnerOnly(pgDataDir)
