@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
+import { currentSchemaVectorSupport } from '../db/schema-state.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
@@ -281,7 +282,7 @@ async function listen(
   const grpc = startup.timeSync('grpc-services', () => {
     const created = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
     registerGrpcServices(created, server)
-    created.addStandardServices(readAsset('descriptor.binpb'))
+    created.addStandardServices(() => readAsset('descriptor.binpb'))
     return created
   })
   try {
@@ -305,7 +306,8 @@ async function listen(
 /**
  * Waits for the database with backoff, applies migrations, sets up vector storage where
  * pgvector exists, and checks that the database recorded this encryption key (another key
- * would make the stored secrets unreadable). Returns undefined when the server is stopped meanwhile.
+ * would make the stored secrets unreadable); a database that has all of that already costs
+ * one query. Returns undefined when the server is stopped meanwhile.
  */
 async function prepareDatabase(
   database: Database,
@@ -316,7 +318,12 @@ async function prepareDatabase(
   let delay = FIRST_RETRY_DELAY_MS
   for (let attempt = 1; !stopping(); attempt++) {
     try {
-      await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
+      // One query answers both whether the database is reachable and whether it needs any work.
+      const current = await withTimeout(
+        currentSchemaVectorSupport(database.primary, encryptionKey.box.keyId),
+        DATABASE_CHECK_TIMEOUT_MS,
+      )
+      if (current) return current
       const applied = await migrate(database.primary)
       if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
       const vectorSupport = await prepareVectorStorage(database.primary)
