@@ -113,18 +113,13 @@ export interface EmbeddedStartup {
 }
 
 /**
- * The embedded database in a data dir of its own: the first start (initdb) with its idle RSS,
- * then `starts` starts on the existing data dir; the last one stays up for its idle RSS and a
- * short GET /v1/apikeys load (the bench's reader fixture), with the RSS peak while it runs.
+ * The embedded database in a data dir of its own, step by step (so that a comparison can
+ * take several executables in turn): the first start (initdb) with its idle RSS and the
+ * bench's fixtures, then starts on the existing data dir; the last of them stays up for its
+ * idle RSS and a short GET /v1/apikeys load, with the RSS peak while it runs.
  */
-export async function embeddedStartup(
-  executable: string,
-  options: BenchOptions,
-  starts: number,
-): Promise<EmbeddedStartup> {
-  const settleMs = options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS
-  const sandbox = createSandbox()
-  const result: EmbeddedStartup = {
+export class EmbeddedStartupRun {
+  readonly result: EmbeddedStartup = {
     first: {
       id: 'ready-embedded-first',
       measure: 'spawn → READY, embedded, first start (initdb; one-off)',
@@ -139,36 +134,76 @@ export async function embeddedStartup(
       targetMs: TARGET_EMBEDDED_EXISTING_MS,
     },
   }
-  try {
-    const args = serverArgs(['--data-dir', path.join(sandbox.dir, 'data')])
-    const first = await timeStart(executable, args, sandbox, result.first, true)
-    await sleep(settleMs)
-    result.rssFirstIdleMiB = rssMiB(first.pid)
-    const fixtures = await createFixtures(first.restUrl)
-    await first.stop()
-    for (let index = 0; index < starts - 1; index++) await timeStart(executable, args, sandbox, result.existing)
-    const last = await timeStart(executable, args, sandbox, result.existing, true)
+  readonly #sandbox = createSandbox()
+  readonly #args = serverArgs(['--data-dir', path.join(this.#sandbox.dir, 'data')])
+  readonly #settleMs: number
+  #readerKey: string | undefined
+
+  constructor(
+    readonly executable: string,
+    readonly options: BenchOptions,
+  ) {
+    this.#settleMs = options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS
+  }
+
+  async firstStart(): Promise<void> {
+    const first = await timeStart(this.executable, this.#args, this.#sandbox, this.result.first, true)
     try {
-      await sleep(settleMs)
-      result.rssExistingIdleMiB = rssMiB(last.pid)
-      const rss = new RssSampler(last.pid)
+      await sleep(this.#settleMs)
+      this.result.rssFirstIdleMiB = rssMiB(first.pid)
+      this.#readerKey = (await createFixtures(first.restUrl)).reader.key
+    } finally {
+      await first.stop()
+    }
+  }
+
+  async restart(): Promise<void> {
+    await timeStart(this.executable, this.#args, this.#sandbox, this.result.existing)
+  }
+
+  /** A start like restart()'s, after which the server stays up for the RSS samples and the load. */
+  async restartUnderLoad(): Promise<void> {
+    if (!this.#readerKey) throw new Error('firstStart() creates the fixtures the load needs')
+    const server = await timeStart(this.executable, this.#args, this.#sandbox, this.result.existing, true)
+    try {
+      await sleep(this.#settleMs)
+      this.result.rssExistingIdleMiB = rssMiB(server.pid)
+      const rss = new RssSampler(server.pid)
       const load = await rss.during(
-        warmAndRunWrk({ ...options, warmupSeconds: 0 }, last.pid, {
-          url: `${last.restUrl}/v1/apikeys`,
+        warmAndRunWrk({ ...this.options, warmupSeconds: 0 }, server.pid, {
+          url: `${server.restUrl}/v1/apikeys`,
           connections: READ_CONNECTIONS,
-          headers: bearer(fixtures.reader.key),
+          headers: bearer(this.#readerKey),
         }),
       )
-      result.loadRate = load.rate
-      result.rssLoadPeakMiB = rss.peakMiB
-      await sleep(settleMs)
-      result.rssAfterLoadMiB = rssMiB(last.pid)
+      this.result.loadRate = load.rate
+      this.result.rssLoadPeakMiB = rss.peakMiB
+      await sleep(this.#settleMs)
+      this.result.rssAfterLoadMiB = rssMiB(server.pid)
     } finally {
-      await last.stop()
+      await server.stop()
     }
-    return result
+  }
+
+  remove(): void {
+    this.#sandbox.remove()
+  }
+}
+
+/** EmbeddedStartupRun's steps for one executable: `starts` starts on the existing data dir. */
+export async function embeddedStartup(
+  executable: string,
+  options: BenchOptions,
+  starts: number,
+): Promise<EmbeddedStartup> {
+  const run = new EmbeddedStartupRun(executable, options)
+  try {
+    await run.firstStart()
+    for (let index = 0; index < starts - 1; index++) await run.restart()
+    await run.restartUnderLoad()
+    return run.result
   } finally {
-    sandbox.remove()
+    run.remove()
   }
 }
 
