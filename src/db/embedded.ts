@@ -5,7 +5,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import v8 from 'node:v8'
-import vm from 'node:vm'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { ListenAddress } from '../config/server-config.js'
@@ -76,19 +75,6 @@ const SHARED_BUFFERS = '16MB'
  * under sustained load is optimised; starting and idling run on the baseline compiler.
  */
 const WASM_TIERING_BUDGET = 2_000_000_000
-
-/**
- * A first start runs initdb in a second, temporary PGlite. Its WebAssembly memories (about
- * 250 MB) are released only when V8 next collects garbage, which an idle server may not do
- * for hours: the process stayed at 440 MiB after a first start instead of 200. One full
- * collection, once, right after it. Node exposes gc() only under --expose-gc, which a new
- * context picks up when the flag is set at run time.
- */
-function releaseInitdbMemory(): void {
-  v8.setFlagsFromString('--expose-gc')
-  const collect = vm.runInNewContext('gc') as () => void
-  collect()
-}
 
 /**
  * Below this the embedded database cannot count on starting a WAL segment (16 MiB) or
@@ -220,7 +206,6 @@ export async function startEmbeddedPostgres(
         extensions: { vector: vectorExtensionFile(dataDir) },
       }),
     )
-    if (firstStart) startup.timeSync('pglite-initdb-gc', releaseInitdbMemory)
     // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
     // others out of them meanwhile.
     const opened = makeOwnerOnly(pgDataDir)
