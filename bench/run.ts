@@ -10,7 +10,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { ensureBuilt } from './lib/build.js'
-import { createBenchDatabase } from './lib/database.js'
+import { type BenchDatabase, createBenchDatabase } from './lib/database.js'
 import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
@@ -27,7 +27,7 @@ import {
   sleep,
   wasInterrupted,
 } from './lib/processes.js'
-import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRow, writeReport } from './lib/report.js'
+import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRows, writeReport } from './lib/report.js'
 import { RssSampler } from './lib/rss-sampler.js'
 import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
 import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
@@ -46,7 +46,7 @@ import {
   startsFor,
   startupRow,
 } from './scenarios/startup.js'
-import type { BenchContext, Comparison, SoakResult } from './scenarios/types.js'
+import type { BenchContext, BenchMode, Comparison, ModeReport, SoakResult } from './scenarios/types.js'
 
 const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
 /** The CommonJS bundle the build puts inside dist/memsvc. */
@@ -83,6 +83,8 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2), REPO_ROOT)
   installExitHandlers()
   if (options.memory) return runMemoryBench(options)
+  if (options.scale) return runModeBench(options, (await import('./scenarios/scale.js')).scaleMode)
+  if (options.processes) return runModeBench(options, (await import('./scenarios/processes.js')).processesMode)
   requireTools()
   const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
   const startedAt = new Date().toISOString()
@@ -90,12 +92,7 @@ async function main(): Promise<void> {
   console.log(`memsvc benchmark: ${modeOf(options)}\nload before: ${before.uptime}`)
 
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
 
   const metricsSecret = crypto.randomBytes(16).toString('hex')
   const args = serverArgs([
@@ -118,6 +115,7 @@ async function main(): Promise<void> {
     workDir,
     rss,
     floorProfileDir: options.cpuProf ? path.join(profileDir, 'floors') : undefined,
+    profileDir: options.cpuProf ? profileDir : undefined,
   }
 
   const comparisons: Comparison[] = []
@@ -154,7 +152,7 @@ async function main(): Promise<void> {
   })
 
   try {
-    const scenarios: Array<[ScenarioId, (context: BenchContext) => Promise<Comparison>]> = [
+    const scenarios: Array<[ScenarioId, (context: BenchContext) => Promise<Comparison | Comparison[]>]> = [
       ['rest-list', restList],
       ['rest-me', restMe],
       // Imported only now: it encodes its request with src/generated, which the build writes.
@@ -164,27 +162,31 @@ async function main(): Promise<void> {
     for (const [id, scenario] of scenarios) {
       if (!wanted(id)) continue
       console.log(`${id}…`)
-      const comparison = await scenario(context)
-      comparisons.push(comparison)
-      rows.push(comparisonRow(comparison))
+      for (const comparison of [await scenario(context)].flat()) {
+        comparisons.push(comparison)
+        rows.push(comparisonRow(comparison))
+      }
     }
     if (wanted('soak')) {
       if (wanted('rest-create')) {
         // rest-create leaves some 10^5 new rows; without this, autovacuum works through
         // them on the same two cores during the soak's first minute (seen as a dip there).
-        console.log('vacuum analyze after rest-create…')
-        await database.vacuumAnalyze()
+        // The CHECKPOINT then writes the pages the load and the VACUUM dirtied, which the
+        // checkpointer would otherwise be writing during the soak's first interval, the
+        // one every later interval is divided by.
+        console.log('vacuum analyze and checkpoint after rest-create…')
+        await database.settle()
       }
       console.log('soak…')
       const soak = await soakProduct(context)
       soaks.push(soak)
-      rows.push(soakRow(soak))
+      rows.push(...soakRows(soak))
       if (options.unpatchedSoak) {
         for (const variant of ['patched', 'unpatched'] as const) {
           console.log(`soak of the auth-lookup floor, ${variant} queue…`)
           const floorSoak = await soakFloor(context, variant)
           soaks.push(floorSoak)
-          rows.push(soakRow(floorSoak))
+          rows.push(...soakRows(floorSoak))
         }
       }
     }
@@ -240,6 +242,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** A scratch directory, a fresh database and a private HOME for the run; all removed when it ends. */
+async function runResources(): Promise<{ workDir: string; database: BenchDatabase; sandbox: Sandbox }> {
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
+  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
+  const database = await createBenchDatabase()
+  onCleanup(() => database.drop())
+  const sandbox = createSandbox()
+  onCleanup(async () => sandbox.remove())
+  return { workDir, database, sandbox }
+}
+
 const commandLine = () =>
   ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
 
@@ -254,7 +267,8 @@ function launchOf(options: BenchOptions, args: string[], sandbox: Sandbox, profi
   return options.cpuProf
     ? {
         executable: process.execPath,
-        executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, BUNDLE],
+        // The inspector lets the soak profile its first and last window besides the whole run.
+        executableArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--inspect=127.0.0.1:0', BUNDLE],
         args,
         sandbox,
       }
@@ -268,12 +282,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
   const mode = `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}memory, ${options.memoryChunks} chunks of ${DIMENSIONS} dimensions, retrieval ${options.seconds} s per run × ${options.rounds} rounds, PostgreSQL pools of ${options.poolMax} connections`
   console.log(`memsvc memory benchmark: ${mode}\nload before: ${before.uptime}`)
   const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
-  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-bench-work-'))
-  onCleanup(async () => fs.rmSync(workDir, { recursive: true, force: true }))
-  const database = await createBenchDatabase()
-  onCleanup(() => database.drop())
-  const sandbox = createSandbox()
-  onCleanup(async () => sandbox.remove())
+  const { workDir, database, sandbox } = await runResources()
   const encryptionKeyFile = writeEncryptionKeyFile(workDir)
   const args = serverArgs([
     '--db-url',
@@ -305,7 +314,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
         userId: user.userId,
         retriever: async ({ spaceId }) =>
           (await hasRestRetrieve(server.restUrl, user.key))
-            ? restRetriever(server.restUrl, user.key, spaceId)
+            ? restRetriever(server.restUrl, user.key, spaceId, server.pid)
             : (await import('./scenarios/memory-domain-retriever.js')).domainRetriever({
                 jdbcUrl: database.jdbcUrl,
                 dbUser: database.user,
@@ -347,6 +356,61 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     }
     const written = writeReport(report, options.outDir, 'memory-')
     console.log(`\n${renderTable(rows)}\n\nload after: ${report.machine.after.uptime}`)
+    console.log(
+      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+    )
+  }
+}
+
+/**
+ * --scale and --processes: each starts its own memsvc processes on a fresh database and
+ * writes results/<prefix>latest.md.
+ */
+async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<void> {
+  requireTools()
+  const startedAt = new Date().toISOString()
+  const before = machineLoad()
+  const description = mode.describe(options)
+  console.log(`memsvc benchmark: ${description}\nload before: ${before.uptime}`)
+  const build = ensureBuilt(REPO_ROOT, EXECUTABLE, options.build)
+  const { workDir, database, sandbox } = await runResources()
+  const result: ModeReport = { rows: [], extra: [] }
+  let complete = false
+  try {
+    await mode.run(
+      { options, executable: EXECUTABLE, database, sandbox, workDir, log: (line) => console.log(line) },
+      result,
+    )
+    complete = true
+  } finally {
+    const report: BenchReport = {
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      complete,
+      mode: description,
+      command: commandLine(),
+      machine: {
+        before,
+        after: machineLoad(),
+        cpus: os.availableParallelism(),
+        cpuModel: cpuModel(),
+        pinned: mode.pinning,
+      },
+      versions: {
+        memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
+        node: process.version,
+        postgresql: database.serverVersion,
+        wrk: toolVersion('wrk', ['-v']),
+      },
+      rows: result.rows,
+      comparisons: [],
+      soaks: [],
+      extra: result.extra,
+    }
+    const written = writeReport(report, options.outDir, mode.prefix)
+    console.log(
+      `\n${renderTable(result.rows)}\n\n${result.extra.join('\n\n')}\n\nload after: ${report.machine.after.uptime}`,
+    )
     console.log(
       `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
     )

@@ -1,14 +1,12 @@
 // Floor for `GET /v1/apikeys`: the least a uWS server can do to answer an authenticated
-// request from PostgreSQL — sha256 of the bearer key and one indexed lookup (the same
-// query memsvc's authenticator runs), answered as JSON. Same uWS loader, same
-// postgres.js and the same pool size as memsvc.
+// request from PostgreSQL — sha256 of the bearer key and one indexed lookup (auth-lookup.ts,
+// shared with the gRPC floor), answered as JSON. Same uWS loader, same postgres.js and the
+// same pool size as memsvc.
 //   --db-url postgres://…  --postgres patched|unpatched  --pool-max N
-import crypto from 'node:crypto'
 import { loadUws } from '../../src/runtime/uws.js'
+import { lookUpBearer } from './auth-lookup.js'
 import { announce, COUNT_PATH, exitOnSignal, floorArgs } from './floor-common.js'
 import { loadPostgres, type PostgresVariant } from './postgres-variant.js'
-
-const BEARER = 'Bearer '
 
 const options = floorArgs(['db-url', 'postgres', 'pool-max'])
 const postgres = await loadPostgres(options.postgres as PostgresVariant)
@@ -25,19 +23,13 @@ app.get('/*', (res, req) => {
   res.onAborted(() => {
     aborted = true
   })
-  const authorization = req.getHeader('authorization')
-  const key = authorization.startsWith(BEARER) ? authorization.slice(BEARER.length) : authorization
-  const hash = crypto.createHash('sha256').update(key).digest()
-  sql`
-    select k.id as key_id, k.user_id, u.role, k.status, k.expires_at
-    from api_keys k join users u on u.id = k.user_id
-    where k.key_hash = ${hash}`.then(
-    (rows) => {
+  lookUpBearer(sql, req.getHeader('authorization')).then(
+    (row) => {
       completed++
       if (aborted) return
       res.cork(() => {
-        if (rows.length === 0) res.writeStatus('401 Unauthorized')
-        res.writeHeader('content-type', 'application/json').end(JSON.stringify(rows[0] ?? { error: 'invalid API key' }))
+        if (!row) res.writeStatus('401 Unauthorized')
+        res.writeHeader('content-type', 'application/json').end(JSON.stringify(row ?? { error: 'invalid API key' }))
       })
     },
     (error: Error) => {

@@ -7,7 +7,7 @@ import { COUNT_PATH } from '../floors/floor-common.js'
 
 const SCRAPE_TIMEOUT_MS = 5_000
 /** `name{labels} value` — prom-client's text format, one sample a line. */
-const SAMPLE_LINE = /^([a-zA-Z_:][\w:]*)\{([^}]*)\}\s+(\S+)$/
+const SAMPLE_LINE = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})?\s+(\S+)$/
 const LABEL = /(\w+)="((?:[^"\\]|\\.)*)"/g
 
 export interface MetricsEndpoint {
@@ -15,7 +15,7 @@ export interface MetricsEndpoint {
   secret: string
 }
 
-async function scrape(endpoint: MetricsEndpoint): Promise<string> {
+export async function scrape(endpoint: MetricsEndpoint): Promise<string> {
   const response = await fetch(`${endpoint.restUrl}/metrics`, {
     headers: { 'x-service-metrics-key': endpoint.secret },
     signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS),
@@ -31,20 +31,30 @@ export async function metricSum(
   match: Record<string, string>,
   keep: (labels: Record<string, string>) => boolean = () => true,
 ): Promise<number> {
+  return sumInScrape(await scrape(endpoint), name, match, keep)
+}
+
+/** metricSum over a scrape already read, for several metrics from one scrape. */
+export function sumInScrape(
+  text: string,
+  name: string,
+  match: Record<string, string> = {},
+  keep: (labels: Record<string, string>) => boolean = () => true,
+): number {
   let sum = 0
-  for (const line of (await scrape(endpoint)).split('\n')) {
+  for (const line of text.split('\n')) {
     const sample = SAMPLE_LINE.exec(line)
     if (!sample || sample[1] !== name) continue
     const labels: Record<string, string> = {}
-    for (const [, key, value] of sample[2]!.matchAll(LABEL)) labels[key!] = value!
+    for (const [, key, value] of (sample[2] ?? '').matchAll(LABEL)) labels[key!] = value!
     if (Object.entries(match).every(([key, value]) => labels[key] === value) && keep(labels)) sum += Number(sample[3])
   }
   return sum
 }
 
-/** Successful `GET route` responses memsvc has served so far. */
-export const memsvcRouteCount = (endpoint: MetricsEndpoint, route: string) =>
-  metricSum(endpoint, 'http_server_request_duration_seconds_count', { method: 'GET', route, status_code: '200' })
+/** Successful `GET route` responses memsvc had served at this scrape. */
+export const routeCountInScrape = (text: string, route: string) =>
+  sumInScrape(text, 'http_server_request_duration_seconds_count', { method: 'GET', route, status_code: '200' })
 
 /** gRPC calls of a method that ended with any status but OK. */
 export const memsvcGrpcFailures = (endpoint: MetricsEndpoint, service: string, method: string) =>

@@ -1,6 +1,7 @@
 // A fresh PostgreSQL database per run, dropped at the end (also on SIGINT).
 import crypto from 'node:crypto'
 import postgres from 'postgres'
+import { backendCpuBetween, backendCpuSeconds } from './postgres-cpu.js'
 
 /** The machine's PostgreSQL 15 (trust auth); override for another server. */
 export const ADMIN_URL = process.env.MEMSVC_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -22,6 +23,31 @@ export interface BenchDatabase {
    */
   settle(): Promise<void>
   drop(): Promise<void>
+  /** Measures the CPU time of this database's own backends (PostgreSQL runs on this machine). */
+  openBackendMeter(): Promise<BackendMeter>
+}
+
+/**
+ * CPU time of the PostgreSQL backends connected to one database: the server processes
+ * that run its queries, without the shared ones (checkpointer, WAL writer) or other
+ * databases' work. Read from /proc, so only for a PostgreSQL on this machine.
+ */
+export interface BackendMeter {
+  /** CPU seconds those backends used since the previous call (since opening, the first time). */
+  sample(): Promise<number>
+  close(): Promise<void>
+}
+
+async function openBackendMeter(databaseName: string): Promise<BackendMeter> {
+  const sql = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 })
+  let previous = await backendCpuSeconds(sql, databaseName)
+  const sample = async () => {
+    const now = await backendCpuSeconds(sql, databaseName)
+    const used = backendCpuBetween(previous, now).seconds
+    previous = now
+    return used
+  }
+  return { sample, close: () => sql.end({ timeout: 5 }) }
 }
 
 async function withAdmin<T>(run: (sql: postgres.Sql) => Promise<T>): Promise<T> {
@@ -64,6 +90,7 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
       await vacuumAnalyze()
       await withAdmin((sql) => sql.unsafe('checkpoint'))
     },
+    openBackendMeter: () => openBackendMeter(name),
     async drop() {
       if (dropped) return
       dropped = true

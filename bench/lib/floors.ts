@@ -16,7 +16,7 @@ const SERVER_LIFETIME_MS = 60 * 60 * 1000
 const CLIENT_OVERRUN_MS = 30_000
 const MS_PER_SECOND = 1000
 
-export type FloorServerName = 'uws-auth-lookup' | 'uws-fixed-json' | 'grpc-unary'
+export type FloorServerName = 'uws-auth-lookup' | 'uws-fixed-json' | 'grpc-unary' | 'grpc-auth-lookup'
 
 export interface FloorServer {
   name: FloorServerName

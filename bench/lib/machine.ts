@@ -54,3 +54,25 @@ export function cpuSeconds(pid: number): number | undefined {
     return undefined
   }
 }
+
+/** The direct children of a live process (from /proc; empty once it has gone). */
+export function childPids(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((text) => text !== '')
+      .map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** CPU time the whole machine spent busy so far (every core, every process; /proc/stat), and its wall clock. */
+export function machineBusySeconds(): number {
+  const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!
+  // cpu  user nice system idle iowait irq softirq steal ...
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number)
+  return (user! + nice! + system! + irq! + softirq! + steal!) / CLOCK_TICKS_PER_SECOND
+}

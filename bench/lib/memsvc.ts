@@ -48,14 +48,15 @@ export interface StartOptions {
   args: string[]
   sandbox: Sandbox
   env?: NodeJS.ProcessEnv
+  /** Let memsvc run on any core (the processes benchmark runs several of them). */
+  unpinned?: boolean
 }
 
 export async function startMemsvc(options: StartOptions): Promise<RunningServer> {
-  const { command, args } = pinned(SERVER_CORE, options.executable, [
-    ...(options.executableArgs ?? []),
-    'serve',
-    ...options.args,
-  ])
+  const serveArgs = [...(options.executableArgs ?? []), 'serve', ...options.args]
+  const { command, args } = options.unpinned
+    ? { command: options.executable, args: serveArgs }
+    : pinned(SERVER_CORE, options.executable, serveArgs)
   const started = performance.now()
   const child = spawnTracked(command, args, {
     env: { ...options.sandbox.env, ...options.env },

@@ -10,6 +10,8 @@ const FULL_WARMUP_SECONDS = 3
 const FULL_ROUNDS = 3
 /** The issue asks for three minutes sampled every ten seconds. */
 const FULL_SOAK_SECONDS = 180
+/** --long: ten minutes, so that a slow trend in the rate or the CPU per request cannot hide in three. */
+const LONG_SOAK_SECONDS = 600
 const SOAK_SAMPLE_SECONDS = 10
 /** --quick: about one second per scenario, for smoke tests. */
 const QUICK_SECONDS = 1
@@ -32,6 +34,12 @@ const QUICK_POOL_MAX = 4
 /** --memory: the corpus the issues name (100k chunks of 384 dimensions); --quick: enough to run every step. */
 const FULL_MEMORY_CHUNKS = 100_000
 const QUICK_MEMORY_CHUNKS = 300
+/** --scale: api_keys rows at each measured size (the same database grows); --quick: the first two. */
+const FULL_SCALE_SIZES = [1_000, 10_000, 100_000, 1_000_000]
+const QUICK_SCALE_SIZES = [1_000, 10_000]
+/** --processes: memsvc processes behind nginx at each step; --quick: the first two. */
+const FULL_PROCESS_COUNTS = [1, 2, 4]
+const QUICK_PROCESS_COUNTS = [1, 2]
 /** A soak shorter than this many samples says nothing about a trend. */
 const MIN_SOAK_SAMPLES = 3
 
@@ -58,6 +66,14 @@ export interface BenchOptions {
   memory: boolean
   /** Chunks the memory benchmark ingests before it measures retrieval. */
   memoryChunks: number
+  /** Run the scale benchmark (bench/scenarios/scale.ts): the API-key routes at growing table sizes. */
+  scale: boolean
+  /** api_keys rows at each size the scale benchmark measures, ascending. */
+  scaleSizes: number[]
+  /** Run the processes benchmark (bench/scenarios/processes.ts): several memsvc processes behind nginx. */
+  processes: boolean
+  /** memsvc processes at each step of the processes benchmark, ascending, starting at 1. */
+  processCounts: number[]
 }
 
 const USAGE = `npm run bench -- [options]
@@ -66,11 +82,16 @@ const USAGE = `npm run bench -- [options]
   --warmup-seconds N    warm-up before each run (default ${FULL_WARMUP_SECONDS})
   --rounds N            floor/product alternations; best run counts (default ${FULL_ROUNDS})
   --soak-seconds N      soak length (default ${FULL_SOAK_SECONDS}, sampled every ${SOAK_SAMPLE_SECONDS} s)
+  --long                soak for ${LONG_SOAK_SECONDS / 60} minutes (--soak-seconds ${LONG_SOAK_SECONDS})
   --unpatched-soak      also soak the auth-lookup floor with and without the postgres queue patch
   --cpu-prof            profile memsvc (its bundle under node --cpu-prof) into <out>/profiles
   --pool-max N          PostgreSQL connections per pool, memsvc and floors alike (default ${FULL_POOL_MAX})
   --memory              the memory benchmark instead (ingestion, flatness, create latency, retrieval, recall)
   --memory-chunks N     chunks it ingests (default ${FULL_MEMORY_CHUNKS}; --quick: ${QUICK_MEMORY_CHUNKS})
+  --scale               the scale benchmark instead (list, me, create at growing api_keys sizes)
+  --scale-sizes a,b     api_keys rows at each size (default ${FULL_SCALE_SIZES.join(',')}; --quick: ${QUICK_SCALE_SIZES.join(',')})
+  --processes           the processes benchmark instead (1, 2, 4 memsvc processes behind nginx)
+  --process-counts a,b  processes at each step, starting at 1 (default ${FULL_PROCESS_COUNTS.join(',')}; --quick: ${QUICK_PROCESS_COUNTS.join(',')})
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -84,11 +105,16 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       'warmup-seconds': { type: 'string' },
       rounds: { type: 'string' },
       'soak-seconds': { type: 'string' },
+      long: { type: 'boolean', default: false },
       'unpatched-soak': { type: 'boolean', default: false },
       'cpu-prof': { type: 'boolean', default: false },
       only: { type: 'string' },
       memory: { type: 'boolean', default: false },
       'memory-chunks': { type: 'string' },
+      scale: { type: 'boolean', default: false },
+      'scale-sizes': { type: 'string' },
+      processes: { type: 'boolean', default: false },
+      'process-counts': { type: 'string' },
       'pool-max': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -107,12 +133,21 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     return value
   }
   const quick = values.quick!
+  if (values.long && values['soak-seconds'] !== undefined)
+    throw new Error('--long is --soak-seconds 600: give one or the other')
   const soakSeconds = whole(
     'soak-seconds',
     values['soak-seconds'],
-    quick ? QUICK_SOAK_SECONDS : FULL_SOAK_SECONDS,
+    values.long ? LONG_SOAK_SECONDS : quick ? QUICK_SOAK_SECONDS : FULL_SOAK_SECONDS,
     MIN_SOAK_SAMPLES,
   )
+  const processCounts = ascendingList(
+    'process-counts',
+    values['process-counts'],
+    quick ? QUICK_PROCESS_COUNTS : FULL_PROCESS_COUNTS,
+    1,
+  )
+  if (processCounts[0] !== 1) throw new Error('--process-counts: the first step is the 1-process baseline')
   return {
     quick,
     seconds: whole('seconds', values.seconds, quick ? QUICK_SECONDS : FULL_SECONDS, 1),
@@ -134,7 +169,21 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     only: values.only === undefined ? undefined : scenarioList(values.only),
     memory: values.memory!,
     memoryChunks: whole('memory-chunks', values['memory-chunks'], quick ? QUICK_MEMORY_CHUNKS : FULL_MEMORY_CHUNKS, 10),
+    scale: values.scale!,
+    scaleSizes: ascendingList('scale-sizes', values['scale-sizes'], quick ? QUICK_SCALE_SIZES : FULL_SCALE_SIZES, 100),
+    processes: values.processes!,
+    processCounts,
   }
+}
+
+/** A comma-separated list of whole numbers, strictly ascending, the first at least `minimum`. */
+function ascendingList(name: string, text: string | undefined, fallback: number[], minimum: number): number[] {
+  if (text === undefined) return fallback
+  const values = text.split(',').map((item) => Number(item.trim()))
+  const ascending = values.every((value, index) => index === 0 || value > values[index - 1]!)
+  if (!values.every(Number.isInteger) || values[0]! < minimum || !ascending)
+    throw new Error(`--${name}: expected ascending whole numbers from ${minimum}, got "${text}"`)
+  return values
 }
 
 function scenarioList(text: string): ScenarioId[] {

@@ -9,13 +9,15 @@ import type { MachineLoad } from './machine.js'
 export interface ReportRow {
   id: string
   measure: string
-  /** memsvc's number: a rate per second, milliseconds or MiB. */
+  /** memsvc's number: a rate per second, milliseconds, MiB or CPU µs per request. */
   value: number
-  unit: '/s' | 'ms' | 'MiB' | 'ratio'
+  unit: '/s' | 'ms' | 'MiB' | 'ratio' | 'µs/req'
   floor?: string
   floorValue?: number
   ratio?: number
   target?: number
+  /** The target is an upper bound (ratio ≤ target): a cost that must not grow. */
+  targetIsMaximum?: boolean
   pass?: boolean
   p50Ms?: number
   p99Ms?: number
@@ -52,7 +54,10 @@ export function comparisonRow(comparison: Comparison): ReportRow {
     floorValue: comparison.floorResult.rate,
     ratio: comparison.ratio,
     target: comparison.target,
-    pass: comparison.ratio >= comparison.target && comparison.product.errors === 0,
+    pass:
+      comparison.target === undefined
+        ? undefined
+        : comparison.ratio >= comparison.target && comparison.product.errors === 0,
     p50Ms: comparison.product.p50Ms,
     p99Ms: comparison.product.p99Ms,
     floorP50Ms: comparison.floorResult.p50Ms,
@@ -63,26 +68,46 @@ export function comparisonRow(comparison: Comparison): ReportRow {
   }
 }
 
-export function soakRow(soak: SoakResult): ReportRow {
-  const first = soak.samples[0]?.rate ?? 0
-  return {
-    id: soak.id,
-    measure: soak.measure,
-    value: Math.min(...soak.samples.map((sample) => sample.rate)),
-    unit: '/s',
-    floor: `own first ${soak.sampleSeconds} s`,
-    floorValue: first,
-    ratio: soak.minRatio,
-    target: soak.target,
-    pass: soak.minRatio >= soak.target && soak.load.errors === 0,
-    p50Ms: soak.load.p50Ms,
-    p99Ms: soak.load.p99Ms,
-    cpuUs: soak.load.cpuUsPerRequest,
-    notes: [
-      ...soak.notes,
-      `CPU per request stayed within ${fixed(soak.minCpuRatio, 3)} of the first interval's (rate ratio ${fixed(soak.minRatio, 3)}; load average ${fixed(Math.min(...soak.samples.map((sample) => sample.loadavg1)), 1)}–${fixed(Math.max(...soak.samples.map((sample) => sample.loadavg1)), 1)})`,
-    ],
-  }
+/** Two rows per soak: its lowest rate against its first interval's, and its highest CPU per request likewise. */
+export function soakRows(soak: SoakResult): ReportRow[] {
+  const first = soak.samples[0]
+  const later = soak.samples.slice(1)
+  const worstCpu = later.reduce<number | undefined>(
+    (worst, sample) => (worst === undefined || sample.cpuUsPerRequest > worst ? sample.cpuUsPerRequest : worst),
+    undefined,
+  )
+  const loadRange = `${fixed(Math.min(...soak.samples.map((sample) => sample.loadavg1)), 1)}–${fixed(Math.max(...soak.samples.map((sample) => sample.loadavg1)), 1)}`
+  const coreRange = `${fixed(Math.min(...soak.samples.map((sample) => sample.coreShare * 100)), 0)}–${fixed(Math.max(...soak.samples.map((sample) => sample.coreShare * 100)), 0)} %`
+  const failed = soak.load.errors === 0
+  return [
+    {
+      id: soak.id,
+      measure: soak.measure,
+      value: Math.min(...soak.samples.map((sample) => sample.rate)),
+      unit: '/s',
+      floor: `own first ${soak.sampleSeconds} s`,
+      floorValue: first?.rate ?? 0,
+      ratio: soak.minRatio,
+      target: soak.target,
+      pass: soak.minRatio >= soak.target && failed,
+      p50Ms: soak.load.p50Ms,
+      p99Ms: soak.load.p99Ms,
+      cpuUs: soak.load.cpuUsPerRequest,
+      notes: [...soak.notes, `load average ${loadRange}; the server used ${coreRange} of its core per interval`],
+    },
+    {
+      id: `${soak.id}-cpu`,
+      measure: `${soak.measure}: CPU µs/req, worst interval ÷ first`,
+      value: worstCpu ?? first?.cpuUsPerRequest ?? Number.NaN,
+      unit: 'µs/req',
+      floor: `own first ${soak.sampleSeconds} s`,
+      floorValue: first?.cpuUsPerRequest ?? Number.NaN,
+      ratio: soak.maxCpuGrowth,
+      target: soak.cpuTarget,
+      targetIsMaximum: true,
+      pass: soak.maxCpuGrowth <= soak.cpuTarget && failed,
+    },
+  ]
 }
 
 const fixed = (value: number | undefined, digits: number) =>
@@ -96,7 +121,9 @@ const valueText = (value: number | undefined, unit: ReportRow['unit']) =>
       ? `${fixed(value, 1)} MiB`
       : unit === 'ratio'
         ? fixed(value, 3)
-        : `${rate(value)}/s`
+        : unit === 'µs/req'
+          ? `${fixed(value, 0)} µs/req`
+          : `${rate(value)}/s`
 const latency = (p50?: number, p99?: number) => (p50 === undefined ? '–' : `${fixed(p50, 2)} / ${fixed(p99, 2)}`)
 
 function verdict(row: ReportRow): string {
@@ -104,15 +131,19 @@ function verdict(row: ReportRow): string {
   return row.pass ? 'met' : 'MISSED'
 }
 
+const targetText = (row: ReportRow) =>
+  row.target === undefined ? '(no target)' : `${row.targetIsMaximum ? '≤' : '≥'} ${row.target}`
+
 export function renderTable(rows: ReportRow[]): string {
-  const targeted = rows.filter((row) => row.target !== undefined)
-  const other = rows.filter((row) => row.target === undefined)
+  // Rows divided by a floor, with or without a target of their own, then plain figures.
+  const targeted = rows.filter((row) => row.floor !== undefined)
+  const other = rows.filter((row) => row.floor === undefined)
   const lines = [
     '| Measure | memsvc | Floor | Floor value | Ratio | Target | | memsvc p50 / p99 ms | floor p50 / p99 ms | CPU µs/req memsvc / floor |',
     '|---|---:|---|---:|---:|---:|---|---:|---:|---:|',
     ...targeted.map(
       (row) =>
-        `| ${row.measure} | ${valueText(row.value, row.unit)} | ${row.floor} | ${valueText(row.floorValue, row.unit)} | ${fixed(row.ratio, 3)} | ≥ ${row.target} | ${verdict(row)} | ${latency(row.p50Ms, row.p99Ms)} | ${latency(row.floorP50Ms, row.floorP99Ms)} | ${row.cpuUs === undefined ? '–' : `${fixed(row.cpuUs, 0)} / ${fixed(row.floorCpuUs, 0)}`} |`,
+        `| ${row.measure} | ${valueText(row.value, row.unit)} | ${row.floor} | ${valueText(row.floorValue, row.unit)} | ${fixed(row.ratio, 3)} | ${targetText(row)} | ${verdict(row)} | ${latency(row.p50Ms, row.p99Ms)} | ${latency(row.floorP50Ms, row.floorP99Ms)} | ${row.cpuUs === undefined ? '–' : `${fixed(row.cpuUs, 0)} / ${fixed(row.floorCpuUs, 0)}`} |`,
     ),
     '',
     '| Measure | memsvc |',
@@ -129,13 +160,13 @@ function renderSoak(soak: SoakResult): string {
   return [
     `**${soak.measure}** — rate every ${soak.sampleSeconds} s, divided by the first interval:`,
     '',
-    `(lowest rate ratio ${fixed(soak.minRatio, 3)}; lowest CPU-per-request ratio ${fixed(soak.minCpuRatio, 3)} — first interval's CPU µs/req over this one's, which other work on the machine barely moves)`,
+    `(lowest rate ratio ${fixed(soak.minRatio, 3)}, target ≥ ${soak.target}; highest CPU µs/req against the first interval's ×${fixed(soak.maxCpuGrowth, 3)}, target ≤ ${soak.cpuTarget}. "Core" is the server's CPU seconds per second: well below 100 % something else limited the rate, and fewer requests per event-loop wake-up then cost more CPU each. "PostgreSQL" is the CPU of this database's backends per request; "GC" the share of the interval memsvc spent collecting garbage, "heap" its JS heap in use.)`,
     '',
-    '| t (s) | req/s | ratio | CPU µs/req | CPU ratio | load avg | RSS MiB |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    '| t (s) | req/s | ratio | CPU µs/req | × first | core | PostgreSQL µs/req | GC | heap MiB | load avg | RSS MiB |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...soak.samples.map(
       (sample) =>
-        `| ${fixed(sample.atSeconds, 0)} | ${rate(sample.rate)} | ${fixed(sample.ratio, 3)} | ${fixed(sample.cpuUsPerRequest, 0)} | ${fixed(sample.cpuRatio, 3)} | ${fixed(sample.loadavg1, 2)} | ${fixed(sample.rssMiB, 1)} |`,
+        `| ${fixed(sample.atSeconds, 0)} | ${rate(sample.rate)} | ${fixed(sample.ratio, 3)} | ${fixed(sample.cpuUsPerRequest, 0)} | ${fixed(sample.cpuGrowth, 3)} | ${fixed(sample.coreShare * 100, 0)} % | ${fixed(sample.databaseCpuUsPerRequest, 0)} | ${sample.gcShare === undefined ? '–' : `${fixed(sample.gcShare * 100, 1)} %`} | ${fixed(sample.heapUsedMiB, 0)} | ${fixed(sample.loadavg1, 2)} | ${fixed(sample.rssMiB, 1)} |`,
     ),
   ].join('\n')
 }

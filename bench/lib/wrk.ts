@@ -22,6 +22,8 @@ export interface HttpLoad {
   method?: 'GET' | 'POST'
   /** File holding the request body (sent with content-type application/json). */
   bodyFile?: string
+  /** Let wrk run on any core (the processes benchmark: its servers share both cores too). */
+  unpinned?: boolean
 }
 
 interface WrkReport {
@@ -38,7 +40,7 @@ interface WrkReport {
 
 export async function runWrk(load: HttpLoad): Promise<LoadResult> {
   const headerArgs = Object.entries(load.headers ?? {}).flatMap(([name, value]) => ['-H', `${name}: ${value}`])
-  const { command, args } = pinned(LOAD_CORE, 'wrk', [
+  const wrkArgs = [
     '-t1',
     `-c${load.connections}`,
     `-d${load.seconds}s`,
@@ -48,7 +50,8 @@ export async function runWrk(load: HttpLoad): Promise<LoadResult> {
     LUA_SCRIPT,
     ...headerArgs,
     load.url,
-  ])
+  ]
+  const { command, args } = load.unpinned ? { command: 'wrk', args: wrkArgs } : pinned(LOAD_CORE, 'wrk', wrkArgs)
   const result = await runToCompletion(command, args, {
     env: { ...process.env, BENCH_METHOD: load.method ?? 'GET', BENCH_BODY_FILE: load.bodyFile ?? '' },
     timeoutMs: load.seconds * 1000 + OVERRUN_MS,

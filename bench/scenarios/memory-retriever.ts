@@ -9,6 +9,8 @@ export type RetrievalMode = 'VECTOR' | 'HYBRID' | 'KEYWORD'
 export interface Retriever {
   /** What the requests went through, for the report. */
   via: string
+  /** The process that answers, when it is not this one: its CPU per request is reported. */
+  serverPid?: number
   retrieve(message: string, mode: RetrievalMode, requestedSize: number): Promise<string[]>
   /** The settings statement memsvc's vector search sends, for the floor to send too. */
   sqlSettings(requestedSize: number): string
@@ -52,9 +54,10 @@ export async function hasRestRetrieve(restUrl: string, key: string): Promise<boo
   return response.status !== 404
 }
 
-export function restRetriever(restUrl: string, key: string, spaceId: string): Retriever {
+export function restRetriever(restUrl: string, key: string, spaceId: string, serverPid: number): Retriever {
   return {
     via: `REST POST ${RETRIEVE_PATH} (NDJSON)`,
+    serverPid,
     async retrieve(message, mode, requestedSize) {
       const response = await fetch(`${restUrl}${RETRIEVE_PATH}`, {
         method: 'POST',

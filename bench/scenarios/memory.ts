@@ -5,7 +5,9 @@
 //
 //   1. create-memory latency p50 with nothing stored;
 //   2. ingestion floor: postgres.js writes the first 10 % of the corpus (memory rows,
-//      chunks, vectors) into a second embedder's space, whose HNSW index starts empty too;
+//      chunks, vectors) into a second embedder's space, whose HNSW index starts empty too,
+//      one memory per transaction; then again into a third, as many memories per
+//      transaction as memsvc's ingest runs together (reported without a target);
 //   3. memsvc ingests the whole corpus through REST batch create, time per tenth;
 //   4. create-memory latency p50 with the corpus stored;
 //   5. VECTOR retrieval against the same nearest-neighbour SQL through postgres.js,
@@ -14,11 +16,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import postgres from 'postgres'
+import { pipelinedTransaction } from '../../src/db/database.js'
+import { INGEST_BATCH_LIMIT } from '../../src/jobs/handlers/memory-ingest.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
+import { cpuSeconds } from '../lib/machine.js'
 import { type MemoryCorpus, memoryCorpus } from '../lib/memory-corpus.js'
 import type { RunningServer } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
+import { backendCpuBetween, backendCpuSeconds } from '../lib/postgres-cpu.js'
 import { sleep } from '../lib/processes.js'
 import type { ReportRow } from '../lib/report.js'
 import { latencySummary, percentile } from '../lib/stats.js'
@@ -190,6 +196,56 @@ async function floorIngest(
 }
 
 /**
+ * The floor written the way memsvc's ingest now writes: INGEST_BATCH_LIMIT memories per
+ * transaction (their memory rows, chunks and vectors, one statement each),
+ * FLOOR_WRITERS transactions at once. Reported beside the per-memory floor, without a
+ * target: what PostgreSQL alone does with memsvc's batching.
+ */
+async function batchedFloorIngest(
+  sql: postgres.Sql,
+  corpus: MemoryCorpus,
+  target: { spaceId: string; embedderId: string; userId: string },
+  count: number,
+): Promise<number> {
+  const rows = Array.from({ length: count }, (_, index) => {
+    const text = corpus.chunk(index)
+    return {
+      memoryId: crypto.randomUUID(),
+      chunkId: crypto.randomUUID(),
+      text,
+      vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]`,
+    }
+  })
+  let next = 0
+  const started = performance.now()
+  const writer = async () => {
+    for (let first = next; first < count; first = next) {
+      next = first + INGEST_BATCH_LIMIT
+      const batch = rows.slice(first, next)
+      const memoryIds = batch.map((row) => row.memoryId)
+      const chunkIds = batch.map((row) => row.chunkId)
+      const texts = batch.map((row) => row.text)
+      await sql.begin((tx) => [
+        tx`
+          insert into memories (id, space_id, content, content_type, content_sha256, metadata, chunking, status, chunk_count, created_at, updated_at, created_by, updated_by)
+          select id, ${target.spaceId}, text, 'text/plain', sha256(convert_to(text, 'UTF8')), '{}', '{"strategy":"NONE"}', 'COMPLETED', 1, now(), now(), ${target.userId}, ${target.userId}
+          from unnest(${memoryIds}::uuid[], ${texts}::text[]) as input (id, text)`,
+        tx`
+          insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
+          select id, memory_id, ${target.spaceId}, 0, text, 0, length(text)
+          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${texts}::text[]) as input (id, memory_id, text)`,
+        tx`
+          insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
+          select chunk_id, ${target.embedderId}, ${target.spaceId}, memory_id, embedding::vector
+          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${batch.map((row) => row.vector)}::text[]) as input (chunk_id, memory_id, embedding)`,
+      ])
+    }
+  }
+  await Promise.all(Array.from({ length: FLOOR_WRITERS }, writer))
+  return count / ((performance.now() - started) / 1000)
+}
+
+/**
  * memsvc ingests chunks [0, count) through REST batch create, keeping INGEST_WINDOW
  * memories in flight, and reports the chunks per second of each tenth (by completion time).
  */
@@ -268,10 +324,26 @@ export interface LoadRun {
   p50Ms?: number
   p99Ms?: number
   errors: number
+  /**
+   * CPU µs per answered request, of memsvc's process (absent on the floor's side, which runs
+   * in this process), of the PostgreSQL backends serving the benchmark's database, and of
+   * this process (the load clients, and on the floor's side the floor itself). PostgreSQL
+   * is unpinned and shares the cores with both, so whatever one side spends here the
+   * search cannot.
+   */
+  cpuUs: { server?: number; database: number; harness: number }
 }
 
-/** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`. */
-async function closedLoop(seconds: number, queries: number, send: (index: number) => Promise<void>): Promise<LoadRun> {
+const US_PER_SECOND = 1_000_000
+
+/** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`; `serverPid` is memsvc's when it is the side measured. */
+async function closedLoop(
+  database: postgres.Sql,
+  seconds: number,
+  queries: number,
+  send: (index: number) => Promise<void>,
+  serverPid?: number,
+): Promise<LoadRun> {
   const latenciesUs: number[] = []
   let errors = 0
   let next = 0
@@ -288,15 +360,43 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
       }
     }
   }
+  const serverBefore = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const databaseBefore = await backendCpuSeconds(database)
+  const harnessBefore = process.cpuUsage()
   const started = performance.now()
   await Promise.all(Array.from({ length: RETRIEVAL_CONCURRENCY }, client))
   const elapsed = (performance.now() - started) / 1000
-  return { rate: latenciesUs.length / elapsed, ...latencySummary(latenciesUs), errors }
+  const harness = process.cpuUsage(harnessBefore)
+  const serverAfter = serverPid === undefined ? undefined : cpuSeconds(serverPid)
+  const databaseUsed = backendCpuBetween(databaseBefore, await backendCpuSeconds(database)).seconds
+  const perRequest = (seconds: number) => (seconds * US_PER_SECOND) / Math.max(1, latenciesUs.length)
+  return {
+    rate: latenciesUs.length / elapsed,
+    ...latencySummary(latenciesUs),
+    errors,
+    cpuUs: {
+      server:
+        serverBefore === undefined || serverAfter === undefined ? undefined : perRequest(serverAfter - serverBefore),
+      database: perRequest(databaseUsed),
+      harness: (harness.user + harness.system) / Math.max(1, latenciesUs.length),
+    },
+  }
+}
+
+/** What each side's requests cost in CPU, for the row's notes. */
+function cpuNote(side: string, run: LoadRun): string {
+  const parts = [
+    ...(run.cpuUs.server === undefined ? [] : [`memsvc ${Math.round(run.cpuUs.server)}`]),
+    `PostgreSQL ${Math.round(run.cpuUs.database)}`,
+    `the harness process ${Math.round(run.cpuUs.harness)}`,
+  ]
+  return `${side}: CPU µs per request: ${parts.join(', ')}`
 }
 
 /**
  * The statement of src/db/sql/retrieval.ts nearestChunks (unfiltered), text for text, sent
- * the same way: the settings pipelined with the search in one transaction, the embedder id
+ * the same way: the settings beside the search in one transaction written in one round
+ * trip (memsvc's own pipelinedTransaction, src/db/database.ts), the embedder id
  * written in, the found chunks' text and offsets joined in the outer select (memsvc's
  * answer needs them, so its search reads them); the empty fragment stands where memsvc
  * puts a metadata filter's join. Only the query embedding differs: here it is computed
@@ -305,9 +405,10 @@ async function closedLoop(seconds: number, queries: number, send: (index: number
 function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string) {
   const type = sql.unsafe(`vector(${DIMENSIONS})`)
   const embedder = sql.unsafe(`'${target.embedderId}'`)
-  return (embedding: string, limit: number) =>
-    sql.begin(async (tx) => {
-      const [, rows] = await Promise.all([
+  return async (embedding: string, limit: number) => {
+    const [, rows] = await pipelinedTransaction<[unknown, Array<{ chunk_id: string; score: number; text: string }>]>(
+      sql as never,
+      (tx) => [
         tx.unsafe(settings),
         tx<Array<{ chunk_id: string; score: number; text: string }>>`
         with nearest as materialized (
@@ -321,9 +422,10 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
         select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
         from nearest n join chunks c on c.id = n.chunk_id
         order by n.score, n.chunk_id`,
-      ])
-      return rows
-    })
+      ],
+    )
+    return rows
+  }
 }
 
 function ratioRow(
@@ -350,7 +452,13 @@ function ratioRow(
     p99Ms: product.p99Ms,
     floorP50Ms: floorRun.p50Ms,
     floorP99Ms: floorRun.p99Ms,
-    notes: [...notes, ...(product.errors > 0 ? [`${product.errors} failed requests`] : [])],
+    cpuUs: product.cpuUs.server,
+    notes: [
+      ...notes,
+      cpuNote('memsvc', product),
+      cpuNote('floor', floorRun),
+      ...(product.errors > 0 ? [`${product.errors} failed requests`] : []),
+    ],
   }
 }
 
@@ -405,6 +513,10 @@ export async function memoryBench(
   try {
     const product = await createEmbedderAndSpace(context, embedder, 'memsvc')
     const floorTarget = { ...(await createEmbedderAndSpace(context, embedder, 'floor')), userId: context.userId }
+    const batchedFloorTarget = {
+      ...(await createEmbedderAndSpace(context, embedder, 'floor-batched')),
+      userId: context.userId,
+    }
     const createSamples = options.quick ? QUICK_CREATE_SAMPLES : CREATE_SAMPLES
     // Texts beyond the corpus, so the latency probes never repeat a stored chunk.
     const extra = (offset: number) =>
@@ -417,6 +529,8 @@ export async function memoryBench(
     const floorCount = Math.max(1, Math.ceil(count / SLICES))
     log(`memory: ingestion floor, ${floorCount} chunks through postgres.js…`)
     const floorRate = await floorIngest(sql, corpus, floorTarget, floorCount)
+    log(`memory: ingestion floor in batches of ${INGEST_BATCH_LIMIT} memories, ${floorCount} chunks…`)
+    const batchedFloorRate = await batchedFloorIngest(sql, corpus, batchedFloorTarget, floorCount)
     log(`memory: memsvc ingests ${count} chunks through REST batch create…`)
     const ingest = await productIngest(context, sql, corpus, product.spaceId, count)
     if (ingest.failed > 0) notes.push(`${ingest.failed} memories ended FAILED`)
@@ -444,6 +558,16 @@ export async function memoryBench(
       target: INGEST_TARGET,
       pass: firstRate / floorRate >= INGEST_TARGET && ingest.failed === 0,
       notes: [`whole corpus: ${Math.round(ingest.rate)} chunks/s on average`],
+    })
+    rows.push({
+      id: 'memory-ingest-floor-batched',
+      measure: `The floor written ${INGEST_BATCH_LIMIT} memories per transaction (as memsvc's ingest runs them), first ${floorCount} chunks, vs one memory per transaction`,
+      value: batchedFloorRate,
+      unit: '/s',
+      floor: 'the floor, one memory per transaction',
+      floorValue: floorRate,
+      ratio: batchedFloorRate / floorRate,
+      notes: [`memsvc's first 10 % divided by this floor: ${(firstRate / batchedFloorRate).toFixed(2)}`],
     })
     rows.push({
       id: 'memory-ingest-flatness',
@@ -521,6 +645,7 @@ export async function memoryBench(
         async () =>
           runs.floor.push(
             await closedLoop(
+              sql,
               seconds,
               queryCount,
               async (index) => void (await nearest(embeddings[index]!, candidates)),
@@ -529,9 +654,11 @@ export async function memoryBench(
         async () =>
           runs.product.push(
             await closedLoop(
+              sql,
               seconds,
               queryCount,
               async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)),
+              retriever.serverPid,
             ),
           ),
       ]
@@ -540,9 +667,11 @@ export async function memoryBench(
     }
     runs.hybrid.push(
       await closedLoop(
+        sql,
         seconds,
         queryCount,
         async (index) => void (await retriever.retrieve(messages[index]!, 'HYBRID', RECALL_K)),
+        retriever.serverPid,
       ),
     )
     const best = (list: LoadRun[]) => list.reduce((a, b) => (b.rate > a.rate ? b : a))
@@ -564,7 +693,8 @@ export async function memoryBench(
       unit: '/s',
       p50Ms: hybrid.p50Ms,
       p99Ms: hybrid.p99Ms,
-      notes: hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [],
+      cpuUs: hybrid.cpuUs.server,
+      notes: [cpuNote('memsvc', hybrid), ...(hybrid.errors > 0 ? [`${hybrid.errors} failed requests`] : [])],
     })
 
     log(`memory: recall@${RECALL_K} over ${queryCount} queries…`)

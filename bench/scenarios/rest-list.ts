@@ -5,7 +5,7 @@ import { compare } from './compare.js'
 import { bearer, READ_CONNECTIONS, warmAndRunWrk } from './http-load.js'
 import type { BenchContext, Comparison } from './types.js'
 
-export const TARGET = 0.85
+export const TARGET = 0.95
 
 export async function restList(context: BenchContext): Promise<Comparison> {
   const { options, server, fixtures, database, rss } = context

@@ -6,7 +6,7 @@ import { compare } from './compare.js'
 import { bearer, READ_CONNECTIONS, warmAndRunWrk } from './http-load.js'
 import type { BenchContext, Comparison } from './types.js'
 
-export const TARGET = 0.5
+export const TARGET = 0.6
 
 export async function restMe(context: BenchContext): Promise<Comparison> {
   const { options, server, fixtures, workDir, rss } = context

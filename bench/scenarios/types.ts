@@ -1,8 +1,9 @@
 import type { BenchDatabase } from '../lib/database.js'
 import type { Fixtures } from '../lib/fixtures.js'
 import type { LoadResult } from '../lib/load-result.js'
-import type { RunningServer } from '../lib/memsvc.js'
+import type { RunningServer, Sandbox } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
+import type { ReportRow } from '../lib/report.js'
 import type { RssSampler } from '../lib/rss-sampler.js'
 
 /** Everything a scenario needs from the run. */
@@ -17,6 +18,8 @@ export interface BenchContext {
   rss: RssSampler
   /** With --cpu-prof: floors write their profiles here too, to compare with memsvc's. */
   floorProfileDir?: string
+  /** With --cpu-prof: where memsvc's profiles go (the soak adds its first and last window's). */
+  profileDir?: string
 }
 
 /** One row of the table: the product divided by its floor, measured in the same run. */
@@ -24,12 +27,13 @@ export interface Comparison {
   id: string
   measure: string
   floor: string
-  target: number
+  /** Absent for a ratio reported beside another floor's, without a target of its own. */
+  target?: number
   product: LoadResult
   floorResult: LoadResult
   ratio: number
-  /** Every round, in the order they ran; the best of each side is what counts. */
-  rounds: Array<{ side: 'product' | 'floor'; result: LoadResult }>
+  /** Every run of the product and of this floor, in the order they ran; the best of each side is what counts. */
+  rounds: Array<{ side: 'product' | 'floor'; floor?: string; result: LoadResult }>
   notes: string[]
 }
 
@@ -42,11 +46,22 @@ export interface SoakSample {
   /** CPU time of the server per request in this interval. */
   cpuUsPerRequest: number
   /**
-   * The first interval's CPU per request divided by this one's: below 1 when each
-   * request costs more (what a degrading queue does), and much less sensitive than the
-   * rate to other work on the machine.
+   * This interval's CPU per request divided by the first one's: above 1 when each request
+   * costs more (what a degrading queue does); less sensitive than the rate to other work on
+   * the machine, as long as the server kept its core busy (see coreShare).
    */
-  cpuRatio: number
+  cpuGrowth: number
+  /**
+   * The server's CPU seconds per second in the interval (1 = its whole core). Below about
+   * 0.8 something else (wrk, PostgreSQL) limited the rate, and the CPU per request then
+   * rises with fewer requests handled per event-loop wake-up, not with more work each.
+   */
+  coreShare: number
+  /** CPU time of the database's own PostgreSQL backends per request in the interval. */
+  databaseCpuUsPerRequest: number
+  /** Share of the interval memsvc spent in garbage collection, and its JS heap in use at the sample (memsvc only). */
+  gcShare?: number
+  heapUsedMiB?: number
   /** The machine's 1-minute load average at the sample. */
   loadavg1: number
   rssMiB?: number
@@ -60,9 +75,39 @@ export interface SoakResult {
   samples: SoakSample[]
   /** The lowest sample ratio (the first sample excluded: it is 1 by definition). */
   minRatio: number
-  /** The lowest cpuRatio, likewise. */
-  minCpuRatio: number
+  /** The highest cpuGrowth (the first sample excluded), and the most it may be. */
+  maxCpuGrowth: number
+  cpuTarget: number
   /** wrk's whole-run result (rate and latency over the soak). */
   load: LoadResult
   notes: string[]
+}
+
+/** What a separate benchmark mode (--scale, --processes) gets from the run; it starts its own servers. */
+export interface ModeContext {
+  options: BenchOptions
+  /** dist/memsvc. */
+  executable: string
+  database: BenchDatabase
+  sandbox: Sandbox
+  /** Scratch directory of this run. */
+  workDir: string
+  log(line: string): void
+}
+
+/** Filled in as the mode goes, so that a run failing part-way still reports what it measured. */
+export interface ModeReport {
+  rows: ReportRow[]
+  /** Markdown paragraphs after the table: the mode's own detailed tables and notes. */
+  extra: string[]
+}
+
+export interface BenchMode {
+  /** Report file prefix, e.g. `scale-` for results/scale-latest.md. */
+  prefix: string
+  /** The run's mode line (what was run, how long, which pools). */
+  describe(options: BenchOptions): string
+  /** Which process ran on which core. */
+  pinning: string
+  run(context: ModeContext, report: ModeReport): Promise<void>
 }

@@ -320,3 +320,45 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
  * durable too (the WAL is flushed in order).
  */
 export const COMMIT_WITHOUT_FLUSH = "set_config('synchronous_commit', 'off', true) is not null"
+
+/** A reserved connection: statements on it run in the order sent, pipelined. */
+export type ReservedSql = postgres.ReservedSql<Record<string, never>>
+
+/**
+ * Statements that need none of each other's answers, written together on one reserved
+ * connection: one write and one wake-up of one backend, where each statement sent on its
+ * own through the pool can take a connection (and a wake-up) of its own. Resolves with
+ * every answer in order; the first failure is thrown once all have settled, and the
+ * connection goes back to the pool.
+ */
+export async function pipelined<Results extends readonly unknown[]>(
+  sql: Sql,
+  statements: (connection: ReservedSql) => { [Index in keyof Results]: PromiseLike<Results[Index]> },
+): Promise<Results> {
+  const connection = await sql.reserve()
+  try {
+    const settled = await Promise.allSettled(statements(connection))
+    const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected')
+    if (failed) throw failed.reason
+    return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as Results
+  } finally {
+    connection.release()
+  }
+}
+
+/**
+ * One transaction in one round trip: BEGIN, the statements and COMMIT pipelined, for
+ * statements that need none of each other's answers (a transaction-local setting and the
+ * statement it is for). `sql.begin` waits for BEGIN's answer before it sends the first
+ * statement and for the last answer before it sends COMMIT: three round trips, each one
+ * more wake-up of the backend. postgres.js ends every statement with its own Sync, so a
+ * failing statement makes the later ones fail ("current transaction is aborted") and
+ * COMMIT roll back: the connection goes back to the pool outside any transaction.
+ */
+export async function pipelinedTransaction<Results extends readonly unknown[]>(
+  sql: Sql,
+  statements: (tx: ReservedSql) => { [Index in keyof Results]: PromiseLike<Results[Index]> },
+): Promise<Results> {
+  const answers = await pipelined<unknown[]>(sql, (tx) => [tx`begin`, ...statements(tx), tx`commit`])
+  return answers.slice(1, -1) as unknown as Results
+}

@@ -32,11 +32,16 @@ const TOKEN68 = '[A-Za-z0-9._~+/-]+=*'
  */
 const BEARER_CREDENTIALS = new RegExp(`^Bearer +(${TOKEN68})$`, 'i')
 const BARE_KEY = new RegExp(`^${TOKEN68}$`)
+const SPACE = 0x20
 
 /** The key in an Authorization value (HTTP has already trimmed the optional whitespace around it), or undefined. */
 export function apiKeyFromAuthorization(authorization: string | undefined): string | undefined {
   if (!authorization) return undefined
-  const trimmed = authorization.replace(/^ +| +$/g, '')
+  // The trim is a regex replace: skipped for the usual value, which has no space at either end.
+  const trimmed =
+    authorization.charCodeAt(0) === SPACE || authorization.charCodeAt(authorization.length - 1) === SPACE
+      ? authorization.replace(/^ +| +$/g, '')
+      : authorization
   const bearer = BEARER_CREDENTIALS.exec(trimmed)
   if (bearer) return bearer[1]
   return BARE_KEY.test(trimmed) ? trimmed : undefined

@@ -12,6 +12,7 @@ import { API_KEY_USAGE_JOB } from './job-kinds.js'
 import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
+import type { RecentSpaceRows } from './recent-space-rows.js'
 
 /** What a server knows from its first moment, before any database: enough for probes, system info and drain. */
 export interface ServerFacts {
@@ -33,6 +34,8 @@ export interface DomainParts {
   readonly vectorSupport: VectorSupport
   /** Retrieval's query vectors, kept so that a repeated message costs no provider call. */
   readonly queryEmbeddings: QueryEmbeddingCache
+  /** The spaces retrieval read last, so its next search of them need not wait for the read. */
+  readonly recentSpaces: RecentSpaceRows
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */

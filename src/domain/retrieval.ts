@@ -1,9 +1,10 @@
 import crypto from 'node:crypto'
+import { pipelined } from '../db/database.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
 import type { RankedChunk } from '../db/sql/retrieval.js'
 import * as retrievalSql from '../db/sql/retrieval.js'
-import type { EmbedderTargetRow, SpaceEmbedderTarget } from '../db/sql/spaces.js'
+import type { EmbedderTargetRow, SpaceEmbedderTarget, SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
 import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
@@ -25,6 +26,7 @@ import { findUsableLlm } from './llms.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
 import { providerAccess } from './provider-access.js'
+import type { SpaceRows } from './recent-space-rows.js'
 import { findUsableReranker } from './rerankers.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
@@ -116,21 +118,17 @@ function supportsIterativeScan(version: string): boolean {
   )
 }
 
-/**
- * The spaces, and their embedders with the embedders' registrations, are read at once (two
- * queries side by side); each key is then checked in order, as the caller wrote them.
- */
-async function planSpaces(
-  context: DomainContext,
-  principal: Principal,
-  request: RetrieveMemoriesRequest,
-): Promise<SpacePlan[]> {
-  const spaceIds = request.spaceKeys.map((key) => key.spaceId)
-  const [spaceRows, targets] = await Promise.all([
-    spacesSql.findSpaces(context.sql, spaceIds),
-    spacesSql.listSpaceEmbedderTargets(context.sql, spaceIds),
+/** The spaces, and their embedders with the embedders' registrations: two queries in one write. */
+async function readSpaceRows(context: DomainContext, spaceIds: string[]): Promise<SpaceRows> {
+  const [spaceRows, targets] = await pipelined<[SpaceRow[], SpaceEmbedderTarget[]]>(context.sql, (connection) => [
+    spacesSql.findSpaces(connection, spaceIds),
+    spacesSql.listSpaceEmbedderTargets(connection, spaceIds),
   ])
-  const spaces = new Map(spaceRows.map((space) => [space.id, space]))
+  return { spaces: new Map(spaceRows.map((space) => [space.id, space])), targets }
+}
+
+/** Each key checked in order, as the caller wrote them, against the rows read for its space. */
+function planSpaces(principal: Principal, request: RetrieveMemoriesRequest, rows: SpaceRows): SpacePlan[] {
   const plans: SpacePlan[] = []
   for (const [index, key] of request.spaceKeys.entries()) {
     const filter =
@@ -138,8 +136,8 @@ async function planSpaces(
         ? undefined
         : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
     // Another user's private space answers exactly like a missing one.
-    requireSpaceAccess(principal, spaces.get(key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
-    const members = targets.filter((member) => member.space_id === key.spaceId)
+    requireSpaceAccess(principal, rows.spaces.get(key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    const members = rows.targets.filter((member) => member.space_id === key.spaceId)
     const weights = new Map(members.map((member) => [member.embedder_id, member.default_retrieval_weight]))
     for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
       if (!weights.has(entry.embedderId))
@@ -157,6 +155,99 @@ async function planSpaces(
   return plans
 }
 
+/** What the searches of a plan depend on: the same for two plans that search the same lists with the same vectors and weights. */
+function searchSignature(plans: SpacePlan[]): string {
+  return JSON.stringify(
+    plans.map((plan) => [
+      plan.spaceId,
+      plan.embedders.map(({ member, weight }) => [member.embedder_id, member.updated_at.getTime(), weight]),
+    ]),
+  )
+}
+
+/** The query embedding cache's key for one embedder's vector of the message. */
+const queryKey = (target: EmbedderTargetRow, message: string) =>
+  ({ embedderId: target.id, embedderUpdatedAt: target.updated_at, inputType: 'search_query', message }) as const
+
+/** Every embedder's vector of the message, if the cache holds them all (no provider is asked). */
+function cachedVectors(
+  context: DomainContext,
+  plans: SpacePlan[],
+  message: string,
+): Map<string, readonly number[]> | undefined {
+  const vectors = new Map<string, readonly number[]>()
+  for (const plan of plans)
+    for (const { member } of plan.embedders) {
+      const vector = context.queryEmbeddings.peek(queryKey(member, message))
+      if (!vector) return undefined
+      vectors.set(member.embedder_id, vector)
+    }
+  return vectors
+}
+
+type Settled<T> = { value: T } | { error: unknown }
+const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  )
+
+/**
+ * The spaces' rows, then the searches they plan: two round trips in turn, unless this
+ * server read the same spaces recently and holds the message's vectors. Then the searches
+ * start at once from the remembered rows, beside the read, and the rows read decide: they
+ * alone are checked for access, and the early searches count only if the rows plan exactly
+ * the same searches (same embedders, registrations, states and weights); otherwise the
+ * searches run again from what was read. A caller without access learns nothing from the
+ * early searches (their results and errors are dropped), and no provider is called from
+ * remembered rows: only cached vectors are used.
+ */
+async function planAndSearch(
+  context: DomainContext,
+  principal: Principal,
+  request: RetrieveMemoriesRequest,
+  mode: RetrievalMode,
+  limit: number,
+): Promise<WeightedList[]> {
+  const spaceIds = request.spaceKeys.map((key) => key.spaceId)
+  const read = settle(readSpaceRows(context, spaceIds))
+  const early = earlySearch(context, principal, request, mode, limit, spaceIds)
+  const outcome = await read
+  if ('error' in outcome) throw outcome.error
+  context.recentSpaces.remember(spaceIds, outcome.value)
+  const plans = planSpaces(principal, request, outcome.value)
+  if (early && early.signature === searchSignature(plans)) {
+    const searched = await early.lists
+    if ('error' in searched) throw searched.error
+    return searched.value
+  }
+  return searchLists(context, request, plans, mode, limit)
+}
+
+function earlySearch(
+  context: DomainContext,
+  principal: Principal,
+  request: RetrieveMemoriesRequest,
+  mode: RetrievalMode,
+  limit: number,
+  spaceIds: string[],
+): { signature: string; lists: Promise<Settled<WeightedList[]>> } | undefined {
+  const remembered = context.recentSpaces.recall(spaceIds)
+  if (!remembered) return undefined
+  let plans: SpacePlan[]
+  try {
+    plans = planSpaces(principal, request, remembered)
+  } catch {
+    return undefined // the rows read will give the answer
+  }
+  const vectors = mode === 'KEYWORD' ? new Map() : cachedVectors(context, plans, request.message)
+  if (!vectors) return undefined
+  return {
+    signature: searchSignature(plans),
+    lists: settle(searchLists(context, request, plans, mode, limit, vectors)),
+  }
+}
+
 /**
  * The message's vector from each embedder, once each whatever the number of spaces using
  * it; a message asked before of the same registration comes from the server's cache.
@@ -168,12 +259,7 @@ async function embedMessage(
 ): Promise<Map<string, readonly number[]>> {
   const vectors = new Map<string, readonly number[]>()
   for (const target of embedders) {
-    const key = {
-      embedderId: target.id,
-      embedderUpdatedAt: target.updated_at,
-      inputType: 'search_query',
-      message,
-    } as const
+    const key = queryKey(target, message)
     try {
       const vector = await context.queryEmbeddings.embed(key, async () => {
         const call: EmbeddingCall = {
@@ -210,11 +296,13 @@ async function searchLists(
   plans: SpacePlan[],
   mode: RetrievalMode,
   limit: number,
+  /** The message's vectors, when the caller has them already. */
+  knownVectors?: Map<string, readonly number[]>,
 ): Promise<WeightedList[]> {
   const vectorLists = async (): Promise<WeightedList[]> => {
     if (mode === 'KEYWORD') return []
     const embedders = new Map(plans.flatMap((plan) => plan.embedders.map(({ member }) => [member.id, member] as const)))
-    const vectors = await embedMessage(context, [...embedders.values()], request.message)
+    const vectors = knownVectors ?? (await embedMessage(context, [...embedders.values()], request.message))
     const support = context.vectorSupport
     const iterativeScan = support.available && supportsIterativeScan(support.version)
     const { efSearch } = vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch)
@@ -368,9 +456,8 @@ async function prepare(
     post.llmId === undefined
       ? undefined
       : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
-  const plans = await planSpaces(context, principal, request)
   const { limit } = vectorSearchPlan(requestedSize)
-  const lists = await searchLists(context, request, plans, request.mode ?? 'HYBRID', limit)
+  const lists = await planAndSearch(context, principal, request, request.mode ?? 'HYBRID', limit)
   const fused = fuseRankings(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
   let items = reranker

@@ -7,7 +7,7 @@ import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
-import { type Role, requirePermission } from './permissions.js'
+import { type Principal, type Role, requirePermission } from './permissions.js'
 
 export interface User {
   userId: string
@@ -82,16 +82,29 @@ export async function getUser(context: DomainContext, call: CallContext, userId:
 }
 
 /** Served from the authenticated principal: authentication already read (and caches) the user. */
-export async function getMe(context: DomainContext, call: CallContext): Promise<User> {
-  const { userId, role, user } = await context.authenticate(call)
-  return {
-    userId,
-    username: user.username,
-    displayName: user.displayName,
-    role,
-    createdAt: user.createdAt,
-    updatedAt: user.updatedAt,
+/**
+ * The caller's User per authenticated principal. The authenticator keeps a principal for as
+ * long as it caches the key, and a principal's user never changes: answering from it again
+ * returns the same frozen object, so a transport may keep its encoding of it.
+ */
+const callers = new WeakMap<Principal, Readonly<User>>()
+
+export async function getMe(context: DomainContext, call: CallContext): Promise<Readonly<User>> {
+  const principal = await context.authenticate(call)
+  let me = callers.get(principal)
+  if (!me) {
+    const { userId, role, user } = principal
+    me = Object.freeze({
+      userId,
+      username: user.username,
+      displayName: user.displayName,
+      role,
+      createdAt: user.createdAt,
+      updatedAt: user.updatedAt,
+    })
+    callers.set(principal, me)
   }
+  return me
 }
 
 /** Deletes a user and, with it, every API key the user owns. */

@@ -11,6 +11,15 @@ export interface JobHandler<Payload = Record<string, unknown>> {
   kind: string
   maxAttempts: number
   run(payload: Payload, attempt: number): Promise<void>
+  /**
+   * Set by kinds whose jobs are cheaper done together (one provider call, one transaction
+   * for many): up to `limit` ready jobs of the kind are claimed as one run and handed to
+   * `runMany`, which settles each job on its own, in order, so one job's failure is its own.
+   */
+  batch?: {
+    limit: number
+    runMany(jobs: Array<{ payload: Payload; attempt: number }>): Promise<Array<PromiseSettledResult<void>>>
+  }
 }
 
 /** Thrown by a handler when trying again cannot help (the resource is gone, the input is wrong). */
@@ -44,12 +53,6 @@ const RECORD_ATTEMPTS = 20
 const RECORD_RETRY_MS = 500
 const DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
-/**
- * Runs durable jobs from the `jobs` table on the background pool. Several server
- * processes share one queue: claims use FOR UPDATE SKIP LOCKED, so each job runs
- * once; failures retry with exponential backoff until the kind's attempts run out,
- * then the job stays FAILED with its last error. Jobs survive restarts.
- */
 /** A gauge of job counts read from the queue table at each scrape, one series per label value. */
 function jobCountGauge(
   registry: Registry,
@@ -74,6 +77,30 @@ function jobCountGauge(
   })
 }
 
+/** The claimed jobs as runs, in the order claimed. */
+function groupByRun(claimed: jobsSql.ClaimedJobRow[]): jobsSql.JobRow[][] {
+  const runs = new Map<number, jobsSql.JobRow[]>()
+  for (const { run, ...job } of claimed) {
+    const jobs = runs.get(run)
+    if (jobs) jobs.push(job)
+    else runs.set(run, [job])
+  }
+  return [...runs.values()]
+}
+
+const settle = (work: Promise<void>): Promise<PromiseSettledResult<void>> =>
+  work.then(
+    () => ({ status: 'fulfilled', value: undefined }),
+    (reason: unknown) => ({ status: 'rejected', reason }),
+  )
+
+/**
+ * Runs durable jobs from the `jobs` table on the background pool. Several server
+ * processes share one queue: claims use FOR UPDATE SKIP LOCKED, so each job runs
+ * once; failures retry with exponential backoff until the kind's attempts run out,
+ * then the job stays FAILED with its last error. Jobs survive restarts. Each worker takes
+ * one run at a time: a job, or a batch of one kind when its handler takes batches.
+ */
 export class JobProcessor implements WorkIntake, JobQueue {
   readonly name = 'background jobs'
   readonly workerId = `${process.pid}-${crypto.randomBytes(3).toString('hex')}`
@@ -196,29 +223,31 @@ export class JobProcessor implements WorkIntake, JobQueue {
   async #run(): Promise<void> {
     while (this.#running) {
       const free = this.#options.concurrency - this.#active.size
-      let claimed: jobsSql.JobRow[] = []
+      let runs: jobsSql.JobRow[][] = []
       if (free > 0 && this.mayClaim()) {
         try {
-          claimed = await jobsSql.claimJobs(this.sql, this.workerId, free, this.#options.leaseSeconds)
+          runs = groupByRun(
+            await jobsSql.claimJobs(this.sql, this.workerId, free, this.#options.leaseSeconds, this.#batchLimits()),
+          )
         } catch (error) {
           this.log.warn('could not claim jobs; will retry', { error: error as Error })
         }
       }
-      for (const job of claimed) {
-        const running = this.#execute(job).finally(() => {
+      for (const jobs of runs) {
+        const running = this.#execute(jobs).finally(() => {
           this.#active.delete(running)
           this.wake()
         })
         this.#active.add(running)
       }
       await this.#cleanupNowAndThen()
-      // A full batch suggests more is waiting: look again at once.
-      if (claimed.length === 0 || claimed.length < free) await this.#sleep(this.#options.pollIntervalMs)
+      // Every free worker given a run suggests more is waiting: look again at once.
+      if (runs.length === 0 || runs.length < free) await this.#sleep(this.#options.pollIntervalMs)
     }
   }
 
   /**
-   * Records a job's outcome, again and again through a short database outage: a finished job
+   * Records a run's outcomes, again and again through a short database outage: a finished job
    * whose outcome is lost waits out its whole lease before it runs again.
    */
   async #record(write: () => Promise<unknown>): Promise<void> {
@@ -250,33 +279,61 @@ export class JobProcessor implements WorkIntake, JobQueue {
     })
   }
 
-  async #execute(job: jobsSql.JobRow): Promise<void> {
-    const handler = this.#handlers.get(job.kind)
+  #batchLimits(): jobsSql.BatchLimit[] {
+    return [...this.#handlers.values()].flatMap((handler) =>
+      handler.batch ? [{ kind: handler.kind, limit: handler.batch.limit }] : [],
+    )
+  }
+
+  /** One run: a job, or several of one kind for a handler that takes them together. */
+  async #execute(jobs: jobsSql.JobRow[]): Promise<void> {
+    const kind = jobs[0]!.kind
+    const handler = this.#handlers.get(kind)
     const started = process.hrtime.bigint()
+    let results: Array<PromiseSettledResult<void>>
     try {
-      if (!handler) throw new PermanentJobError(`no handler for job kind ${job.kind} in this server version`)
-      await handler.run(job.payload as never, job.attempts)
-      await this.#record(() => jobsSql.completeJob(this.sql, job.id, this.workerId))
-      this.#jobsTotal.inc({ kind: job.kind, outcome: 'succeeded' })
+      if (!handler) throw new PermanentJobError(`no handler for job kind ${kind} in this server version`)
+      results = handler.batch
+        ? await handler.batch.runMany(jobs.map((job) => ({ payload: job.payload as never, attempt: job.attempts })))
+        : [await settle(handler.run(jobs[0]!.payload as never, jobs[0]!.attempts))]
     } catch (error) {
-      const message = ((error as Error)?.message ?? String(error)).slice(0, MAX_ERROR_LENGTH)
-      const finalAttempt = error instanceof PermanentJobError || job.attempts >= job.max_attempts
-      const retryInMs = finalAttempt ? undefined : this.#retryDelay(job.attempts)
-      try {
-        await this.#record(() => jobsSql.failJob(this.sql, job.id, this.workerId, message, retryInMs))
-      } catch (recordError) {
-        this.log.warn('could not record a job failure; its lease will expire and it will run again', {
-          jobId: job.id,
-          error: recordError as Error,
-        })
-      }
-      this.#jobsTotal.inc({ kind: job.kind, outcome: finalAttempt ? 'failed' : 'retried' })
-      const fields = { jobId: job.id, kind: job.kind, attempt: job.attempts, error: message }
-      if (finalAttempt) this.log.warn('job failed for good', fields)
-      else this.log.info('job failed; will retry', { ...fields, retryInMs })
-    } finally {
-      this.#jobDuration.observe({ kind: job.kind }, Number(process.hrtime.bigint() - started) / 1e9)
+      results = jobs.map(() => ({ status: 'rejected', reason: error }))
     }
+    const outcomes = jobs.map((job, index) => this.#outcome(job, results[index]))
+    try {
+      await this.#record(() => jobsSql.recordJobOutcomes(this.sql, this.workerId, outcomes))
+    } catch (recordError) {
+      this.log.warn('could not record the outcome of jobs; their lease will expire and they will run again', {
+        jobIds: jobs.map((job) => job.id),
+        error: recordError as Error,
+      })
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    for (const [index, job] of jobs.entries()) {
+      const outcome = outcomes[index]!
+      this.#jobDuration.observe({ kind }, seconds)
+      if (outcome.status === 'SUCCEEDED') {
+        this.#jobsTotal.inc({ kind, outcome: 'succeeded' })
+        continue
+      }
+      const fields = { jobId: job.id, kind, attempt: job.attempts, error: outcome.error }
+      if (outcome.status === 'FAILED') {
+        this.#jobsTotal.inc({ kind, outcome: 'failed' })
+        this.log.warn('job failed for good', fields)
+      } else {
+        this.#jobsTotal.inc({ kind, outcome: 'retried' })
+        this.log.info('job failed; will retry', { ...fields, retryInMs: outcome.retryInMs })
+      }
+    }
+  }
+
+  #outcome(job: jobsSql.JobRow, result: PromiseSettledResult<void> | undefined): jobsSql.JobOutcome {
+    if (result?.status === 'fulfilled') return { id: job.id, status: 'SUCCEEDED' }
+    const error = result ? result.reason : new Error(`the ${job.kind} handler settled no outcome for this job`)
+    const message = ((error as Error)?.message ?? String(error)).slice(0, MAX_ERROR_LENGTH)
+    if (error instanceof PermanentJobError || job.attempts >= job.max_attempts)
+      return { id: job.id, status: 'FAILED', error: message }
+    return { id: job.id, status: 'PENDING', error: message, retryInMs: this.#retryDelay(job.attempts) }
   }
 
   #retryDelay(attempt: number): number {

@@ -6,6 +6,7 @@ import { TableUpkeep } from '../db/table-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
+import { RecentSpaceRows } from '../domain/recent-space-rows.js'
 import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
@@ -212,7 +213,14 @@ async function becomeReady(
     observe: (outcome) => metrics.queryEmbeddingCache.inc({ outcome }),
   })
   server.open(
-    new DomainContext(server.facts, { database, secrets: encryptionKey.box, jobs, vectorSupport, queryEmbeddings }),
+    new DomainContext(server.facts, {
+      database,
+      secrets: encryptionKey.box,
+      jobs,
+      vectorSupport,
+      queryEmbeddings,
+      recentSpaces: new RecentSpaceRows(),
+    }),
   )
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')

@@ -14,15 +14,23 @@ const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
 /** The harness stops itself long before this (quick mode takes about 50 s on two busy cores). */
 const RUN_TIMEOUT_MS = 150_000
 
-const COMPARISON_ROWS = [
-  'rest-list',
-  'rest-me',
-  'grpc-list',
-  'rest-create',
-  'soak',
-  'soak-floor-patched',
-  'soak-floor-unpatched',
-]
+/** What each row divided by a floor must carry, beside its value. */
+const COMPARISON_ROWS: Record<string, ReadonlyArray<'floorValue' | 'ratio' | 'target' | 'p50Ms' | 'p99Ms'>> = {
+  ...Object.fromEntries(
+    ['rest-list', 'rest-me', 'grpc-list', 'rest-create', 'soak', 'soak-floor-patched', 'soak-floor-unpatched'].map(
+      (id) => [id, ['floorValue', 'ratio', 'target', 'p50Ms', 'p99Ms'] as const],
+    ),
+  ),
+  // Reported beside grpc-list's ratio, without a target of its own.
+  'grpc-list-fixed': ['floorValue', 'ratio', 'p50Ms', 'p99Ms'],
+  // Each soak's CPU per request, worst interval against the first.
+  ...Object.fromEntries(
+    ['soak-cpu', 'soak-floor-patched-cpu', 'soak-floor-unpatched-cpu'].map((id) => [
+      id,
+      ['floorValue', 'ratio', 'target'] as const,
+    ]),
+  ),
+}
 const OTHER_ROWS = [
   'rss-idle',
   'rss-load',
@@ -107,12 +115,11 @@ describe.skipIf(reason !== undefined)('bench harness (npm run bench -- --quick)'
       expect(report.complete).toBe(true)
       expect(report.machine.before.uptime).toMatch(/load average/)
       expect(report.machine.after.uptime).toMatch(/load average/)
-      expect(report.rows.map((row) => row.id).sort()).toEqual([...COMPARISON_ROWS, ...OTHER_ROWS].sort())
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...Object.keys(COMPARISON_ROWS), ...OTHER_ROWS].sort())
       const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
       for (const row of report.rows) {
         expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
-        if (!COMPARISON_ROWS.includes(row.id)) continue
-        for (const field of ['floorValue', 'ratio', 'target', 'p50Ms', 'p99Ms'] as const) {
+        for (const field of COMPARISON_ROWS[row.id] ?? []) {
           expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
         }
       }
@@ -131,8 +138,8 @@ const MEMORY_ROWS = [
   'memory-retrieve-vector',
   'memory-recall',
 ]
-/** Reported without a target: HYBRID beside VECTOR, and the floor's own flatness beside memsvc's. */
-const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid', 'memory-ingest-floor-flatness']
+/** Reported without a target: HYBRID beside VECTOR, the floor's own flatness beside memsvc's, the floor written in batches. */
+const MEMORY_OTHER_ROWS = ['memory-retrieve-hybrid', 'memory-ingest-floor-flatness', 'memory-ingest-floor-batched']
 
 describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory --quick)', () => {
   it(
@@ -170,3 +177,73 @@ describe.skipIf(reason !== undefined)('memory bench (npm run bench -- --memory -
     RUN_TIMEOUT_MS + 30_000,
   )
 })
+
+const SCALE_ROWS = ['scale-list', 'scale-me', 'scale-create']
+const SCALE_OTHER_ROWS = ['scale-auth-lookup', 'scale-database-size']
+
+describe.skipIf(reason !== undefined)('scale bench (npm run bench -- --scale --quick)', () => {
+  it(
+    'loads the keys at each size and reports every route at the largest size against the smallest, with sizes and plans',
+    async () => {
+      const { code, output } = await runHarness(['--scale'])
+      expect(code, output.slice(-4000)).toBe(0)
+
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'scale-latest.json'), 'utf8')) as {
+        complete: boolean
+        rows: Row[]
+        extra: string[]
+      }
+      expect(report.complete).toBe(true)
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...SCALE_ROWS, ...SCALE_OTHER_ROWS].sort())
+      const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+      for (const row of report.rows) {
+        expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
+        if (!SCALE_ROWS.includes(row.id)) continue
+        for (const field of ['floorValue', 'ratio', 'target', 'p50Ms', 'p99Ms'] as const)
+          expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+        // --quick grows the table to 10k keys and compares with 1k.
+        expect(row.measure).toContain('at 10k keys')
+      }
+      const markdown = fs.readFileSync(path.join(outDir, 'scale-latest.md'), 'utf8')
+      for (const row of report.rows) expect(markdown).toContain(row.measure)
+      expect(markdown).toContain('api_keys_key_hash_key')
+      // Each size starts from exactly its row count.
+      expect(markdown).toContain('| 10,000 |')
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  )
+})
+
+const PROCESS_ROWS = ['processes-direct-1', 'processes-nginx-1', 'processes-nginx-2']
+
+describe.skipIf(reason !== undefined || !fs.existsSync('/usr/sbin/nginx'))(
+  'processes bench (npm run bench -- --processes --quick)',
+  () => {
+    it(
+      'measures one process directly and one and two behind nginx, and stops nginx',
+      async () => {
+        const { code, output } = await runHarness(['--processes'])
+        expect(code, output.slice(-4000)).toBe(0)
+
+        const report = JSON.parse(fs.readFileSync(path.join(outDir, 'processes-latest.json'), 'utf8')) as {
+          complete: boolean
+          rows: Row[]
+        }
+        expect(report.complete).toBe(true)
+        expect(report.rows.map((row) => row.id)).toEqual(PROCESS_ROWS)
+        const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+        for (const row of report.rows) {
+          for (const field of ['value', 'p50Ms', 'p99Ms'] as const)
+            expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+        }
+        for (const row of report.rows.slice(1)) expect(isNumber(row.ratio), `${row.id}: ratio ${row.ratio}`).toBe(true)
+        const markdown = fs.readFileSync(path.join(outDir, 'processes-latest.md'), 'utf8')
+        expect(markdown).toContain("nginx's cost")
+        const nginxPids = [...output.matchAll(/nginx pid (\d+)/g)].map((match) => match[1])
+        expect(nginxPids.length).toBe(2)
+        for (const pid of nginxPids) expect(fs.existsSync(`/proc/${pid}`), `nginx ${pid} still running`).toBe(false)
+      },
+      RUN_TIMEOUT_MS + 30_000,
+    )
+  },
+)

@@ -86,6 +86,64 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
     expect(metrics).toMatch(/memsvc_job_duration_seconds_count\{kind="test.broken"\} 3/)
   })
 
+  it('runs jobs of a kind that takes batches together, each job ending on its own', async () => {
+    const server = await start(engine)
+    const jobs = server.server.jobs
+    const runs: number[][] = []
+    jobs.register<{ n: number }>({
+      kind: 'test.batched',
+      maxAttempts: 2,
+      run: async () => {
+        throw new Error('a kind that takes batches is run through runMany')
+      },
+      batch: {
+        limit: 4,
+        runMany: async (batch) => {
+          runs.push(batch.map((job) => job.payload.n))
+          return batch.map((job) =>
+            job.payload.n === 5
+              ? { status: 'rejected', reason: new PermanentJobError('five is refused') }
+              : job.payload.n === 7 && job.attempt === 1
+                ? { status: 'rejected', reason: new Error('seven fails once') }
+                : { status: 'fulfilled', value: undefined },
+          )
+        },
+      },
+    })
+    // One transaction: the queue sees all ten at once.
+    await jobs.sql.begin((tx) =>
+      jobs.enqueueMany(
+        tx,
+        'test.batched',
+        Array.from({ length: 10 }, (_, n) => ({ n })),
+      ),
+    )
+    const rows = () =>
+      server.server.context.sql<Array<{ n: number; status: string; attempts: number; last_error: string | null }>>`
+        select (payload->>'n')::int as n, status, attempts, last_error from jobs where kind = 'test.batched' order by 1`
+    await waitFor('every batched job to end', async () =>
+      (await rows()).every((row) => row.status === 'SUCCEEDED' || row.status === 'FAILED'),
+    )
+    const ended = await rows()
+    expect(ended.filter((row) => row.status === 'SUCCEEDED').map((row) => row.n)).toEqual([0, 1, 2, 3, 4, 6, 7, 8, 9])
+    expect(ended[5]).toMatchObject({ status: 'FAILED', attempts: 1, last_error: 'five is refused' })
+    expect(ended[7]).toMatchObject({ status: 'SUCCEEDED', attempts: 2, last_error: 'seven fails once' })
+    // Ten jobs in runs of at most four (4 + 4 + 2), then seven's retry alone.
+    expect(
+      runs
+        .slice(0, 3)
+        .map((run) => run.length)
+        .sort(),
+    ).toEqual([2, 4, 4])
+    expect(
+      runs
+        .slice(0, 3)
+        .flat()
+        .sort((a, b) => a - b),
+    ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(runs.slice(3)).toEqual([[7]])
+  })
+
   it('records lastUsedAt through a job, without writing on the request path', async () => {
     const fixture = await startIdentityFixture(engine, {})
     running.push(fixture)

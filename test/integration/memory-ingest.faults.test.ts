@@ -167,9 +167,12 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     const order: string[] = []
     let second: Promise<boolean> | undefined
     await sql().begin(async (tx) => {
-      expect(await memoriesSql.completeProcessing(tx, done.memoryId, done.chunkCount)).toBe(true)
+      const completed = await memoriesSql.completeProcessing(tx, [{ id: done.memoryId, chunkCount: done.chunkCount }])
+      expect([...completed]).toEqual([done.memoryId])
       // Another run (its lease expired) reaches its storing transaction now: it must wait for this one.
-      second = sql().begin((other) => memoriesSql.completeProcessing(other, done.memoryId, 99)) as Promise<boolean>
+      second = sql().begin(async (other) =>
+        (await memoriesSql.completeProcessing(other, [{ id: done.memoryId, chunkCount: 99 }])).has(done.memoryId),
+      ) as Promise<boolean>
       second.then(() => order.push('second'))
       await new Promise((resolve) => setTimeout(resolve, 300))
       order.push('first commits')
@@ -178,6 +181,47 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     expect(order).toEqual(['first commits', 'second'])
     const after = await memories.getMemory(context(), fixture.as(fixture.alice), done.memoryId)
     expect(after).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: done.chunkCount })
+  })
+
+  it('memories ingested together share a request; the one whose input the provider refuses fails alone', async () => {
+    const since = fixture.embedder.requests.length
+    const contents = Array.from(
+      { length: 6 },
+      (_, i) => `Fact number ${i} of a batch${i === 3 ? ', with an input the provider refuses' : ''}.`,
+    )
+    fixture.embedder.refuseInputsContaining('the provider refuses')
+    try {
+      // One batch create stores every job in one transaction: the queue claims them as one run.
+      const { results } = await memories.batchCreateMemories(context(), fixture.as(fixture.alice), {
+        requests: contents.map((originalContent) => ({ spaceId, originalContent })),
+      })
+      const ids = results.map((result) => ('memory' in result ? result.memory.memoryId : ''))
+      const done = await Promise.all(ids.map((id) => fixture.settled(id)))
+      expect(done.map((memory) => memory.processingStatus)).toEqual([
+        'COMPLETED',
+        'COMPLETED',
+        'COMPLETED',
+        'FAILED',
+        'COMPLETED',
+        'COMPLETED',
+      ])
+      expect(done[3]!.processingError).toContain('HTTP 400 from the provider')
+      expect(done[3]!.processingError).toContain('input refused')
+      expect(await chunksSql.listChunks(sql(), ids[3]!)).toEqual([])
+      for (const memory of done.filter((memory) => memory.processingStatus === 'COMPLETED')) {
+        expect(memory.chunkCount).toBe(1)
+        expect(await chunksSql.countVectors(sql(), memory.memoryId)).toEqual([{ embedder_id: embedderId, count: 1 }])
+      }
+      // The six went to the provider in one request; refused, each memory was then sent alone.
+      const requests = ingestRequests(fixture, since)
+      expect(requests[0]!.inputs).toHaveLength(6)
+      expect(requests.slice(1).map((request) => request.inputs.length)).toEqual([1, 1, 1, 1, 1, 1])
+      process.stdout.write(
+        `[${engine}] six memories in one run, one input refused: ${requests.length} requests, 5 COMPLETED, 1 FAILED\n`,
+      )
+    } finally {
+      fixture.embedder.refuseInputsContaining(undefined)
+    }
   })
 
   it('metrics count ingests by outcome and embedding requests by provider type and outcome, with their latency', async () => {

@@ -11,7 +11,9 @@ import type { AddressInfo } from 'node:net'
  *
  * Faults are scripted: `plan(...)` queues what the next requests get (a status with an
  * optional Retry-After, a stall that never answers, wrong dimensions); unplanned requests
- * are answered normally. A path prefix /dims/<n>/ answers with n dimensions.
+ * are answered normally. `refuseInputsContaining(text)` answers 400 to every request with
+ * an input containing that text, as a provider refuses an input it cannot take. A path
+ * prefix /dims/<n>/ answers with n dimensions.
  */
 
 export type Fault =
@@ -31,6 +33,8 @@ export interface FakeEmbedder {
   dimensions: number
   requests: FakeEmbedderRequest[]
   plan(...faults: Fault[]): void
+  /** From now on, 400 for any request with an input containing `text` (undefined: none). */
+  refuseInputsContaining(text: string | undefined): void
   /** Holds every answer until the returned function is called. */
   hold(): () => void
   close(): Promise<void>
@@ -70,6 +74,7 @@ export async function startFakeEmbedder(
   const requests: FakeEmbedderRequest[] = []
   const stalled = new Set<http.ServerResponse>()
   let held: Array<() => void> | undefined
+  let refused: string | undefined
   const server = http.createServer((request, response) => {
     let text = ''
     request.setEncoding('utf8')
@@ -78,7 +83,10 @@ export async function startFakeEmbedder(
       const path = request.url ?? ''
       const body = text ? JSON.parse(text) : undefined
       const inputs = inputsOf(path, body)
-      const fault = faults.shift()
+      const refusal = refused !== undefined && inputs.some((input) => input.includes(refused!))
+      const fault: Fault | undefined = refusal
+        ? { kind: 'status', status: 400, message: `input refused: it contains ${refused}` }
+        : faults.shift()
       requests.push({ path, inputs, authorization: request.headers.authorization, answered: fault ? 'fault' : 'ok' })
       const json = (status: number, value: unknown, headers: Record<string, string> = {}) => {
         const send = () => {
@@ -123,6 +131,7 @@ export async function startFakeEmbedder(
     dimensions,
     requests,
     plan: (...planned) => void faults.push(...planned),
+    refuseInputsContaining: (text) => void (refused = text),
     hold() {
       const queue: Array<() => void> = []
       held = queue

@@ -50,6 +50,9 @@ describe('postgres 3.4.9 patches', () => {
       ['src/connection.js', 'type fetch', true],
       ['cf/src/connection.js', 'type fetch', true],
       ['cjs/src/connection.js', 'type fetch', true],
+      ['src/connection.js', 'write batching', true],
+      ['cf/src/connection.js', 'write batching', true],
+      ['cjs/src/connection.js', 'write batching', true],
     ])
   })
 
@@ -57,6 +60,13 @@ describe('postgres 3.4.9 patches', () => {
     for (const file of postgresPatchStatus().files.filter((entry: { fix: string }) => entry.fix === 'type fetch')) {
       expect(file.text).not.toMatch(/return fetchArrayTypes\(\)\s*\n/)
       expect(file.text).toContain('return fetchArrayTypes().catch(')
+    }
+  })
+
+  it('the connection gathers the messages of one turn, up to 64 KiB, into one write', () => {
+    for (const file of postgresPatchStatus().files.filter((entry: { fix: string }) => entry.fix === 'write batching')) {
+      expect(file.text).not.toContain('chunk.length >= 1024')
+      expect(file.text).toContain('gathered >= WRITE_BATCH_BYTES')
     }
   })
 

@@ -22,31 +22,44 @@ export interface ChunkVector {
 /** pgvector's text form; JavaScript prints every double exactly enough for a float4. */
 const vectorText = (embedding: number[]) => `[${embedding.join(',')}]`
 
+/** One memory's chunks and their vectors, as an ingest run stores them. */
+export interface MemoryChunks {
+  memoryId: string
+  spaceId: string
+  chunks: NewChunk[]
+  vectors: ChunkVector[]
+}
+
 /**
- * Replaces a memory's chunks and all their vectors with these, in the caller's
- * transaction: a re-run after a crash leaves exactly one set. Arrays through unnest keep
- * it one statement each, whatever the number of chunks.
+ * Replaces these memories' chunks and all their vectors with the given ones, in the
+ * caller's transaction: a re-run after a crash leaves exactly one set. Arrays through unnest
+ * keep it three statements, whatever the number of memories and chunks.
  */
-export async function replaceChunks(
-  tx: Queryable,
-  memoryId: string,
-  spaceId: string,
-  chunks: NewChunk[],
-  vectors: ChunkVector[],
-): Promise<void> {
-  const deleted = tx`delete from chunks where memory_id = ${memoryId}`
-  if (chunks.length === 0) return void (await deleted)
+export async function replaceChunks(tx: Queryable, memories: MemoryChunks[]): Promise<void> {
+  if (memories.length === 0) return
+  const chunks = memories.flatMap(({ memoryId, spaceId, chunks }) =>
+    chunks.map((chunk) => ({ ...chunk, memoryId, spaceId })),
+  )
+  const vectors = memories.flatMap(({ memoryId, spaceId, vectors }) =>
+    vectors.map((vector) => ({ ...vector, memoryId, spaceId })),
+  )
   // Sent together, in this order (a query goes out when it is awaited; Promise.all awaits
   // them in array order, and one connection runs them in that order): one round trip, not three.
   await Promise.all([
-    deleted,
-    tx`
+    tx`delete from chunks where memory_id = any(${memories.map((memory) => memory.memoryId)}::uuid[])`,
+    ...(chunks.length === 0
+      ? []
+      : [
+          tx`
     insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
-    select id, ${memoryId}, ${spaceId}, chunk_index, text, start_offset, end_offset
-    from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[], ${chunks.map((chunk) => chunk.text)}::text[],
-      ${chunks.map((chunk) => chunk.start_offset)}::int[], ${chunks.map((chunk) => chunk.end_offset)}::int[])
-      as input (id, chunk_index, text, start_offset, end_offset)`,
-    ...(vectors.length === 0 ? [] : [vectorsInsert(tx, memoryId, spaceId, vectors)]),
+    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset
+    from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.memoryId)}::uuid[],
+      ${chunks.map((chunk) => chunk.spaceId)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[],
+      ${chunks.map((chunk) => chunk.text)}::text[], ${chunks.map((chunk) => chunk.start_offset)}::int[],
+      ${chunks.map((chunk) => chunk.end_offset)}::int[])
+      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)`,
+        ]),
+    ...(vectors.length === 0 ? [] : [vectorsInsert(tx, vectors)]),
   ])
 }
 
@@ -58,16 +71,20 @@ export async function insertVectors(
   vectors: ChunkVector[],
 ): Promise<void> {
   if (vectors.length === 0) return
-  await vectorsInsert(tx, memoryId, spaceId, vectors)
+  await vectorsInsert(
+    tx,
+    vectors.map((vector) => ({ ...vector, memoryId, spaceId })),
+  )
 }
 
 /** The statement itself, not yet sent (postgres.js sends a query when it is awaited), so callers can order it among others. */
-function vectorsInsert(tx: Queryable, memoryId: string, spaceId: string, vectors: ChunkVector[]) {
+function vectorsInsert(tx: Queryable, vectors: Array<ChunkVector & { memoryId: string; spaceId: string }>) {
   return tx`
     insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
-    select chunk_id, embedder_id, ${spaceId}, ${memoryId}, embedding::vector
+    select chunk_id, embedder_id, space_id, memory_id, embedding::vector
     from unnest(${vectors.map((vector) => vector.chunkId)}::uuid[], ${vectors.map((vector) => vector.embedderId)}::uuid[],
-      ${vectors.map((vector) => vectorText(vector.embedding))}::text[]) as input (chunk_id, embedder_id, embedding)
+      ${vectors.map((vector) => vector.spaceId)}::uuid[], ${vectors.map((vector) => vector.memoryId)}::uuid[],
+      ${vectors.map((vector) => vectorText(vector.embedding))}::text[]) as input (chunk_id, embedder_id, space_id, memory_id, embedding)
     on conflict (chunk_id, embedder_id) do update set embedding = excluded.embedding`
 }
 

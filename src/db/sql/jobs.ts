@@ -30,23 +30,55 @@ export async function insertJobs(sql: Queryable, jobs: NewJob[]): Promise<void> 
       ${jobs.map((job) => job.runAfter.toISOString())}::text[]) as input (id, kind, payload, max_attempts, run_after)`
 }
 
+/** How many jobs of one kind a single run may take together (kinds not named: one). */
+export interface BatchLimit {
+  kind: string
+  limit: number
+}
+
+/** A claimed job and the run it belongs to: jobs with the same `run` are run together. */
+export interface ClaimedJobRow extends JobRow {
+  run: number
+}
+
 /**
- * Takes up to `limit` runnable jobs for `worker`: pending ones whose time has come and
- * running ones whose lease expired (their worker died). SKIP LOCKED lets every process
- * claim at once without waiting on or double-taking each other's rows.
+ * Takes runnable jobs for `worker` (pending ones whose time has come and running ones whose
+ * lease expired: their worker died), enough for `runs` runs: a run is one job, or up to its
+ * kind's batch limit of jobs of one kind, the runs taken oldest first. SKIP LOCKED lets every
+ * process claim at once without waiting on or double-taking each other's rows; candidates
+ * looked at but not taken are locked only while this statement runs.
  */
-export async function claimJobs(sql: Sql, worker: string, limit: number, leaseSeconds: number): Promise<JobRow[]> {
-  return sql<JobRow[]>`
-    update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
-      locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
-    where id in (
-      select id from jobs
+export async function claimJobs(
+  sql: Sql,
+  worker: string,
+  runs: number,
+  leaseSeconds: number,
+  batchLimits: BatchLimit[],
+): Promise<ClaimedJobRow[]> {
+  const widest = Math.max(1, ...batchLimits.map((batch) => batch.limit))
+  return sql<ClaimedJobRow[]>`
+    with candidates as materialized (
+      select id, kind, run_after from jobs
       where (status = 'PENDING' and run_after <= now()) or (status = 'RUNNING' and locked_until < now())
       order by run_after
-      limit ${limit}
+      limit ${runs * widest}
       for update skip locked
-    ) and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
-    returning id, kind, payload, status, attempts, max_attempts, run_after, last_error`
+    ), grouped as (
+      select c.id, c.kind, c.run_after,
+        (row_number() over (partition by c.kind order by c.run_after, c.id) - 1) / coalesce(l.size, 1) as unit
+      from candidates c
+      left join unnest(${batchLimits.map((batch) => batch.kind)}::text[], ${batchLimits.map((batch) => batch.limit)}::int[])
+        as l (kind, size) on l.kind = c.kind
+    ), ranked as (
+      select id, dense_rank() over (order by first_run_after, kind, unit)::int as run
+      from (select id, kind, unit, min(run_after) over (partition by kind, unit) as first_run_after from grouped) units
+    )
+    update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
+      locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+    from ranked
+    where jobs.id = ranked.id and ranked.run <= ${runs} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
+    returning jobs.id, jobs.kind, jobs.payload, jobs.status, jobs.attempts, jobs.max_attempts, jobs.run_after,
+      jobs.last_error, ranked.run`
 }
 
 /** Every claimed job back to PENDING, runnable now; returns how many. Only for a queue this process alone uses. */
@@ -58,28 +90,31 @@ export async function releaseAllClaims(sql: Queryable): Promise<number> {
   return rows.length
 }
 
-export async function completeJob(sql: Sql, id: string, worker: string): Promise<void> {
-  await sql`
-    update jobs set status = 'SUCCEEDED', finished_at = now(), updated_at = now(), locked_by = null, locked_until = null
-    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
-}
+/** What became of one run of a job: done, to run again after `retryInMs`, or failed for good. */
+export type JobOutcome =
+  | { id: string; status: 'SUCCEEDED' }
+  | { id: string; status: 'PENDING'; error: string; retryInMs: number }
+  | { id: string; status: 'FAILED'; error: string }
 
-/** Back to PENDING after `retryInMs`, or FAILED with its last error once it has no attempts left. */
-export async function failJob(
-  sql: Sql,
-  id: string,
-  worker: string,
-  error: string,
-  retryInMs: number | undefined,
-): Promise<void> {
+/**
+ * The outcomes of a run's jobs, in one statement however many. A job another worker took
+ * meanwhile (its lease expired) is left to that worker. A success keeps the last error of
+ * earlier attempts, for inspection.
+ */
+export async function recordJobOutcomes(sql: Sql, worker: string, outcomes: JobOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return
   await sql`
     update jobs set
-      status = ${retryInMs === undefined ? 'FAILED' : 'PENDING'},
-      last_error = ${error},
-      run_after = now() + make_interval(secs => ${(retryInMs ?? 0) / 1000}),
-      finished_at = ${retryInMs === undefined ? new Date() : null},
+      status = input.status,
+      last_error = case when input.status = 'SUCCEEDED' then jobs.last_error else input.error end,
+      run_after = case when input.status = 'PENDING' then now() + make_interval(secs => input.retry_seconds) else jobs.run_after end,
+      finished_at = case when input.status = 'PENDING' then null else now() end,
       locked_by = null, locked_until = null, updated_at = now()
-    where id = ${id} and locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
+    from unnest(${outcomes.map((outcome) => outcome.id)}::uuid[], ${outcomes.map((outcome) => outcome.status)}::text[],
+      ${outcomes.map((outcome) => ('error' in outcome ? outcome.error : null))}::text[],
+      ${outcomes.map((outcome) => (outcome.status === 'PENDING' ? outcome.retryInMs / 1000 : 0))}::float8[])
+      as input (id, status, error, retry_seconds)
+    where jobs.id = input.id and jobs.locked_by = ${worker} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 export async function countJobsByStatus(sql: Queryable): Promise<Array<{ status: string; count: number }>> {

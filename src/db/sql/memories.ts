@@ -125,38 +125,59 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
 }
 
 /**
- * Takes a memory into processing (PENDING, or PROCESSING again after a crash) and
- * returns it with its content; undefined when it is gone or already finished.
+ * Takes memories into processing (PENDING, or PROCESSING again after a crash) and returns
+ * them with their content; those gone or already finished are not returned. The rows are
+ * locked in id order, as every statement that changes several memories' status does, so two
+ * such statements over the same memories wait for each other instead of deadlocking. A crash
+ * may lose this (the ingest job runs again), so its commit is not waited for.
  */
-/** PENDING → PROCESSING; a crash may lose it (the ingest job runs again), so its commit is not waited for. */
-export async function startProcessing(sql: Sql, id: string): Promise<(MemoryRow & { content: string }) | undefined> {
-  const rows = await sql<Array<MemoryRow & { content: string }>>`
-    update memories set status = 'PROCESSING', processing_error = null, updated_at = now()
-    where id = ${id} and status in ('PENDING', 'PROCESSING') and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
-    returning *`
-  return rows[0]
+export async function startProcessing(sql: Sql, ids: string[]): Promise<Array<MemoryRow & { content: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<MemoryRow & { content: string }>>`
+    with locked as materialized (
+      select id from memories where id = any(${ids}::uuid[]) and status in ('PENDING', 'PROCESSING')
+      order by id for update
+    )
+    update memories m set status = 'PROCESSING', processing_error = null, updated_at = now()
+    from locked where m.id = locked.id and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
+    returning m.*`
 }
 
-/** A memory whose embedding failed for good: FAILED with the error, no chunks. */
-export async function failProcessing(sql: Queryable, id: string, error: string): Promise<void> {
+/** Memories whose ingest failed for good: FAILED with the error, no chunks (unless another run finished them meanwhile). */
+export async function failProcessing(sql: Queryable, ids: string[], error: string): Promise<void> {
+  if (ids.length === 0) return
   await sql`
-    update memories set status = 'FAILED', processing_error = ${error}, chunk_count = 0, updated_at = now()
-    where id = ${id}`
+    with locked as materialized (
+      select id from memories where id = any(${ids}::uuid[]) and status = 'PROCESSING' order by id for update
+    )
+    update memories m set status = 'FAILED', processing_error = ${error}, chunk_count = 0, updated_at = now()
+    from locked where m.id = locked.id`
 }
 
 /**
- * PROCESSING → COMPLETED, as the first statement of the transaction that stores the
- * chunks: it takes the memory's row lock and checks its state at once, so a concurrent
- * run (an expired lease) waits here until this transaction ends and then finds the memory
- * no longer PROCESSING (PostgreSQL re-checks the condition on the row it waited for).
- * False when the memory is gone or no longer PROCESSING: the caller must then write nothing.
+ * PROCESSING → COMPLETED with each memory's chunk count, as the first statement of the
+ * transaction that stores the chunks: it takes the memories' row locks (in id order) and
+ * checks their state at once, so a concurrent run (an expired lease) waits here until this
+ * transaction ends and then finds them no longer PROCESSING (PostgreSQL re-checks the
+ * condition on a row it waited for). Returns the ids it completed: the caller must write
+ * nothing for the others (gone, or no longer PROCESSING).
  */
-export async function completeProcessing(tx: Queryable, id: string, chunkCount: number): Promise<boolean> {
-  const rows = await tx`
-    update memories set status = 'COMPLETED', processing_error = null, chunk_count = ${chunkCount}, updated_at = now()
-    where id = ${id} and status = 'PROCESSING'
-    returning id`
-  return rows.length > 0
+export async function completeProcessing(
+  tx: Queryable,
+  memories: Array<{ id: string; chunkCount: number }>,
+): Promise<Set<string>> {
+  if (memories.length === 0) return new Set()
+  const rows = await tx<Array<{ id: string }>>`
+    with locked as materialized (
+      select id from memories where id = any(${memories.map((memory) => memory.id)}::uuid[]) and status = 'PROCESSING'
+      order by id for update
+    )
+    update memories m set status = 'COMPLETED', processing_error = null, chunk_count = input.chunk_count, updated_at = now()
+    from locked join unnest(${memories.map((memory) => memory.id)}::uuid[], ${memories.map((memory) => memory.chunkCount)}::int[])
+      as input (id, chunk_count) on input.id = locked.id
+    where m.id = locked.id
+    returning m.id`
+  return new Set(rows.map((row) => row.id))
 }
 
 /** Deletes the given memories of these spaces; returns the ids deleted. */

@@ -1,4 +1,4 @@
-import type { Queryable, Sql } from '../database.js'
+import { pipelinedTransaction, type Queryable, type Sql } from '../database.js'
 import { MAX_HALFVEC_INDEX_DIMENSIONS, MAX_VECTOR_INDEX_DIMENSIONS } from '../vector-storage.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
@@ -39,8 +39,8 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  * as a literal lets the plan PostgreSQL caches for this prepared statement use the
  * partial index (with a parameter there, only a plan made for each call's values could,
  * and every call would be planned again). Both are checked values from the embedder's
- * row. The settings are transaction-local, sent in one statement pipelined with the
- * search. With relaxed_order the scan may return rows slightly out of order; the outer
+ * row. The settings are transaction-local, sent in one statement beside the search, the
+ * whole transaction in one round trip (pipelinedTransaction). With relaxed_order the scan may return rows slightly out of order; the outer
  * query sorts them, and joins the few chunks found for their text (the CTE is
  * materialized, so the join cannot change how the index is scanned). The memory
  * benchmark's floor (bench/scenarios/memory.ts floorNearest) sends this same statement:
@@ -54,27 +54,25 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
   const type = sql.unsafe(`${dimensions > MAX_VECTOR_INDEX_DIMENSIONS ? 'halfvec' : 'vector'}(${dimensions})`)
   const embedder = sql.unsafe(`'${query.embedderId}'`)
   const embedding = `[${query.embedding.join(',')}]`
-  return sql.begin(async (tx) => {
-    const [, rows] = await Promise.all([
-      // Before pgvector 0.8 there is no hnsw.iterative_scan to set (and the prefix is reserved).
-      query.iterativeScan
-        ? tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
-        : tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true)`,
-      tx<RankedChunk[]>`
-        with nearest as materialized (
-          select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
-          from chunk_vectors v
-          ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
-          where v.embedder_id = ${embedder} and v.space_id = ${query.spaceId}
-          order by v.embedding::${type} <=> ${embedding}::${type}
-          limit ${query.limit}
-        )
-        select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
-        from nearest n join chunks c on c.id = n.chunk_id
-        order by n.score, n.chunk_id`,
-    ])
-    return rows
-  }) as Promise<RankedChunk[]>
+  const [, rows] = await pipelinedTransaction<[unknown, RankedChunk[]]>(sql, (tx) => [
+    // Before pgvector 0.8 there is no hnsw.iterative_scan to set (and the prefix is reserved).
+    query.iterativeScan
+      ? tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+      : tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true)`,
+    tx<RankedChunk[]>`
+      with nearest as materialized (
+        select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+        from chunk_vectors v
+        ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
+        where v.embedder_id = ${embedder} and v.space_id = ${query.spaceId}
+        order by v.embedding::${type} <=> ${embedding}::${type}
+        limit ${query.limit}
+      )
+      select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
+      from nearest n join chunks c on c.id = n.chunk_id
+      order by n.score, n.chunk_id`,
+  ])
+  return rows
 }
 
 export interface KeywordQuery {

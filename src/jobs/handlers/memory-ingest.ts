@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Sql } from '../../db/database.js'
-import type { ChunkVector } from '../../db/sql/chunks.js'
+import type { ChunkVector, NewChunk } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
 import type { MemoryRow } from '../../db/sql/memories.js'
 import * as memoriesSql from '../../db/sql/memories.js'
@@ -31,6 +31,13 @@ import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
 /** Transient failures are retried inside one run (EmbeddingPolicy), then by the queue this many times in all. */
 export const INGEST_MAX_ATTEMPTS = 5
+/**
+ * Ingest jobs run together at most: one provider request per embedder for up to this many
+ * one-chunk memories (at the default batch size of 32), one storing transaction.
+ */
+export const INGEST_BATCH_LIMIT = 16
+/** Chunks of a run's memories embedded and stored together at most; a larger memory goes alone. */
+const MAX_CHUNKS_PER_GROUP = 256
 /** Memories a back-fill run embeds before it hands over to a fresh job (so no run outlives its lease). */
 export const BACKFILL_MEMORIES_PER_RUN = 20
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -120,25 +127,59 @@ async function embedWithEach(
   return vectors
 }
 
+/** One memory of an ingest run, chunked, and the run's jobs that named it. */
+interface IngestItem {
+  memory: MemoryRow
+  attempt: number
+  chunks: NewChunk[]
+  /** Indexes into the run's jobs: usually one; a memory named by two jobs is ingested once for both. */
+  jobs: number[]
+}
+
 /**
- * Takes the memory into processing and reads its space's embedders with their
+ * Takes the memories into processing and reads their spaces' embedders with their
  * registrations (one statement however many embedders). Jobs name the memory's space, so
- * both go out at once; the embedders are read again, after, for the memory's own space when
- * the job named none (queued before jobs carried spaceId) or another (the memory was
+ * both go out at once; the embedders are read again, after, for a memory's own space when
+ * its job named none (queued before jobs carried spaceId) or another (the memory was
  * deleted and its id, which a client may choose, reused in another space).
  */
 async function startWithTargets(
   sql: Sql,
-  memoryId: string,
-  spaceId: string | undefined,
-): Promise<{ memory: (MemoryRow & { content: string }) | undefined; targets: ProbeTargetRow[] }> {
-  const [memory, named] = await Promise.all([
-    memoriesSql.startProcessing(sql, memoryId),
-    spaceId === undefined ? [] : spacesSql.listSpaceEmbedderTargets(sql, [spaceId]),
+  jobs: Array<{ payload: MemoryIngestPayload }>,
+): Promise<{ memories: Array<MemoryRow & { content: string }>; targets: Map<string, ProbeTargetRow[]> }> {
+  const named = [...new Set(jobs.flatMap((job) => (job.payload.spaceId === undefined ? [] : [job.payload.spaceId])))]
+  const [memories, namedTargets] = await Promise.all([
+    memoriesSql.startProcessing(sql, [...new Set(jobs.map((job) => job.payload.memoryId))]),
+    spacesSql.listSpaceEmbedderTargets(sql, named),
   ])
-  if (!memory) return { memory, targets: [] }
-  if (memory.space_id === spaceId) return { memory, targets: named }
-  return { memory, targets: await spacesSql.listSpaceEmbedderTargets(sql, [memory.space_id]) }
+  const unread = [...new Set(memories.map((memory) => memory.space_id))].filter((space) => !named.includes(space))
+  const targets = new Map<string, ProbeTargetRow[]>(
+    [...named, ...unread].map((space): [string, ProbeTargetRow[]] => [space, []]),
+  )
+  for (const target of [...namedTargets, ...(await spacesSql.listSpaceEmbedderTargets(sql, unread))])
+    targets.get(target.space_id)?.push(target)
+  return { memories, targets }
+}
+
+/**
+ * The run's memories in groups embedded and stored together: one space each (the same
+ * embedders), at most MAX_CHUNKS_PER_GROUP chunks unless one memory alone has more.
+ */
+function groupsOf(items: IngestItem[]): IngestItem[][] {
+  const groups: IngestItem[][] = []
+  const open = new Map<string, { items: IngestItem[]; chunks: number }>()
+  for (const item of items) {
+    let group = open.get(item.memory.space_id)
+    if (group && group.chunks + item.chunks.length > MAX_CHUNKS_PER_GROUP) group = undefined
+    if (!group) {
+      group = { items: [], chunks: 0 }
+      open.set(item.memory.space_id, group)
+      groups.push(group.items)
+    }
+    group.items.push(item)
+    group.chunks += item.chunks.length
+  }
+  return groups
 }
 
 /**
@@ -148,49 +189,145 @@ async function startWithTargets(
  * killed at any point leaves either nothing or everything, so a re-run never duplicates.
  * Permanent provider errors (4xx, wrong dimensionality) end FAILED at once; transient ones
  * are retried (inside the run, then by the queue) and end FAILED on the last attempt.
+ *
+ * Up to INGEST_BATCH_LIMIT jobs run together: their memories are taken into processing in
+ * one statement, the chunks of a space's memories go to each embedder in shared requests,
+ * and are stored in one transaction. Each memory still ends on its own: when a shared
+ * request is refused for good, or a shared store fails, each memory of the group is tried
+ * alone, so only the one the provider or the database refuses fails.
  */
 export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryIngestPayload> {
   const metrics = memoryMetrics(deps.registry)
+
+  /** The memories end FAILED with the error when it is permanent or their attempts are spent; otherwise their jobs retry. */
+  async function fail(items: IngestItem[], error: unknown, results: Array<PromiseSettledResult<void>>) {
+    const message = (error as Error)?.message ?? String(error)
+    const permanent = (error instanceof EmbeddingError && error.permanent) || error instanceof PermanentJobError
+    const final = items.filter((item) => permanent || item.attempt >= INGEST_MAX_ATTEMPTS)
+    let outcome: unknown = new PermanentJobError(message)
+    try {
+      await memoriesSql.failProcessing(
+        deps.sql,
+        final.map((item) => item.memory.id),
+        message,
+      )
+      if (final.length > 0) metrics.ingested.inc({ outcome: 'failed' }, final.length)
+    } catch (recordError) {
+      // The memories stay PROCESSING; their jobs fail with this, and a retry may finish them.
+      outcome = recordError
+    }
+    for (const item of items) {
+      const reason = final.includes(item) ? outcome : error
+      for (const job of item.jobs) results[job] = { status: 'rejected', reason }
+    }
+  }
+
+  /** Embeds and stores one group; settles its jobs in `results`. */
+  async function ingest(group: IngestItem[], targets: ProbeTargetRow[], results: Array<PromiseSettledResult<void>>) {
+    const chunks = group.flatMap((item) => item.chunks)
+    let vectors: ChunkVector[]
+    try {
+      vectors = await embedWithEach(
+        deps,
+        metrics,
+        targets,
+        chunks.map((chunk) => chunk.id),
+        chunks.map((chunk) => chunk.text),
+      )
+    } catch (error) {
+      if (group.length > 1 && error instanceof EmbeddingError && error.permanent) {
+        // The provider may refuse one input of many: each memory alone finds which.
+        for (const item of group) await ingest([item], targets, results)
+        return
+      }
+      return fail(group, error, results)
+    }
+    const memoryOfChunk = new Map(group.flatMap((item) => item.chunks.map((chunk) => [chunk.id, item] as const)))
+    const byMemory = new Map(group.map((item) => [item, [] as ChunkVector[]]))
+    for (const vector of vectors) byMemory.get(memoryOfChunk.get(vector.chunkId)!)!.push(vector)
+    await store(
+      group.map((item) => ({
+        item,
+        rows: {
+          memoryId: item.memory.id,
+          spaceId: item.memory.space_id,
+          chunks: item.chunks,
+          vectors: byMemory.get(item)!,
+        },
+      })),
+      results,
+    )
+  }
+
+  /** Stores embedded memories in one transaction; settles their jobs in `results`. */
+  async function store(
+    memories: Array<{ item: IngestItem; rows: chunksSql.MemoryChunks }>,
+    results: Array<PromiseSettledResult<void>>,
+  ) {
+    try {
+      const completed = await deps.sql.begin(async (tx) => {
+        // First, and awaited before any write is sent: it locks the memories' rows and checks
+        // they are still PROCESSING in one statement, so a concurrent run (an expired lease)
+        // writes after this one (and then finds them COMPLETED), not beside it. Marking them
+        // COMPLETED before the chunks are written is safe: all commit together or not at all.
+        const completed = await memoriesSql.completeProcessing(
+          tx,
+          memories.map(({ item }) => ({ id: item.memory.id, chunkCount: item.chunks.length })),
+        )
+        await chunksSql.replaceChunks(
+          tx,
+          memories.flatMap(({ rows }) => (completed.has(rows.memoryId) ? [rows] : [])),
+        )
+        return completed
+      })
+      if (completed.size > 0) metrics.ingested.inc({ outcome: 'completed' }, completed.size)
+      for (const { item } of memories)
+        for (const job of item.jobs) results[job] = { status: 'fulfilled', value: undefined }
+    } catch (error) {
+      if (memories.length === 1) return fail([memories[0]!.item], error, results)
+      // Something in one memory's rows may be what the database refuses: each alone finds which.
+      for (const memory of memories) await store([memory], results)
+    }
+  }
+
+  async function runMany(jobs: Array<{ payload: MemoryIngestPayload; attempt: number }>) {
+    // A job whose memory is gone, or was finished by an earlier run whose job was not marked done, has nothing to do.
+    const results: Array<PromiseSettledResult<void>> = jobs.map(() => ({ status: 'fulfilled', value: undefined }))
+    const { memories, targets } = await startWithTargets(deps.sql, jobs)
+    const items: IngestItem[] = []
+    for (const memory of memories) {
+      const named = jobs.flatMap((job, index) => (job.payload.memoryId === memory.id ? [index] : []))
+      const item: IngestItem = {
+        memory,
+        attempt: Math.max(...named.map((index) => jobs[index]!.attempt)),
+        chunks: [],
+        jobs: named,
+      }
+      try {
+        item.chunks = chunkText(memory.content, memory.chunking as ChunkingConfig).map((piece, index) => ({
+          id: crypto.randomUUID(),
+          chunk_index: index,
+          text: piece.text,
+          start_offset: piece.startOffset,
+          end_offset: piece.endOffset,
+        }))
+        items.push(item)
+      } catch (error) {
+        // The same content and settings would fail the same way again.
+        await fail([item], new PermanentJobError(`chunking failed: ${(error as Error).message}`), results)
+      }
+    }
+    for (const group of groupsOf(items)) await ingest(group, targets.get(group[0]!.memory.space_id) ?? [], results)
+    return results
+  }
+
   return {
     kind: MEMORY_INGEST_JOB,
     maxAttempts: INGEST_MAX_ATTEMPTS,
-    async run({ memoryId, spaceId }, attempt) {
-      const { memory, targets } = await startWithTargets(deps.sql, memoryId, spaceId)
-      if (!memory) return // deleted, or finished by an earlier run whose job was not marked done
-      const pieces = chunkText(memory.content, memory.chunking as ChunkingConfig)
-      const chunks = pieces.map((piece, index) => ({
-        id: crypto.randomUUID(),
-        chunk_index: index,
-        text: piece.text,
-        start_offset: piece.startOffset,
-        end_offset: piece.endOffset,
-      }))
-      let vectors: ChunkVector[]
-      try {
-        vectors = await embedWithEach(
-          deps,
-          metrics,
-          targets,
-          chunks.map((chunk) => chunk.id),
-          chunks.map((chunk) => chunk.text),
-        )
-      } catch (error) {
-        const permanent = error instanceof EmbeddingError && error.permanent
-        if (!permanent && attempt < INGEST_MAX_ATTEMPTS) throw error
-        await memoriesSql.failProcessing(deps.sql, memoryId, (error as Error).message)
-        metrics.ingested.inc({ outcome: 'failed' })
-        throw new PermanentJobError((error as Error).message)
-      }
-      const stored = await deps.sql.begin(async (tx) => {
-        // First, and awaited before any write is sent: it locks the memory's row and checks
-        // it is still PROCESSING in one statement, so a concurrent run (an expired lease)
-        // writes after this one (and then finds it COMPLETED), not beside it. Marking it
-        // COMPLETED before the chunks are written is safe: both commit together or not at all.
-        if (!(await memoriesSql.completeProcessing(tx, memoryId, chunks.length))) return false
-        await chunksSql.replaceChunks(tx, memoryId, memory.space_id, chunks, vectors)
-        return true
-      })
-      if (stored) metrics.ingested.inc({ outcome: 'completed' })
+    batch: { limit: INGEST_BATCH_LIMIT, runMany },
+    async run(payload, attempt) {
+      const [result] = await runMany([{ payload, attempt }])
+      if (result?.status === 'rejected') throw result.reason
     },
   }
 }

@@ -73,8 +73,12 @@ export class HttpServer {
   readonly #exchangeServer: ExchangeServer
   readonly #patterns = new Map<string, Set<HttpMethod>>()
   readonly #routes: RegisteredRoute[] = []
-  /** Duration series by "method route status", resolved once each. */
-  readonly #durations = new Map<string, HistogramSeries>()
+  /**
+   * Duration series by route, then method, then status, resolved once each: nested maps
+   * keyed by the route object and the strings and numbers the exchange already holds, as a
+   * key built per request was a string to allocate and hash on every answer.
+   */
+  readonly #durations = new Map<ServedRoute, Map<string, Map<number, HistogramSeries>>>()
   #listenSocket: us_listen_socket | undefined
 
   constructor(options: HttpServerOptions) {
@@ -151,14 +155,17 @@ export class HttpServer {
     new RestExchange(res, route, req.getMethod().toUpperCase(), this.#exchangeServer).receive(req)
   }
 
-  #durationSeries(requestMethod: string, route: string, status: number): HistogramSeries {
+  #durationSeries(requestMethod: string, route: ServedRoute, status: number): HistogramSeries {
     // A client picks the method string: unknown ones share one label so they cannot grow the series without bound.
     const method = METRIC_METHODS.has(requestMethod) ? requestMethod : 'OTHER'
-    const key = `${method} ${route} ${status}`
-    let series = this.#durations.get(key)
+    let byMethod = this.#durations.get(route)
+    if (!byMethod) this.#durations.set(route, (byMethod = new Map()))
+    let byStatus = byMethod.get(method)
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()))
+    let series = byStatus.get(status)
     if (!series) {
-      series = this.#options.metrics.httpDuration.series({ method, route, status_code: String(status) })
-      this.#durations.set(key, series)
+      series = this.#options.metrics.httpDuration.series({ method, route: route.name, status_code: String(status) })
+      byStatus.set(status, series)
     }
     return series
   }

@@ -17,7 +17,7 @@ export interface ServedRoute extends CallRoute {
   needsApiKey: boolean
   /** Headers every answer on the route carries (Allow, on a 405). */
   extraHeaders: Record<string, string>
-  /** Request headers the route's handler reads besides READ_HEADERS (RouteOptions.readHeaders). */
+  /** Request headers the route's handler reads besides READ_HEADERS and BODY_HEADERS (RouteOptions.readHeaders). */
   routeHeaders: readonly string[]
   /** A header that may carry the API key when Authorization is absent (RouteOptions.apiKeyHeader). */
   apiKeyHeader?: string
@@ -28,22 +28,18 @@ export interface ExchangeServer {
   pipeline: RequestPipeline
   maxBodyBytes: number
   authenticate?: BodyRules['authenticate']
-  durationSeries(requestMethod: string, route: string, status: number): HistogramSeries
+  durationSeries(requestMethod: string, route: ServedRoute, status: number): HistogramSeries
 }
 
 /**
- * The request headers any handler reads: only these are copied out of uWS. Copying every
- * header with req.forEach was the largest single cost of the request wrapper (bench
- * profile of GET /v1/users/me). A handler that needs another header adds it here.
+ * The request headers every request needs: only these, the body headers below and a route's
+ * own (RouteOptions.readHeaders) are copied out of uWS. Copying every header with
+ * req.forEach was the largest single cost of the request wrapper, and each getHeader is a
+ * call into uWS (bench profiles of GET /v1/users/me).
  */
-const READ_HEADERS = [
-  'authorization',
-  'x-request-id',
-  'content-length',
-  'content-type',
-  'x-service-metrics-key',
-  'accept',
-] as const
+const READ_HEADERS = ['authorization', 'x-request-id'] as const
+/** Read only for methods whose body is read (see `receive`): a GET's would go unused. */
+const BODY_HEADERS = ['content-length', 'content-type'] as const
 const EMPTY_QUERY = new URLSearchParams()
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -92,7 +88,7 @@ export class RestExchange {
     this.guarded(() => {
       const request = this.#copyRequest(req)
       this.#call.admit()
-      if (this.#method === 'GET' || this.#method === 'DELETE' || this.#method === 'HEAD') {
+      if (!hasReadBody(this.#method)) {
         this.start(EMPTY_BODY)
         return
       }
@@ -138,7 +134,7 @@ export class RestExchange {
     this.#responded = true
     const prepared = this.#prepare(response)
     this.#write(prepared)
-    this.#call.finish(this.#server.durationSeries(this.#method, this.#route.name, prepared.status))
+    this.#call.finish(this.#server.durationSeries(this.#method, this.#route, prepared.status))
   }
 
   #copyRequest(req: HttpRequest): RestRequest {
@@ -146,6 +142,12 @@ export class RestExchange {
     for (const name of READ_HEADERS) {
       const value = req.getHeader(name)
       if (value !== '') headers[name] = value
+    }
+    if (hasReadBody(this.#method)) {
+      for (const name of BODY_HEADERS) {
+        const value = req.getHeader(name)
+        if (value !== '') headers[name] = value
+      }
     }
     for (const name of this.#route.routeHeaders) {
       const value = req.getHeader(name)
@@ -206,7 +208,7 @@ export class RestExchange {
     }
     try {
       const outcome = await writer.run(writeHead, first.done ? '' : first.value, (error) => this.#call.internal(error))
-      if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route.name, 200))
+      if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route, 200))
     } catch (error) {
       // A write on a response uWS no longer holds: the answer cannot be trusted, so the connection goes.
       this.#call.internal(error)
@@ -253,7 +255,8 @@ export class RestExchange {
     const closeConnection = prepared.status === 413 || this.bodyPending || draining
     try {
       res.cork(() => {
-        res.writeStatus(statusLine(prepared.status))
+        // uWS writes `200 OK` itself before the first header: a call into it less for most answers.
+        if (prepared.status !== OK) res.writeStatus(statusLine(prepared.status))
         res.writeHeader('x-request-id', requestId)
         res.writeHeader('x-content-type-options', 'nosniff')
         for (const [name, value] of prepared.headers) res.writeHeader(name, value)
@@ -266,6 +269,9 @@ export class RestExchange {
     }
   }
 }
+
+/** GET, DELETE and HEAD requests are answered without reading a body; any other method's body is read. */
+const hasReadBody = (method: string) => method !== 'GET' && method !== 'DELETE' && method !== 'HEAD'
 
 function abortedAlready(aborted: boolean): AbortController {
   const controller = new AbortController()
@@ -296,8 +302,18 @@ function decodePathSegment(raw: string): string | undefined {
   }
 }
 
+const OK = 200
+const STATUS_LINES = new Map<number, string>()
+
+/** `200 OK` and the like, built once per status: one string less to make per answer. */
 function statusLine(status: number): string {
-  return `${status} ${STATUS_CODES[status] ?? 'Unknown'}`
+  let line = STATUS_LINES.get(status)
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`
+    // Statuses come from the server's own code, never from a request: the map stays small.
+    STATUS_LINES.set(status, line)
+  }
+  return line
 }
 
 /** What respond() writes, computed before the first byte so that a failure can still become a clean 500. */

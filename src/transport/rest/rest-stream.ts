@@ -5,8 +5,10 @@ import type { RestStream } from './rest-messages.js'
 /**
  * Writes a streamed answer (RestStream) on a uWS response whose status and headers have
  * gone out, keeping uWS's rules for a long answer:
- * - each piece is written in its own cork as soon as it arrives (one packet, no waiting
- *   for a buffer to fill);
+ * - pieces go out as soon as they arrive, but those that arrive together (without the
+ *   source waiting on I/O, up to BATCH_LIMIT_BYTES) share one cork, so one write: a
+ *   retrieval's items are all known at once, and a write per item was a system call each;
+ *   the end of the answer shares the last pieces' cork;
  * - when uWS reports backpressure (write() returns false) nothing more is written until
  *   onWritable says the socket drained;
  * - a heartbeat goes out when nothing else has for HEARTBEAT_MS, so a client or proxy with
@@ -18,6 +20,11 @@ import type { RestStream } from './rest-messages.js'
 
 /** Well under the 10 s idle timeouts of uWS and of common proxies and clients. */
 export const HEARTBEAT_MS = 5_000
+/** Pieces held for one write are sent once they reach this size, whatever comes next. */
+export const BATCH_LIMIT_BYTES = 64 * 1024
+
+/** Resolves once the event loop has run everything already queued (after microtasks and pending I/O callbacks). */
+const nextTurn = () => new Promise<'turn'>((resolve) => setImmediate(resolve, 'turn'))
 
 interface Deferred<T> {
   promise: Promise<T>
@@ -63,24 +70,48 @@ export class RestStreamWriter {
     onInternalError: (error: unknown) => AppError,
   ): Promise<'ended' | 'aborted'> {
     const heartbeat = setInterval(() => this.#beat(), HEARTBEAT_MS)
+    let held = first
+    let head: (() => void) | undefined = writeHead
+    const flush = async () => {
+      const piece = held
+      held = ''
+      const before = head
+      head = undefined
+      if (piece !== '' || before) await this.#send(piece, before)
+    }
     try {
-      await this.#send(first, writeHead)
+      let turn = nextTurn()
       for (;;) {
         if (this.#aborted) return 'aborted'
-        let result: IteratorResult<string> | 'aborted'
+        const next = this.#stream.pieces.next()
+        let result: IteratorResult<string> | 'aborted' | 'turn'
         try {
-          result = await Promise.race([this.#stream.pieces.next(), this.#abortedSignal.promise])
+          result = await Promise.race([next, this.#abortedSignal.promise, turn])
+          if (result === 'turn') {
+            // The source is waiting on I/O: what it gave so far goes out now.
+            await flush()
+            turn = nextTurn()
+            result = await Promise.race([next, this.#abortedSignal.promise])
+          }
         } catch (error) {
           if (this.#aborted) return 'aborted'
-          this.#write(this.#stream.failurePiece(onInternalError(error)))
+          held += this.#stream.failurePiece(onInternalError(error))
           break
         }
         if (result === 'aborted' || this.#aborted) return 'aborted'
         if (result.done) break
-        await this.#send(result.value)
+        held += result.value
+        if (held.length >= BATCH_LIMIT_BYTES) await flush()
       }
       if (this.#aborted) return 'aborted'
-      this.#res.cork(() => this.#res.end())
+      if (this.#drained) await this.#drained.promise
+      if (this.#aborted) return 'aborted'
+      this.#lastWriteAt = Date.now()
+      this.#res.cork(() => {
+        head?.()
+        if (held !== '') this.#res.write(held)
+        this.#res.end()
+      })
       return 'ended'
     } finally {
       clearInterval(heartbeat)

@@ -53,8 +53,10 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
       await retrieveMemories(server.domain, { ...callContext(request), signal: request.cancellation() }, input),
     ),
   })
-  http.route('POST', '/v1/memories:retrieve', (request) => retrieve(request, jsonBody(request)), needsKey)
-  http.route('GET', '/v1/memories:retrieve', (request) => retrieve(request, retrieveQuery(request)), needsKey)
+  // Accept chooses between NDJSON and SSE.
+  const streamed = { ...needsKey, readHeaders: ['accept'] }
+  http.route('POST', '/v1/memories:retrieve', (request) => retrieve(request, jsonBody(request)), streamed)
+  http.route('GET', '/v1/memories:retrieve', (request) => retrieve(request, retrieveQuery(request)), streamed)
   http.route(
     'GET',
     '/v1/memories/:id',

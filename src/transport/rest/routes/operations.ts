@@ -62,6 +62,6 @@ export function registerOperationsRoutes(
         text: await metrics.registry.metrics(),
       }
     },
-    { drainExempt: 'metrics' },
+    { drainExempt: 'metrics', readHeaders: ['x-service-metrics-key'] },
   )
 }
