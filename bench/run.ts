@@ -35,7 +35,17 @@ import { restCreate } from './scenarios/rest-create.js'
 import { restList } from './scenarios/rest-list.js'
 import { restMe } from './scenarios/rest-me.js'
 import { soakFloor, soakProduct } from './scenarios/soak.js'
-import { embeddedStartup, restartTime, serverArgs } from './scenarios/startup.js'
+import {
+  embeddedRssRows,
+  embeddedStartup,
+  externalExistingStartup,
+  parseStartupPhases,
+  renderStartupPhases,
+  type StartupCase,
+  serverArgs,
+  startsFor,
+  startupRow,
+} from './scenarios/startup.js'
 import type { BenchContext, BenchMode, Comparison, ModeReport, SoakResult } from './scenarios/types.js'
 
 const EXECUTABLE = path.join(REPO_ROOT, 'dist', 'memsvc')
@@ -112,6 +122,7 @@ async function main(): Promise<void> {
   const soaks: SoakResult[] = []
   const rows: ReportRow[] = []
   let complete = false
+  let startupPhases: string | undefined
   const report = (): BenchReport => ({
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -137,6 +148,7 @@ async function main(): Promise<void> {
     rows,
     comparisons,
     soaks,
+    extra: startupPhases ? [startupPhases] : undefined,
   })
 
   try {
@@ -204,26 +216,18 @@ async function main(): Promise<void> {
     })
     if (wanted('startup')) {
       console.log('start-up times…')
-      const existing = await restartTime(EXECUTABLE, args, sandbox)
-      rows.push({
-        id: 'ready-external-existing',
-        measure: 'spawn → READY, external PostgreSQL, existing database',
-        value: existing,
-        unit: 'ms',
-      })
-      const embedded = await embeddedStartup(EXECUTABLE)
-      rows.push({
-        id: 'ready-embedded-existing',
-        measure: 'spawn → READY, embedded, existing data dir',
-        value: embedded.existingMs,
-        unit: 'ms',
-      })
-      rows.push({
-        id: 'ready-embedded-first',
-        measure: 'spawn → READY, embedded, first start (initdb; one-off)',
-        value: embedded.firstMs,
-        unit: 'ms',
-      })
+      const freshCase: StartupCase = {
+        id: 'ready-external-fresh',
+        measure: 'spawn → READY, external PostgreSQL, fresh database (migrations)',
+        readyMs: [server.readyMs],
+        phases: [parseStartupPhases(server.log())].filter((phases) => phases !== undefined),
+      }
+      const existing = await externalExistingStartup(EXECUTABLE, args, sandbox, startsFor(options))
+      rows.push(startupRow(existing))
+      console.log('embedded start-up and RSS…')
+      const embedded = await embeddedStartup(EXECUTABLE, options, startsFor(options))
+      rows.push(startupRow(embedded.existing), startupRow(embedded.first), ...embeddedRssRows(embedded, options))
+      startupPhases = renderStartupPhases([freshCase, existing, embedded.existing, embedded.first])
     }
     complete = true
   } finally {

@@ -10,6 +10,7 @@ const MAX_HELP_WIDTH = 120
 const DEFAULT_HELP_WIDTH = 100
 
 async function main(): Promise<void> {
+  const mainStartMs = performance.now()
   // -Dkey=value system properties are not yargs flags; take them out first.
   const rawArgs = hideBin(process.argv)
   const { args } = extractSystemProperties(rawArgs)
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
     .scriptName('memsvc')
     .usage('memsvc — memory service for AI applications\n\nUsage: $0 <command> [options]')
     .command('serve', 'Run the server (REST on 8080, gRPC on 9090)', describeServeOptions, (flags) =>
-      runServe(flags as Record<string, unknown>, rawArgs),
+      runServe(flags as Record<string, unknown>, rawArgs, mainStartMs),
     )
   await registerClientCommands(parser)
     .example('$0 serve', 'start a server (embedded database, self-signed TLS)')

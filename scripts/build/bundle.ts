@@ -31,7 +31,11 @@ export interface BundleResult {
  * `define` points every import.meta.url at it.
  */
 const IMPORT_META_URL_VARIABLE = '__import_meta_url'
-const BANNER = `var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;`
+/**
+ * The banner's first statement notes when the bundle began to run, which splits the time
+ * before READY into Node's boot and the modules' evaluation (src/lifecycle/startup-timeline.ts).
+ */
+const BANNER = `globalThis.__memsvcBundleStartMs = performance.now(); var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;`
 
 interface SourcePatch {
   /** Files (absolute paths) the patch applies to. */
@@ -56,6 +60,20 @@ const SOURCE_PATCHES: SourcePatch[] = [
       "Emscripten's SOCKFS loads the ws package through a createRequire()-made require that esbuild cannot see; " +
       'PGlite only uses it for socket emulation, which memsvc does not use (pglite-socket serves a Unix socket instead).',
   },
+  ...[
+    'let{createRequire:e}=await import("node:module");var require=e(import.meta.url)',
+    'const{createRequire}=await import("node:module");var require=createRequire(import.meta.url)',
+  ].map(
+    (find): SourcePatch => ({
+      files: /[\\/]@electric-sql[\\/]pglite[\\/]dist[\\/].*\.js$/,
+      find,
+      replace: '',
+      why:
+        'Emscripten makes a require() of its own with createRequire, declared with var: once import() is a require() ' +
+        "(see bundle(), for the code cache) the var shadows the bundle's require throughout the function before it is " +
+        "set. The bundle's require reaches the builtins Emscripten loads just as well.",
+    }),
+  ),
 ]
 
 interface ModuleSubstitute {
@@ -97,17 +115,20 @@ function moduleSubstitutePlugin(substitutes: ModuleSubstitute[]): esbuild.Plugin
   }
 }
 
+/** Every patch whose files match is applied, in order (esbuild takes only the first onLoad that answers). */
 function sourcePatchPlugin(patches: SourcePatch[]): esbuild.Plugin {
   return {
     name: 'memsvc-source-patches',
     setup(build) {
-      for (const patch of patches) {
-        build.onLoad({ filter: patch.files }, async (args) => {
-          const text = await fs.promises.readFile(args.path, 'utf8')
-          if (!text.includes(patch.find)) return undefined
-          return { contents: text.split(patch.find).join(patch.replace), loader: 'js' }
-        })
-      }
+      const filter = new RegExp(patches.map((patch) => `(?:${patch.files.source})`).join('|'))
+      build.onLoad({ filter }, async (args) => {
+        const original = await fs.promises.readFile(args.path, 'utf8')
+        let text = original
+        for (const patch of patches)
+          if (patch.files.test(args.path) && text.includes(patch.find))
+            text = text.split(patch.find).join(patch.replace)
+        return text === original ? undefined : { contents: text, loader: 'js' }
+      })
     },
   }
 }
@@ -133,6 +154,9 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
     metafile: true,
     logLevel: 'warning',
     banner: { js: BANNER },
+    // import() becomes a require() in a promise: Node cannot run a script with import() from the SEA's
+    // code cache (scripts/build/sea.ts), and everything is in the bundle or a builtin anyway.
+    supported: { 'dynamic-import': false },
     define: {
       'import.meta.url': IMPORT_META_URL_VARIABLE,
       __MEMSVC_VERSION__: JSON.stringify(options.version),

@@ -45,8 +45,9 @@ export function writeSeaConfig(options: SeaOptions): { configFile: string; blob:
     main: options.bundle,
     output: blob,
     disableExperimentalSEAWarning: true,
-    // Code cache would break the dynamic import() of builtins that PGlite performs.
-    useCodeCache: false,
+    // V8's compiled code for the bundle, made at build time, so that a start does not compile the
+    // whole script first. Node cannot run import() from it: the bundle has none (scripts/build/bundle.ts).
+    useCodeCache: true,
     assets: options.assets,
   }
   fs.writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`)

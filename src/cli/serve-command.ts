@@ -8,6 +8,7 @@ import {
   SERVER_OPTIONS,
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
+import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import { createLogger } from '../observability/logger.js'
 import { DataDirPermissionError } from '../runtime/data-dir.js'
 import { systemdNotifier } from '../runtime/systemd-notify.js'
@@ -44,8 +45,11 @@ export function describeServeOptions<T>(yargs: Argv<T>): Argv<T> {
     .example('$0 serve --tls-disabled --rest-port 8080 --grpc-port 9090', 'plaintext')
 }
 
-/** Runs the server until SIGTERM/SIGINT; exits 2 on a bad setting, 1 if start-up fails. */
-export async function runServe(flags: Record<string, unknown>, rawArgs: string[]): Promise<void> {
+/**
+ * Runs the server until SIGTERM/SIGINT; exits 2 on a bad setting, 1 if start-up fails.
+ * `mainStartMs` (performance.now()) is when main() began: start-up is timed from the process's start.
+ */
+export async function runServe(flags: Record<string, unknown>, rawArgs: string[], mainStartMs: number): Promise<void> {
   const { properties } = extractSystemProperties(rawArgs)
   let config
   try {
@@ -59,9 +63,13 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
   }
   const log = createLogger(config.logLevel)
   installProcessGuards(log)
+  const startup = new StartupTimeline(0)
+  startup.addProcessPhases(mainStartMs)
+  // The command line and settings: yargs, the configuration, the logger.
+  startup.add('cli', mainStartMs)
   let server
   try {
-    server = await startServer(config, log)
+    server = await startServer(config, log, { startup })
   } catch (error) {
     log.error('cannot start', { error: error as Error })
     process.exit(error instanceof DataDirPermissionError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)

@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import postgres from 'postgres'
 import { type DatabaseTarget, describeDatabaseTarget } from '../config/database-url.js'
 import type { PoolSettings, ServerConfig } from '../config/server-config.js'
+import type { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import type { PoolStats } from '../observability/metrics.js'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
@@ -216,7 +217,8 @@ async function postgresPoolStats(
   })
 }
 
-export async function openDatabase(config: ServerConfig, log: Logger): Promise<Database> {
+/** `startup`, when given, records the embedded database's own start-up phases. */
+export async function openDatabase(config: ServerConfig, log: Logger, startup?: StartupTimeline): Promise<Database> {
   const stopKeepers: Array<() => void> = []
   if (config.database) {
     const target = config.database
@@ -260,7 +262,13 @@ export async function openDatabase(config: ServerConfig, log: Logger): Promise<D
   }
 
   const pool = { minIdle: 0, max: EMBEDDED_CONNECTIONS }
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(config.dataDir, pool.max, log, config.debugDbListen)
+  const embedded: EmbeddedPostgres = await startEmbeddedPostgres(
+    config.dataDir,
+    pool.max,
+    log,
+    config.debugDbListen,
+    startup,
+  )
   const clientTarget: ClientTarget = {
     hosts: [],
     ports: [],

@@ -4,9 +4,11 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import v8 from 'node:v8'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import type { ListenAddress } from '../config/server-config.js'
+import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
 import { makeOwnerOnly } from '../runtime/data-dir.js'
@@ -54,6 +56,25 @@ function describeAddress(listener: net.Server): string {
   const bound = listener.address() as net.AddressInfo
   return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`
 }
+
+/**
+ * PostgreSQL's buffer cache inside PGlite's WebAssembly memory, which never shrinks. Its
+ * initdb default (128 MB) was touched whole at every start and made up most of the idle
+ * process; the data files are read through the operating system's page cache anyway, so a
+ * small cache costs a read call rather than a disk read. HNSW index builds are limited by
+ * maintenance_work_mem (64 MB, PostgreSQL's default), which is left as it is.
+ */
+const SHARED_BUFFERS = '16MB'
+
+/**
+ * How much a WebAssembly function must run before V8 recompiles it with its optimising
+ * compiler (V8's default is 13,000,000, "bytes executed"). At the default, PGlite's start
+ * triggered optimising compiles, one of them of a single 100 kB function that took over
+ * 600 MB for a second or two: RSS peaked near 900 MB after a start, and the compiles
+ * competed with the start for the CPU. At the highest budget only a function that stays hot
+ * under sustained load is optimised; starting and idling run on the baseline compiler.
+ */
+const WASM_TIERING_BUDGET = 2_000_000_000
 
 /**
  * Below this the embedded database cannot count on starting a WAL segment (16 MiB) or
@@ -152,6 +173,7 @@ export async function startEmbeddedPostgres(
   poolConnections: number,
   log: Logger,
   debugListen?: ListenAddress,
+  startup = new StartupTimeline(),
 ): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
   const releaseLock = acquireDataDirLock(dataDir)
@@ -168,18 +190,22 @@ export async function startEmbeddedPostgres(
   fs.rmSync(socketPath, { force: true })
 
   try {
-    const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
-      WebAssembly.compile(readAsset('pglite.wasm')),
-      WebAssembly.compile(readAsset('initdb.wasm')),
-    ])
-    const db = await PGlite.create({
-      dataDir: pgDataDir,
-      pgliteWasmModule,
-      initdbWasmModule,
-      fsBundle: new Blob([readAsset('pglite.data')]),
-      // pgvector, for memories: the migrations run CREATE EXTENSION vector.
-      extensions: { vector: vectorExtensionFile(dataDir) },
-    })
+    // Read when a module is instantiated; set before the first one is.
+    v8.setFlagsFromString(`--wasm-tiering-budget=${WASM_TIERING_BUDGET}`)
+    const [pgliteWasmModule, initdbWasmModule] = await startup.time('pglite-compile', () =>
+      Promise.all([WebAssembly.compile(readAsset('pglite.wasm')), WebAssembly.compile(readAsset('initdb.wasm'))]),
+    )
+    const db = await startup.time(firstStart ? 'pglite-initdb' : 'pglite-boot', () =>
+      PGlite.create({
+        dataDir: pgDataDir,
+        pgliteWasmModule,
+        initdbWasmModule,
+        fsBundle: new Blob([readAsset('pglite.data')]),
+        startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+        // pgvector, for memories: the migrations run CREATE EXTENSION vector.
+        extensions: { vector: vectorExtensionFile(dataDir) },
+      }),
+    )
     // initdb chmods its files 0666 whatever the umask; the 0700 data directory kept
     // others out of them meanwhile.
     const opened = makeOwnerOnly(pgDataDir)

@@ -37,6 +37,11 @@ const VECTOR_STORAGE_SQL = `
   create index if not exists chunk_vectors_by_space_embedder on chunk_vectors (space_id, embedder_id);
 `
 
+/** The tables and indexes VECTOR_STORAGE_SQL creates: when all exist (and the extension), it has run. */
+export const VECTOR_STORAGE_RELATIONS = [
+  ...VECTOR_STORAGE_SQL.matchAll(/create (?:table|index) if not exists (\w+)/g),
+].map((match) => match[1]!)
+
 /**
  * Creates the extension and the vector table when pgvector is installed on the server.
  * Never throws for a missing or forbidden extension: the answer says why memories are

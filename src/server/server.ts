@@ -1,6 +1,7 @@
 import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
+import { currentSchemaVectorSupport } from '../db/schema-state.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
@@ -13,6 +14,7 @@ import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
 import { DrainController } from '../lifecycle/drain.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
+import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import { readAsset } from '../runtime/assets.js'
@@ -76,6 +78,8 @@ export interface StartOptions {
   probeTimeoutMs?: number
   /** Batching, timeouts and retries of embedding calls; tests shorten the waits. */
   embeddingPolicy?: Partial<EmbeddingPolicy>
+  /** Where the phases before READY are recorded; `memsvc serve` passes one timed from the process's start. */
+  startup?: StartupTimeline
 }
 
 /** The REST listener with every route, wired to `server` (tests wire it to a context of their own). */
@@ -123,11 +127,14 @@ export async function startServer(
   log: Logger,
   options: StartOptions = {},
 ): Promise<RunningServer> {
-  preparePrivateDataDir(config.dataDir, log)
+  const startup = options.startup ?? new StartupTimeline()
+  const licenses = startup.timeSync('files', () => {
+    preparePrivateDataDir(config.dataDir, log)
+    return readLicenseSummary(config.licenseDir)
+  })
   const lifecycle = new Lifecycle()
-  const licenses = readLicenseSummary(config.licenseDir)
   warnAboutOperatorSettings(config, licenses.present, log)
-  const tls = await resolveTlsMaterial(config.tls, config.dataDir, log)
+  const tls = await startup.time('tls', () => resolveTlsMaterial(config.tls, config.dataDir, log))
   // Logged at every start so that operators can compare it with what a client pinned.
   if (tls)
     log.info('TLS certificate', {
@@ -146,10 +153,12 @@ export async function startServer(
   }
   const server = new ServerContext(facts)
   const parts: StartedParts = { stopping: false }
-  const metrics = createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : []))
-  const listeners = await listen(config, server, metrics, tls)
+  const metrics = startup.timeSync('metrics', () =>
+    createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : [])),
+  )
+  const listeners = await listen(config, server, metrics, tls, startup)
 
-  const ready = becomeReady(config, server, metrics, parts, options)
+  const ready = becomeReady(config, server, metrics, parts, options, startup)
   ready.catch((error: unknown) => log.error('start-up failed', { error: error as Error }))
   let stopped: Promise<void> | undefined
   const shutdown = (reason: string) => (stopped ??= stopServer(config, server, listeners, parts, ready, reason))
@@ -178,21 +187,28 @@ async function becomeReady(
   metrics: ServerMetrics,
   parts: StartedParts,
   options: StartOptions,
+  startup: StartupTimeline,
 ): Promise<void> {
   const { lifecycle, log, drainController } = server.facts
   // A bad key file fails start-up before the database is touched.
-  const encryptionKey = loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log)
-  const database = await openDatabase(config, log)
+  const encryptionKey = startup.timeSync('encryption-key', () =>
+    loadEncryptionKey(config.encryptionKeyFile, config.dataDir, log),
+  )
+  const database = await startup.time('database', () => openDatabase(config, log, startup))
   parts.database = database
   log.info('database', { target: database.description })
-  const vectorSupport = await prepareDatabase(database, encryptionKey, log, () => parts.stopping)
+  const vectorSupport = await startup.time('schema', () =>
+    prepareDatabase(database, encryptionKey, log, () => parts.stopping),
+  )
   if (parts.stopping || !vectorSupport) return
+  const jobsStartMs = performance.now()
   const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
   parts.jobs = jobs
   registerJobHandlers(jobs, encryptionKey.box, options)
   drainController.addIntake(jobs)
   // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
   if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
+  startup.add('jobs', jobsStartMs)
   const queryEmbeddings = new QueryEmbeddingCache({
     observe: (outcome) => metrics.queryEmbeddingCache.inc({ outcome }),
   })
@@ -211,7 +227,7 @@ async function becomeReady(
   jobs.start()
   parts.upkeep = new TableUpkeep(database.background, log)
   parts.upkeep.start()
-  log.info('ready', { state: lifecycle.state })
+  log.info('ready', { state: lifecycle.state, startupMs: Math.round(startup.elapsedMs()), phasesMs: startup.summary() })
   watchDatabase(database, lifecycle, log, parts)
 }
 
@@ -267,15 +283,19 @@ async function listen(
   server: ServerContext,
   metrics: ServerMetrics,
   tls: TlsMaterial | undefined,
+  startup: StartupTimeline,
 ) {
   const { lifecycle, log } = server.facts
-  const http = createRestServer({ config, server, lifecycle, metrics, log, tls })
-  const grpc = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
-  registerGrpcServices(grpc, server)
-  grpc.addStandardServices(readAsset('descriptor.binpb'))
+  const http = startup.timeSync('rest-routes', () => createRestServer({ config, server, lifecycle, metrics, log, tls }))
+  const grpc = startup.timeSync('grpc-services', () => {
+    const created = new GrpcServer({ tls, maxMessageBytes: config.maxMessageBytes, lifecycle, metrics, log })
+    registerGrpcServices(created, server)
+    created.addStandardServices(() => readAsset('descriptor.binpb'))
+    return created
+  })
   try {
-    const restPort = await http.listen(config.bindAddress, config.restPort)
-    const grpcPort = await grpc.bind(config.bindAddress, config.grpcPort)
+    const restPort = await startup.time('rest-bind', () => http.listen(config.bindAddress, config.restPort))
+    const grpcPort = await startup.time('grpc-bind', () => grpc.bind(config.bindAddress, config.grpcPort))
     const scheme = tls ? 'https' : 'http'
     log.info('listening', {
       rest: `${scheme}://${config.bindAddress}:${restPort}/v1`,
@@ -294,7 +314,8 @@ async function listen(
 /**
  * Waits for the database with backoff, applies migrations, sets up vector storage where
  * pgvector exists, and checks that the database recorded this encryption key (another key
- * would make the stored secrets unreadable). Returns undefined when the server is stopped meanwhile.
+ * would make the stored secrets unreadable); a database that has all of that already costs
+ * one query. Returns undefined when the server is stopped meanwhile.
  */
 async function prepareDatabase(
   database: Database,
@@ -305,7 +326,12 @@ async function prepareDatabase(
   let delay = FIRST_RETRY_DELAY_MS
   for (let attempt = 1; !stopping(); attempt++) {
     try {
-      await withTimeout(database.primary`select 1`, DATABASE_CHECK_TIMEOUT_MS)
+      // One query answers both whether the database is reachable and whether it needs any work.
+      const current = await withTimeout(
+        currentSchemaVectorSupport(database.primary, encryptionKey.box.keyId),
+        DATABASE_CHECK_TIMEOUT_MS,
+      )
+      if (current) return current
       const applied = await migrate(database.primary)
       if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
       const vectorSupport = await prepareVectorStorage(database.primary)

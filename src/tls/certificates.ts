@@ -2,7 +2,6 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { generate } from 'selfsigned'
 import type { TlsSettings } from '../config/server-config.js'
 import type { Logger } from '../observability/logger.js'
 
@@ -93,6 +92,8 @@ export async function resolveTlsMaterial(
   fs.mkdirSync(tlsDir, { recursive: true, mode: 0o700 })
   fs.chmodSync(tlsDir, 0o700)
   const now = new Date()
+  // Loaded only to make a certificate, which is rare: its X.509 libraries took tens of milliseconds of every start.
+  const { generate } = await import('selfsigned')
   const pems = await generate(
     [
       { name: 'commonName', value: settings.hostnames[0]! },

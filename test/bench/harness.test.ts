@@ -39,6 +39,10 @@ const OTHER_ROWS = [
   'ready-external-existing',
   'ready-embedded-existing',
   'ready-embedded-first',
+  'rss-embedded-first',
+  'rss-embedded-idle',
+  'rss-embedded-load',
+  'rss-embedded-after',
 ]
 
 const hasCommand = (command: string) =>

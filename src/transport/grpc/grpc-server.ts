@@ -156,10 +156,10 @@ export class GrpcServer {
     return this.#methods
   }
 
-  /** Health and reflection know every service; call after addService. */
-  addStandardServices(descriptorSet: Buffer): void {
+  /** Health and reflection know every service; call after addService. Reflection reads the descriptor set when first asked. */
+  addStandardServices(loadDescriptorSet: () => Buffer): void {
     addHealthService(this.server, this.#options.lifecycle, this.#serviceNames)
-    addReflectionService(this.server, descriptorSet, this.#serviceNames)
+    addReflectionService(this.server, loadDescriptorSet, this.#serviceNames)
   }
 
   #servedMethod(

@@ -26,16 +26,6 @@ import { MCP_TOOLS, type McpTool } from './mcp-tools.js'
  * session to DELETE (both answer 405).
  */
 
-/** The headers the SDK transport reads besides the ones every route copies, and the Origin check's. */
-export const MCP_READ_HEADERS = [
-  'accept',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'x-api-key',
-  'origin',
-  'host',
-] as const
-
 /** JSON-RPC 2.0's codes for a body that is not JSON, and for a refusal of the server's own. */
 const JSONRPC_PARSE_ERROR = -32700
 const JSONRPC_SERVER_ERROR = -32000

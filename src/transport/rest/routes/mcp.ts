@@ -1,7 +1,16 @@
 import type { ServerContext } from '../../../domain/context.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
-import { MCP_READ_HEADERS, serveMcp } from '../../mcp/mcp-endpoint.js'
 import type { HttpServer } from '../http-server.js'
+
+/** The headers the MCP SDK's transport reads besides the ones every route copies, and the Origin check's. */
+const MCP_READ_HEADERS = ['accept', 'mcp-protocol-version', 'mcp-session-id', 'x-api-key', 'origin', 'host'] as const
+
+/**
+ * The endpoint and the MCP SDK beneath it, loaded on the first call: the SDK builds its
+ * protocol schemas (zod) as it loads, which every start paid for, and most servers never
+ * see an MCP client.
+ */
+let endpointModule: Promise<typeof import('../../mcp/mcp-endpoint.js')> | undefined
 
 /**
  * The MCP endpoint (src/transport/mcp) on the REST port. Its key is checked before its body is
@@ -10,10 +19,18 @@ import type { HttpServer } from '../http-server.js'
  */
 export function registerMcpRoutes(http: HttpServer, server: ServerContext, metrics: ServerMetrics): void {
   const endpoint = { server, toolDuration: metrics.mcpToolDuration }
-  http.route('POST', '/mcp', (request) => serveMcp(endpoint, request), {
-    needsApiKey: true,
-    readHeaders: MCP_READ_HEADERS,
-    apiKeyHeader: 'x-api-key',
-    transport: 'mcp',
-  })
+  http.route(
+    'POST',
+    '/mcp',
+    async (request) => {
+      endpointModule ??= import('../../mcp/mcp-endpoint.js')
+      return (await endpointModule).serveMcp(endpoint, request)
+    },
+    {
+      needsApiKey: true,
+      readHeaders: MCP_READ_HEADERS,
+      apiKeyHeader: 'x-api-key',
+      transport: 'mcp',
+    },
+  )
 }
