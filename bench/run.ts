@@ -13,7 +13,7 @@ import { ensureBuilt } from './lib/build.js'
 import { type BenchDatabase, createBenchDatabase } from './lib/database.js'
 import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
-import { cpuModel, machineLoad, rssMiB } from './lib/machine.js'
+import { cpuModel, type MachineLoad, machineLoad, rssMiB } from './lib/machine.js'
 import { createSandbox, type RunningServer, type Sandbox, startMemsvc } from './lib/memsvc.js'
 import { type BenchOptions, parseOptions, type ScenarioId } from './lib/options.js'
 import {
@@ -331,34 +331,20 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     details = result.details
     complete = true
   } finally {
-    const report: BenchReport = {
+    finishSeparateReport({
       startedAt,
-      finishedAt: new Date().toISOString(),
+      before,
       complete,
       mode,
-      command: commandLine(),
-      machine: {
-        before,
-        after: machineLoad(),
-        cpus: os.availableParallelism(),
-        cpuModel: cpuModel(),
-        pinned: `memsvc on core ${SERVER_CORE} (taskset) when possible; this process (load, embedder, floors) and PostgreSQL unpinned`,
-      },
-      versions: {
-        memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
-        node: process.version,
-        postgresql: database.serverVersion,
-      },
+      pinned: `memsvc on core ${SERVER_CORE} (taskset) when possible; this process (load, embedder, floors) and PostgreSQL unpinned`,
+      build,
+      database,
       rows,
-      comparisons: [],
-      soaks: [],
       extra: memoryReportNotes(details),
-    }
-    const written = writeReport(report, options.outDir, 'memory-')
-    console.log(`\n${renderTable(rows)}\n\nload after: ${report.machine.after.uptime}`)
-    console.log(
-      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
-    )
+      printExtra: false,
+      prefix: 'memory-',
+      outDir: options.outDir,
+    })
   }
 }
 
@@ -383,38 +369,71 @@ async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<voi
     )
     complete = true
   } finally {
-    const report: BenchReport = {
+    finishSeparateReport({
       startedAt,
-      finishedAt: new Date().toISOString(),
+      before,
       complete,
       mode: description,
-      command: commandLine(),
-      machine: {
-        before,
-        after: machineLoad(),
-        cpus: os.availableParallelism(),
-        cpuModel: cpuModel(),
-        pinned: mode.pinning,
-      },
-      versions: {
-        memsvc: toolVersion(EXECUTABLE, ['--version']) + (build === 'up to date' ? '' : ` (${build})`),
-        node: process.version,
-        postgresql: database.serverVersion,
-        wrk: toolVersion('wrk', ['-v']),
-      },
+      pinned: mode.pinning,
+      build,
+      database,
       rows: result.rows,
-      comparisons: [],
-      soaks: [],
       extra: result.extra,
-    }
-    const written = writeReport(report, options.outDir, mode.prefix)
-    console.log(
-      `\n${renderTable(result.rows)}\n\n${result.extra.join('\n\n')}\n\nload after: ${report.machine.after.uptime}`,
-    )
-    console.log(
-      `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
-    )
+      printExtra: true,
+      versions: { wrk: toolVersion('wrk', ['-v']) },
+      prefix: mode.prefix,
+      outDir: options.outDir,
+    })
   }
+}
+
+/** The report of a run outside the default scenarios (memory, scale, processes): written, and its table printed. */
+function finishSeparateReport(run: {
+  startedAt: string
+  before: MachineLoad
+  complete: boolean
+  mode: string
+  pinned: string
+  build: string
+  database: BenchDatabase
+  rows: ReportRow[]
+  extra: string[]
+  /** Print the extra sections under the table too (the memory notes are in the file only). */
+  printExtra: boolean
+  versions?: Record<string, string>
+  prefix: string
+  outDir: string
+}): void {
+  const report: BenchReport = {
+    startedAt: run.startedAt,
+    finishedAt: new Date().toISOString(),
+    complete: run.complete,
+    mode: run.mode,
+    command: commandLine(),
+    machine: {
+      before: run.before,
+      after: machineLoad(),
+      cpus: os.availableParallelism(),
+      cpuModel: cpuModel(),
+      pinned: run.pinned,
+    },
+    versions: {
+      memsvc: toolVersion(EXECUTABLE, ['--version']) + (run.build === 'up to date' ? '' : ` (${run.build})`),
+      node: process.version,
+      postgresql: run.database.serverVersion,
+      ...run.versions,
+    },
+    rows: run.rows,
+    comparisons: [],
+    soaks: [],
+    extra: run.extra,
+  }
+  const written = writeReport(report, run.outDir, run.prefix)
+  const extra = run.printExtra ? `\n\n${run.extra.join('\n\n')}` : ''
+  console.log(`\n${renderTable(run.rows)}${extra}\n\nload after: ${report.machine.after.uptime}`)
+  console.log(
+    `wrote ${path.relative(process.cwd(), written.markdown)} and ${path.relative(process.cwd(), written.json)}`,
+  )
 }
 
 /** A USER-role account of its own owns the benchmark's embedders and spaces. */
