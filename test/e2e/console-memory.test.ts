@@ -312,11 +312,13 @@ describe.skipIf(!chromiumAvailable())(
       await page.getByRole('button', { name: 'Add memory', exact: true }).click()
       // Debug mode shows the create call as curl with its body, and the raw 201 answer.
       const panel = page.getByRole('complementary', { name: 'Debug' })
+      // The log holds the memories created before debug mode was on too: wait for this one's entry on top.
       const created = panel.locator('details.debug-entry').filter({ hasText: 'Create memory' }).first()
+      await expect
+        .poll(() => created.getByTestId('debug-curl').textContent())
+        .toContain('"originalContent":"This one fails at the embedder."')
       await expect.poll(() => created.getByTestId('debug-status').textContent()).toBe('201 Created')
-      const curl = (await created.getByTestId('debug-curl').textContent())!
-      expect(curl).toMatch(/^curl -sS -X POST '.*\/v1\/memories'/)
-      expect(curl).toContain('"originalContent":"This one fails at the embedder."')
+      expect(await created.getByTestId('debug-curl').textContent()).toMatch(/^curl -sS -X POST '.*\/v1\/memories'/)
       expect(JSON.parse((await created.getByTestId('debug-response').textContent())!)).toMatchObject({
         processingStatus: 'PENDING',
       })
