@@ -367,6 +367,39 @@ export const MIGRATIONS: Migration[] = [
       alter table jobs set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
     `,
   },
+  {
+    version: 10,
+    name: 'space change notifications',
+    sql: `
+      -- Every server keeps the rows retrieval plans from (a space, its embedders and their
+      -- registrations: src/domain/space-rows-cache.ts); these notifications tell all of
+      -- them, whichever process or tool made the change, to forget a space or every space
+      -- using an embedder. A row deleted by a cascade (a user's spaces) fires them too.
+      create function memsvc_notify_space_change() returns trigger language plpgsql as $$
+      begin
+        if tg_table_name = 'spaces' then
+          perform pg_notify('memsvc_spaces', 'space:' || old.id::text);
+        elsif tg_table_name = 'embedders' then
+          perform pg_notify('memsvc_spaces', 'embedder:' || old.id::text);
+        elsif tg_op = 'INSERT' then
+          perform pg_notify('memsvc_spaces', 'space:' || new.space_id::text);
+        else
+          perform pg_notify('memsvc_spaces', 'space:' || old.space_id::text);
+          if tg_op = 'UPDATE' and new.space_id <> old.space_id then
+            perform pg_notify('memsvc_spaces', 'space:' || new.space_id::text);
+          end if;
+        end if;
+        return null;
+      end
+      $$;
+      create trigger spaces_change after update or delete on spaces
+        for each row execute function memsvc_notify_space_change();
+      create trigger space_embedders_change after insert or update or delete on space_embedders
+        for each row execute function memsvc_notify_space_change();
+      create trigger embedders_change after update or delete on embedders
+        for each row execute function memsvc_notify_space_change();
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

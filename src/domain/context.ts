@@ -12,7 +12,7 @@ import { API_KEY_USAGE_JOB } from './job-kinds.js'
 import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
-import type { RecentSpaceRows } from './recent-space-rows.js'
+import type { SpaceRowsCache } from './space-rows-cache.js'
 
 /** What a server knows from its first moment, before any database: enough for probes, system info and drain. */
 export interface ServerFacts {
@@ -34,8 +34,8 @@ export interface DomainParts {
   readonly vectorSupport: VectorSupport
   /** Retrieval's query vectors, kept so that a repeated message costs no provider call. */
   readonly queryEmbeddings: QueryEmbeddingCache
-  /** The spaces retrieval read last, so its next search of them need not wait for the read. */
-  readonly recentSpaces: RecentSpaceRows
+  /** The rows retrieval plans from, kept per space and evicted on change; already started. */
+  readonly spaceRows: SpaceRowsCache
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */
@@ -77,9 +77,10 @@ export class DomainContext {
     return this.database.engine
   }
 
-  /** Writes the usage stamps still in memory and stops listening for key changes. */
+  /** Writes the usage stamps still in memory and stops listening for key and space changes. */
   async close(): Promise<void> {
     await this.authenticator.stop()
+    await this.spaceRows.stop()
   }
 }
 

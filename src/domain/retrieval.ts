@@ -26,9 +26,9 @@ import { findUsableLlm } from './llms.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
 import { providerAccess } from './provider-access.js'
-import type { SpaceRows } from './recent-space-rows.js'
 import { findUsableReranker } from './rerankers.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
+import type { SpaceRows } from './space-rows-cache.js'
 
 /**
  * POST /v1/memories:retrieve. Everything that can be refused is checked before the
@@ -118,13 +118,21 @@ function supportsIterativeScan(version: string): boolean {
   )
 }
 
-/** The spaces, and their embedders with the embedders' registrations: two queries in one write. */
-async function readSpaceRows(context: DomainContext, spaceIds: string[]): Promise<SpaceRows> {
-  const [spaceRows, targets] = await pipelined<[SpaceRow[], SpaceEmbedderTarget[]]>(context.sql, (connection) => [
+/**
+ * The spaces, and their embedders with the embedders' registrations: kept by the server
+ * (src/domain/space-rows-cache.ts), or read in two queries in one write and kept.
+ */
+async function spaceRows(context: DomainContext, spaceIds: string[]): Promise<SpaceRows> {
+  const kept = context.spaceRows.lookup(spaceIds)
+  if (kept) return kept
+  const generation = context.spaceRows.generation
+  const [found, targets] = await pipelined<[SpaceRow[], SpaceEmbedderTarget[]]>(context.sql, (connection) => [
     spacesSql.findSpaces(connection, spaceIds),
     spacesSql.listSpaceEmbedderTargets(connection, spaceIds),
   ])
-  return { spaces: new Map(spaceRows.map((space) => [space.id, space])), targets }
+  const rows = { spaces: new Map(found.map((space) => [space.id, space])), targets }
+  context.spaceRows.fill(spaceIds, rows, generation)
+  return rows
 }
 
 /** Each key checked in order, as the caller wrote them, against the rows read for its space. */
@@ -155,53 +163,11 @@ function planSpaces(principal: Principal, request: RetrieveMemoriesRequest, rows
   return plans
 }
 
-/** What the searches of a plan depend on: the same for two plans that search the same lists with the same vectors and weights. */
-function searchSignature(plans: SpacePlan[]): string {
-  return JSON.stringify(
-    plans.map((plan) => [
-      plan.spaceId,
-      plan.embedders.map(({ member, weight }) => [member.embedder_id, member.updated_at.getTime(), weight]),
-    ]),
-  )
-}
-
 /** The query embedding cache's key for one embedder's vector of the message. */
 const queryKey = (target: EmbedderTargetRow, message: string) =>
   ({ embedderId: target.id, embedderUpdatedAt: target.updated_at, inputType: 'search_query', message }) as const
 
-/** Every embedder's vector of the message, if the cache holds them all (no provider is asked). */
-function cachedVectors(
-  context: DomainContext,
-  plans: SpacePlan[],
-  message: string,
-): Map<string, readonly number[]> | undefined {
-  const vectors = new Map<string, readonly number[]>()
-  for (const plan of plans)
-    for (const { member } of plan.embedders) {
-      const vector = context.queryEmbeddings.peek(queryKey(member, message))
-      if (!vector) return undefined
-      vectors.set(member.embedder_id, vector)
-    }
-  return vectors
-}
-
-type Settled<T> = { value: T } | { error: unknown }
-const settle = <T>(promise: Promise<T>): Promise<Settled<T>> =>
-  promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  )
-
-/**
- * The spaces' rows, then the searches they plan: two round trips in turn, unless this
- * server read the same spaces recently and holds the message's vectors. Then the searches
- * start at once from the remembered rows, beside the read, and the rows read decide: they
- * alone are checked for access, and the early searches count only if the rows plan exactly
- * the same searches (same embedders, registrations, states and weights); otherwise the
- * searches run again from what was read. A caller without access learns nothing from the
- * early searches (their results and errors are dropped), and no provider is called from
- * remembered rows: only cached vectors are used.
- */
+/** The spaces' rows decide access and which lists to search; then the searches. */
 async function planAndSearch(
   context: DomainContext,
   principal: Principal,
@@ -209,43 +175,11 @@ async function planAndSearch(
   mode: RetrievalMode,
   limit: number,
 ): Promise<WeightedList[]> {
-  const spaceIds = request.spaceKeys.map((key) => key.spaceId)
-  const read = settle(readSpaceRows(context, spaceIds))
-  const early = earlySearch(context, principal, request, mode, limit, spaceIds)
-  const outcome = await read
-  if ('error' in outcome) throw outcome.error
-  context.recentSpaces.remember(spaceIds, outcome.value)
-  const plans = planSpaces(principal, request, outcome.value)
-  if (early && early.signature === searchSignature(plans)) {
-    const searched = await early.lists
-    if ('error' in searched) throw searched.error
-    return searched.value
-  }
-  return searchLists(context, request, plans, mode, limit)
-}
-
-function earlySearch(
-  context: DomainContext,
-  principal: Principal,
-  request: RetrieveMemoriesRequest,
-  mode: RetrievalMode,
-  limit: number,
-  spaceIds: string[],
-): { signature: string; lists: Promise<Settled<WeightedList[]>> } | undefined {
-  const remembered = context.recentSpaces.recall(spaceIds)
-  if (!remembered) return undefined
-  let plans: SpacePlan[]
-  try {
-    plans = planSpaces(principal, request, remembered)
-  } catch {
-    return undefined // the rows read will give the answer
-  }
-  const vectors = mode === 'KEYWORD' ? new Map() : cachedVectors(context, plans, request.message)
-  if (!vectors) return undefined
-  return {
-    signature: searchSignature(plans),
-    lists: settle(searchLists(context, request, plans, mode, limit, vectors)),
-  }
+  const rows = await spaceRows(
+    context,
+    request.spaceKeys.map((key) => key.spaceId),
+  )
+  return searchLists(context, request, planSpaces(principal, request, rows), mode, limit)
 }
 
 /**
@@ -296,13 +230,11 @@ async function searchLists(
   plans: SpacePlan[],
   mode: RetrievalMode,
   limit: number,
-  /** The message's vectors, when the caller has them already. */
-  knownVectors?: Map<string, readonly number[]>,
 ): Promise<WeightedList[]> {
   const vectorLists = async (): Promise<WeightedList[]> => {
     if (mode === 'KEYWORD') return []
     const embedders = new Map(plans.flatMap((plan) => plan.embedders.map(({ member }) => [member.id, member] as const)))
-    const vectors = knownVectors ?? (await embedMessage(context, [...embedders.values()], request.message))
+    const vectors = await embedMessage(context, [...embedders.values()], request.message)
     const support = context.vectorSupport
     const iterativeScan = support.available && supportsIterativeScan(support.version)
     const { efSearch } = vectorSearchPlan(requestedSizeOf(request), request.hnsw?.efSearch)

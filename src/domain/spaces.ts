@@ -259,6 +259,8 @@ export async function updateSpace(
     })
   } catch (error) {
     throw spaceConflict(error, id, request.name)
+  } finally {
+    context.spaceRows.forgetSpace(id)
   }
 }
 
@@ -266,10 +268,14 @@ export async function updateSpace(
 export async function deleteSpace(context: DomainContext, call: CallContext, spaceId: unknown): Promise<void> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
-  await context.sql.begin(async (tx) => {
-    await findAccessibleSpace(tx, principal, id, 'SPACE', 'DELETE')
-    await spacesSql.deleteSpace(tx, id)
-  })
+  try {
+    await context.sql.begin(async (tx) => {
+      await findAccessibleSpace(tx, principal, id, 'SPACE', 'DELETE')
+      await spacesSql.deleteSpace(tx, id)
+    })
+  } finally {
+    context.spaceRows.forgetSpace(id)
+  }
 }
 
 /**
@@ -313,6 +319,8 @@ export async function addSpaceEmbedder(
     return updated
   } catch (error) {
     throw spaceConflict(error, id, undefined)
+  } finally {
+    context.spaceRows.forgetSpace(id)
   }
 }
 
@@ -326,14 +334,18 @@ export async function removeSpaceEmbedder(
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(removeEmbedderSchema, input)
-  return context.sql.begin(async (tx) => {
-    const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-    const members = await spacesSql.listSpaceEmbedders(tx, [id])
-    if (!members.some((member) => member.embedder_id === request.embedderId))
-      throw notFound(`embedder ${request.embedderId} in space ${id}`)
-    if (members.length === 1)
-      throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
-    await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
-    return withEmbedders(tx, space)
-  }) as Promise<Space>
+  try {
+    return (await context.sql.begin(async (tx) => {
+      const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
+      const members = await spacesSql.listSpaceEmbedders(tx, [id])
+      if (!members.some((member) => member.embedder_id === request.embedderId))
+        throw notFound(`embedder ${request.embedderId} in space ${id}`)
+      if (members.length === 1)
+        throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
+      await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
+      return withEmbedders(tx, space)
+    })) as Space
+  } finally {
+    context.spaceRows.forgetSpace(id)
+  }
 }

@@ -117,5 +117,7 @@ export async function deleteUser(context: DomainContext, call: CallContext, user
   const deleted = await usersSql.deleteUser(context.sql, id)
   if (!deleted) throw notFound(`user ${id}`)
   context.authenticator.forgetUser(id)
+  // Its spaces went with it (a cascade); which ones this server kept is not worth a query.
+  context.spaceRows.clear()
   await context.authenticator.propagateRevocation()
 }

@@ -48,17 +48,6 @@ export class QueryEmbeddingCache {
     return this.#entries.size
   }
 
-  /** The cached vector for `key`, if there is one, without asking anyone (counted as a hit when found). */
-  peek(key: QueryEmbeddingKey): readonly number[] | undefined {
-    const id = cacheKey(key)
-    const cached = this.#entries.get(id)
-    if (!cached) return undefined
-    this.#entries.delete(id)
-    this.#entries.set(id, cached)
-    this.#observe?.('hit')
-    return cached
-  }
-
   /**
    * The cached vector for `key`, or the one `embed` returns, which is then kept. A failure
    * of `embed` propagates and nothing is kept. Concurrent misses of one key each call

@@ -6,7 +6,7 @@ import { TableUpkeep } from '../db/table-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
-import { RecentSpaceRows } from '../domain/recent-space-rows.js'
+import { SpaceRowsCache } from '../domain/space-rows-cache.js'
 import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
 import { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
@@ -204,7 +204,9 @@ async function becomeReady(
   const jobsStartMs = performance.now()
   const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
   parts.jobs = jobs
-  registerJobHandlers(jobs, encryptionKey.box, options)
+  const spaceRows = new SpaceRowsCache()
+  spaceRows.start(database, log)
+  registerJobHandlers(jobs, encryptionKey.box, options, (spaceId) => spaceRows.forgetSpace(spaceId))
   drainController.addIntake(jobs)
   // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
   if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
@@ -219,7 +221,7 @@ async function becomeReady(
       jobs,
       vectorSupport,
       queryEmbeddings,
-      recentSpaces: new RecentSpaceRows(),
+      spaceRows,
     }),
   )
   lifecycle.setDatabaseReachable(true)

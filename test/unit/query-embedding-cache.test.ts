@@ -40,17 +40,6 @@ describe('query embedding cache', () => {
     expect(outcomes).toEqual(['miss', 'hit'])
   })
 
-  it('peek answers only what was embedded before, and asks no one', async () => {
-    const outcomes: QueryEmbeddingOutcome[] = []
-    const cache = new QueryEmbeddingCache({ observe: (outcome) => outcomes.push(outcome) })
-    const embedder = provider()
-    expect(cache.peek(key('tower'))).toBeUndefined()
-    await cache.embed(key('tower'), embedder.embed)
-    expect(cache.peek(key('tower'))).toEqual([1, 0.5])
-    expect(embedder.calls).toBe(1)
-    expect(outcomes).toEqual(['miss', 'hit'])
-  })
-
   it('another message, embedder or input type is a miss', async () => {
     const cache = new QueryEmbeddingCache()
     const embedder = provider()

@@ -12,8 +12,16 @@ export interface JobTuning {
   embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
-/** Every job kind this server version runs (src/domain/job-kinds.ts names them); all run on the background pool. */
-export function registerJobHandlers(jobs: JobProcessor, secrets: SecretBox, tuning: JobTuning = {}): void {
+/**
+ * Every job kind this server version runs (src/domain/job-kinds.ts names them); all run on
+ * the background pool. `spaceChanged` is told of each write to a space's embedders, after it commits.
+ */
+export function registerJobHandlers(
+  jobs: JobProcessor,
+  secrets: SecretBox,
+  tuning: JobTuning = {},
+  spaceChanged: (spaceId: string) => void = () => {},
+): void {
   jobs.register(apiKeyUsageJob(jobs.sql))
   jobs.register(modelProbeJob(jobs.sql, secrets, tuning.probeTimeoutMs))
   const memoryDependencies: MemoryJobDependencies = {
@@ -22,6 +30,7 @@ export function registerJobHandlers(jobs: JobProcessor, secrets: SecretBox, tuni
     registry: jobs.registry,
     enqueue: (kind, payload) => jobs.enqueue(jobs.sql, kind, payload),
     policy: tuning.embeddingPolicy,
+    spaceChanged,
   }
   jobs.register(memoryIngestJob(memoryDependencies))
   jobs.register(spaceBackfillJob(memoryDependencies))

@@ -48,6 +48,8 @@ export interface MemoryJobDependencies {
   registry: Registry
   enqueue: (kind: string, payload: Record<string, unknown>) => Promise<unknown>
   policy?: Partial<EmbeddingPolicy>
+  /** Told after a write to a space's embedder rows commits (the server's space rows cache). */
+  spaceChanged?: (spaceId: string) => void
 }
 
 interface MemoryMetrics {
@@ -372,6 +374,7 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
           ready: false,
           error: (error as Error).message,
         })
+        deps.spaceChanged?.(spaceId)
         throw new PermanentJobError((error as Error).message)
       }
       const remaining = await chunksSql.countMemoriesMissingVectors(deps.sql, spaceId, embedderId)
@@ -381,6 +384,7 @@ export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceB
         total,
         ready: remaining === 0,
       })
+      deps.spaceChanged?.(spaceId)
       if (remaining > 0) await deps.enqueue(SPACE_BACKFILL_JOB, { spaceId, embedderId })
     },
   }
