@@ -202,6 +202,21 @@ export class Authenticator {
     this.#pendingUsage.set(keyId, new Date(now))
   }
 
+  /**
+   * A key whose last stamp is older than the resolution would be stamped again anyway, so
+   * its entry can go: the map then holds the keys used in the last minute, not every key
+   * this process has ever seen (a long-running server with many short-lived keys).
+   */
+  #forgetOldUsageWrites(now: number): void {
+    for (const [keyId, lastWrite] of this.#lastUsageWrite)
+      if (now - lastWrite >= LAST_USED_RESOLUTION_MS) this.#lastUsageWrite.delete(keyId)
+  }
+
+  /** Keys whose last stamp is kept (for tests: bounded by the keys used within LAST_USED_RESOLUTION_MS). */
+  get usageWritesKept(): number {
+    return this.#lastUsageWrite.size
+  }
+
   /** Where usage batches go: the job queue, once the server has one. Until then they wait in memory. */
   setUsageSink(sink: (usage: Array<{ id: string; usedAt: number }>) => Promise<void>): void {
     this.#usageSink = sink
@@ -209,6 +224,7 @@ export class Authenticator {
 
   /** Hands the usage stamps collected since the last flush to a background job, off the request path. */
   async flushUsage(): Promise<void> {
+    this.#forgetOldUsageWrites(Date.now())
     if (this.#pendingUsage.size === 0 || !this.#usageSink) return
     const batch = [...this.#pendingUsage].map(([id, usedAt]) => ({ id, usedAt: usedAt.getTime() }))
     this.#pendingUsage.clear()

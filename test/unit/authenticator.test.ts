@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { ChangeFeedHandlers, Database } from '../../src/db/database.js'
 import { generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key-format.js'
-import { Authenticator, apiKeyFromAuthorization } from '../../src/domain/auth.js'
+import { Authenticator, apiKeyFromAuthorization, LAST_USED_RESOLUTION_MS } from '../../src/domain/auth.js'
 import { AppError } from '../../src/errors/app-error.js'
 import { createLogger } from '../../src/observability/logger.js'
 
@@ -128,5 +128,42 @@ describe('Authenticator', () => {
     await authenticator.authenticate(key)
     expect(queries).toHaveLength(3)
     await authenticator.stop()
+  })
+
+  it('keeps usage stamps only for keys used within the resolution, however many keys it has seen', async () => {
+    const created = new Date(1_700_000_000_000)
+    let keyNumber = 0
+    const { database } = recordingDatabase(() => [
+      {
+        key_id: `k${++keyNumber}`,
+        user_id: 'u1',
+        role: 'USER',
+        status: 'ACTIVE',
+        expires_at: null,
+        username: 'alice',
+        display_name: 'Alice',
+        user_created_at: created,
+        user_updated_at: created,
+      },
+    ])
+    const authenticator = new Authenticator(database, silent)
+    authenticator.start()
+    const stamps: Array<Array<{ id: string }>> = []
+    authenticator.setUsageSink(async (usage) => void stamps.push(usage))
+    let now = Date.now()
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now)
+    try {
+      for (let i = 0; i < 50; i++) await authenticator.authenticate(`Bearer ${generateApiKey()}`)
+      await authenticator.flushUsage()
+      expect(stamps.flat()).toHaveLength(50)
+      expect(authenticator.usageWritesKept).toBe(50)
+      now += LAST_USED_RESOLUTION_MS
+      await authenticator.authenticate(`Bearer ${generateApiKey()}`)
+      await authenticator.flushUsage()
+      expect(authenticator.usageWritesKept).toBe(1)
+    } finally {
+      clock.mockRestore()
+      await authenticator.stop()
+    }
   })
 })
