@@ -312,6 +312,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
         database,
         userKey: user.key,
         userId: user.userId,
+        profileDir: options.cpuProf ? profileDir : undefined,
         retriever: async ({ spaceId }) =>
           (await hasRestRetrieve(server.restUrl, user.key))
             ? restRetriever(server.restUrl, user.key, spaceId, server.pid)

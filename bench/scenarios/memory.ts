@@ -26,6 +26,7 @@ import type { RunningServer } from '../lib/memsvc.js'
 import type { BenchOptions } from '../lib/options.js'
 import { backendCpuBetween, backendCpuSeconds } from '../lib/postgres-cpu.js'
 import { sleep } from '../lib/processes.js'
+import { inspectorUrl, profileWindow } from '../lib/profile-window.js'
 import type { ReportRow } from '../lib/report.js'
 import { latencySummary, percentile } from '../lib/stats.js'
 import type { Retriever } from './memory-retriever.js'
@@ -76,6 +77,8 @@ export interface MemoryBenchContext {
   userId: string
   /** Retrieval through memsvc (REST, or the domain function while the REST route is missing). */
   retriever: (space: { spaceId: string }) => Promise<Retriever>
+  /** With --cpu-prof: where the profile of memsvc's first VECTOR run goes (through its inspector). */
+  profileDir?: string
 }
 
 export interface MemoryBenchDetails {
@@ -651,7 +654,12 @@ export async function memoryBench(
               async (index) => void (await nearest(embeddings[index]!, candidates)),
             ),
           ),
-        async () =>
+        async () => {
+          // The whole-run profile is mostly ingest: the first VECTOR run gets a window of its own.
+          const inspector = context.profileDir && round === 0 ? inspectorUrl(context.server.log()) : undefined
+          const profiled = inspector
+            ? profileWindow(inspector, seconds, path.join(context.profileDir!, 'memory-vector.cpuprofile'))
+            : undefined
           runs.product.push(
             await closedLoop(
               sql,
@@ -660,7 +668,9 @@ export async function memoryBench(
               async (index) => void (await retriever.retrieve(messages[index]!, 'VECTOR', RECALL_K)),
               retriever.serverPid,
             ),
-          ),
+          )
+          await profiled
+        },
       ]
       if (round % 2 === 1) sides.reverse()
       for (const side of sides) await side()
