@@ -431,6 +431,23 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
   }
 }
 
+/**
+ * What the ingest wrote beside PostgreSQL's buffer cache: once the vectors and their HNSW
+ * graph outgrow it, each insert reads pages back from the operating system, which is where
+ * the last tenths of the ingest slow down.
+ */
+async function storageSizes(sql: postgres.Sql): Promise<string> {
+  const [sizes] = await sql<Array<{ vectors: string; hnsw: string; chunks: string; sharedBuffers: string }>>`
+    select
+      pg_size_pretty(pg_table_size('chunk_vectors')) as vectors,
+      pg_size_pretty(coalesce((
+        select sum(pg_relation_size(i.indexrelid)) from pg_index i join pg_class c on c.oid = i.indexrelid
+        where i.indrelid = 'chunk_vectors'::regclass and c.relname like 'chunk_vectors_hnsw_%'), 0)::bigint) as hnsw,
+      pg_size_pretty(pg_total_relation_size('chunks')) as chunks,
+      current_setting('shared_buffers') as "sharedBuffers"`
+  return `storage after the ingest: chunk_vectors ${sizes!.vectors}, its HNSW index ${sizes!.hnsw}, chunks with their indexes ${sizes!.chunks}; PostgreSQL's shared_buffers ${sizes!.sharedBuffers}`
+}
+
 function ratioRow(
   id: string,
   measure: string,
@@ -626,6 +643,7 @@ export async function memoryBench(
       ],
     })
 
+    notes.push(await storageSizes(sql))
     log('memory: vacuum analyze before retrieval…')
     await database.vacuumAnalyze()
     const [searched] = await sql<
