@@ -61,6 +61,11 @@ export class EmbeddingError extends Error {
     message: string,
     /** Trying again cannot help: wrong dimensionality, a 4xx, an unsupported credential. */
     readonly permanent: boolean,
+    /**
+     * The refusal is the embedder's, not one input's (its dimensionality, a request it cannot
+     * make): sending the inputs one by one would meet it again. A 4xx may be about one input.
+     */
+    readonly everyInput = false,
   ) {
     super(message)
     this.name = 'EmbeddingError'
@@ -133,7 +138,7 @@ async function embedBatch(
     request = embeddingRequest(embedder, access.credential, batch, inputType)
   } catch (error) {
     if (error instanceof UnsupportedProbeError)
-      throw new EmbeddingError(error.message.replace('probing', 'embedding'), true)
+      throw new EmbeddingError(error.message.replace('probing', 'embedding'), true, true)
     throw error
   }
   for (let attempt = 1; ; attempt++) {
@@ -176,6 +181,7 @@ function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: numb
   if (wrong) {
     throw new EmbeddingError(
       `embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
+      true,
       true,
     )
   }

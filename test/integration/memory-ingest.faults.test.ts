@@ -230,6 +230,27 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     }
   })
 
+  it('memories ingested together all fail on the one request that answered the wrong dimensionality', async () => {
+    const since = fixture.embedder.requests.length
+    fixture.embedder.plan({ kind: 'dimensions', dimensions: 5 })
+    const { results } = await memories.batchCreateMemories(context(), fixture.as(fixture.alice), {
+      requests: Array.from({ length: 4 }, (_, i) => ({
+        spaceId,
+        originalContent: `Fact number ${i} (wrong width, together).`,
+      })),
+    })
+    const ids = results.map((result) => ('memory' in result ? result.memory.memoryId : ''))
+    const done = await Promise.all(ids.map((id) => fixture.settled(id)))
+    for (const memory of done) {
+      expect(memory).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
+      expect(memory.processingError).toContain('returned 5 dimensions; the embedder is registered with 16')
+    }
+    // Sent alone, each would have met the same embedder: nothing was asked after the shared request.
+    const requests = ingestRequests(fixture, since)
+    expect(requests).toHaveLength(1)
+    expect(requests[0]!.inputs).toHaveLength(4)
+  })
+
   it('metrics count ingests by outcome and embedding requests by provider type and outcome, with their latency', async () => {
     const metrics = await (
       await fetch(`${fixture.server.restUrl}/metrics`, { headers: { 'x-service-metrics-key': 'test-metrics-secret' } })

@@ -196,7 +196,8 @@ function groupsOf(items: IngestItem[]): IngestItem[][] {
  * one statement, the chunks of a space's memories go to each embedder in shared requests,
  * and are stored in one transaction. Each memory still ends on its own: when a shared
  * request is refused for good, or a shared store fails, each memory of the group is tried
- * alone, so only the one the provider or the database refuses fails.
+ * alone, so only the one the provider or the database refuses fails; a refusal that is the
+ * embedder's own (its dimensionality) fails the whole group at once.
  */
 export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryIngestPayload> {
   const metrics = memoryMetrics(deps.registry)
@@ -237,7 +238,7 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         chunks.map((chunk) => chunk.text),
       )
     } catch (error) {
-      if (group.length > 1 && error instanceof EmbeddingError && error.permanent) {
+      if (group.length > 1 && error instanceof EmbeddingError && error.permanent && !error.everyInput) {
         // The provider may refuse one input of many: each memory alone finds which.
         for (const item of group) await ingest([item], targets, results)
         return
