@@ -44,6 +44,14 @@ export const DEFAULT_JOB_OPTIONS: JobProcessorOptions = {
   maxRetryDelayMs: 5 * 60_000,
 }
 
+/**
+ * A run renews its jobs' leases this many times per lease, so that a long run (an ingest of
+ * 16 memories through a slow provider) is not taken for a dead worker's and run again beside
+ * itself. A run that outlasts MAX_RENEWED_RUN_MS is no longer renewed: if its handler hangs,
+ * the jobs come back once their lease passes.
+ */
+const LEASE_RENEWALS_PER_LEASE = 3
+const MAX_RENEWED_RUN_MS = 30 * 60_000
 const FINISHED_JOB_RETENTION_SEC = 7 * 24 * 3600
 const CLEANUP_INTERVAL_MS = 10 * 60_000
 const RETRY_JITTER = 0.2
@@ -285,11 +293,47 @@ export class JobProcessor implements WorkIntake, JobQueue {
     )
   }
 
+  /** Renews the run's leases until the returned function is called (see LEASE_RENEWALS_PER_LEASE). */
+  #renewLeases(jobs: jobsSql.JobRow[]): () => void {
+    const leaseSeconds = this.#options.leaseSeconds
+    const ids = jobs.map((job) => job.id)
+    const startedAt = Date.now()
+    let renewing = false
+    const timer = setInterval(
+      () => {
+        if (renewing) return
+        if (Date.now() - startedAt > MAX_RENEWED_RUN_MS) {
+          clearInterval(timer)
+          this.log.warn('a job run has gone on too long; its lease is no longer renewed', {
+            jobIds: ids.join(','),
+            kind: jobs[0]!.kind,
+            minutes: MAX_RENEWED_RUN_MS / 60_000,
+          })
+          return
+        }
+        renewing = true
+        jobsSql
+          .extendLeases(this.sql, this.workerId, ids, leaseSeconds)
+          .catch((error: unknown) =>
+            this.log.warn('could not renew the lease of running jobs; will try again', {
+              jobIds: ids.join(','),
+              error: error as Error,
+            }),
+          )
+          .finally(() => (renewing = false))
+      },
+      (leaseSeconds * 1000) / LEASE_RENEWALS_PER_LEASE,
+    )
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
   /** One run: a job, or several of one kind for a handler that takes them together. */
   async #execute(jobs: jobsSql.JobRow[]): Promise<void> {
     const kind = jobs[0]!.kind
     const handler = this.#handlers.get(kind)
     const started = process.hrtime.bigint()
+    const stopRenewing = this.#renewLeases(jobs)
     let results: Array<PromiseSettledResult<void>>
     try {
       if (!handler) throw new PermanentJobError(`no handler for job kind ${kind} in this server version`)
@@ -298,6 +342,8 @@ export class JobProcessor implements WorkIntake, JobQueue {
         : [await settle(handler.run(jobs[0]!.payload as never, jobs[0]!.attempts))]
     } catch (error) {
       results = jobs.map(() => ({ status: 'rejected', reason: error }))
+    } finally {
+      stopRenewing()
     }
     const outcomes = jobs.map((job, index) => this.#outcome(job, results[index]))
     try {

@@ -165,6 +165,29 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
       )
     })
   })
+
+  it('a run longer than its lease keeps its job: the lease is renewed, so it is not taken again and run twice', async () => {
+    const server = await startTestServer({
+      engine,
+      startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100, leaseSeconds: 1 } },
+    })
+    running.push(server)
+    const jobs = server.server.jobs
+    let runs = 0
+    jobs.register({
+      kind: 'test.long',
+      maxAttempts: 5,
+      run: async () => {
+        runs++
+        // Three leases long: without renewal the queue would hand the job out again after the first.
+        await new Promise((resolve) => setTimeout(resolve, 3_000))
+      },
+    })
+    const id = await jobs.enqueue(jobs.sql, 'test.long', {})
+    await waitFor('the long job to succeed', async () => (await jobStatus(server, id)) === 'SUCCEEDED')
+    expect(runs).toBe(1)
+    expect(await jobsSql.findJob(server.server.context.sql, id)).toMatchObject({ attempts: 1 })
+  })
 })
 
 describe('background jobs shared by several processes (postgresql)', () => {
