@@ -28,7 +28,7 @@ function recordingDatabase(answer: () => unknown[] = () => []) {
 
 const silent = createLogger('error', () => {})
 
-/** A '0' in place of the last character would leave a key whose last character was '0' as it was (1 run in 32 or so). */
+/** A '0' in place of the last character would leave a key whose last character was '0' as it was (1 run in 62: the checksum is base62). */
 const withLastCharacterChanged = (key: string) => `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
