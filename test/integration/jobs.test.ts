@@ -169,7 +169,7 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
   it('a run longer than its lease keeps its job: the lease is renewed, so it is not taken again and run twice', async () => {
     const server = await startTestServer({
       engine,
-      startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100, leaseSeconds: 1 } },
+      startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100, leaseSeconds: 2 } },
     })
     running.push(server)
     const jobs = server.server.jobs
@@ -179,8 +179,9 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
       maxAttempts: 5,
       run: async () => {
         runs++
-        // Three leases long: without renewal the queue would hand the job out again after the first.
-        await new Promise((resolve) => setTimeout(resolve, 3_000))
+        // Two and a half leases long: without renewal the queue would hand the job out again after the first.
+        // (A renewal every 667 ms leaves a slow database over a second before the lease would pass.)
+        await new Promise((resolve) => setTimeout(resolve, 5_000))
       },
     })
     const id = await jobs.enqueue(jobs.sql, 'test.long', {})
