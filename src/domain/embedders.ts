@@ -90,28 +90,24 @@ export async function updateEmbedder(
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, embedderId, 'embedderId')
   const request = parseInput(updateEmbedderSchema, input)
-  try {
-    const row = await registrations.updateRegistration(context, principal, EMBEDDER, id, request, (current) => ({
+  // The spaces using it plan retrieval from its registration (endpoint, credentials, dimensionality).
+  const row = await context.spaceRows.afterEmbedderWrite(id, () =>
+    registrations.updateRegistration(context, principal, EMBEDDER, id, request, (current) => ({
       ...registrations.nextSharedColumns(current, request),
       dimensionality: request.dimensionality ?? current.dimensionality,
       distribution_type: request.distributionType ?? current.distribution_type,
       max_sequence_length: request.maxSequenceLength ?? current.max_sequence_length,
-    }))
-    return toEmbedder(row)
-  } finally {
-    // The spaces using it plan retrieval from its registration (endpoint, credentials, dimensionality).
-    context.spaceRows.forgetEmbedder(id)
-  }
+    })),
+  )
+  return toEmbedder(row)
 }
 
 export async function deleteEmbedder(context: DomainContext, call: CallContext, embedderId: unknown): Promise<void> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, embedderId, 'embedderId')
-  try {
-    await registrations.deleteRegistration(context, principal, EMBEDDER, id)
-  } finally {
-    context.spaceRows.forgetEmbedder(id)
-  }
+  await context.spaceRows.afterEmbedderWrite(id, () =>
+    registrations.deleteRegistration(context, principal, EMBEDDER, id),
+  )
 }
 
 /** The use cases the transports call, under the names every kind shares. */

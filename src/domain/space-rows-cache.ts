@@ -115,6 +115,27 @@ export class SpaceRowsCache {
     }
   }
 
+  /**
+   * Runs a write to a space's rows, then evicts the space once the write has ended,
+   * committed or not, so the writer's next retrieval reads it again.
+   */
+  async afterSpaceWrite<T>(spaceId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write()
+    } finally {
+      this.forgetSpace(spaceId)
+    }
+  }
+
+  /** The same for a write to an embedder's registration, which the rows of every space using it carry. */
+  async afterEmbedderWrite<T>(embedderId: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await write()
+    } finally {
+      this.forgetEmbedder(embedderId)
+    }
+  }
+
   forgetSpace(spaceId: string): void {
     this.#generation++
     this.#entries.delete(spaceId)

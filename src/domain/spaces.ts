@@ -242,25 +242,25 @@ export async function updateSpace(
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(updateSpaceSchema, input)
   try {
-    return await context.sql.begin(async (tx) => {
-      const current = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-      const next = {
-        name: request.name ?? current.name,
-        public_read: request.publicRead ?? current.public_read,
-        labels: nextLabels(current.labels, request),
-      }
-      if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
-      const updated = await spacesSql.updateSpace(tx, id, {
-        ...next,
-        updated_at: nowMillis(),
-        updated_by: principal.userId,
-      })
-      return withEmbedders(tx, updated)
-    })
+    return await context.spaceRows.afterSpaceWrite(id, () =>
+      context.sql.begin(async (tx) => {
+        const current = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
+        const next = {
+          name: request.name ?? current.name,
+          public_read: request.publicRead ?? current.public_read,
+          labels: nextLabels(current.labels, request),
+        }
+        if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
+        const updated = await spacesSql.updateSpace(tx, id, {
+          ...next,
+          updated_at: nowMillis(),
+          updated_by: principal.userId,
+        })
+        return withEmbedders(tx, updated)
+      }),
+    )
   } catch (error) {
     throw spaceConflict(error, id, request.name)
-  } finally {
-    context.spaceRows.forgetSpace(id)
   }
 }
 
@@ -268,14 +268,12 @@ export async function updateSpace(
 export async function deleteSpace(context: DomainContext, call: CallContext, spaceId: unknown): Promise<void> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
-  try {
-    await context.sql.begin(async (tx) => {
+  await context.spaceRows.afterSpaceWrite(id, () =>
+    context.sql.begin(async (tx) => {
       await findAccessibleSpace(tx, principal, id, 'SPACE', 'DELETE')
       await spacesSql.deleteSpace(tx, id)
-    })
-  } finally {
-    context.spaceRows.forgetSpace(id)
-  }
+    }),
+  )
 }
 
 /**
@@ -293,34 +291,34 @@ export async function addSpaceEmbedder(
   const request = parseInput(addEmbedderSchema, input)
   requireVectorStorage(context)
   try {
-    const updated = await context.sql.begin(async (tx) => {
-      const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-      const role = await ownerRole(tx, principal, space.owner_id)
-      const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
-      const position = await spacesSql.nextEmbedderPosition(tx, id)
-      if (
-        position >= MAX_SPACE_EMBEDDERS &&
-        (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS
-      ) {
-        throw invalidArgument('embedderId', `a space has at most ${MAX_SPACE_EMBEDDERS} embedders`)
-      }
-      if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id))
-        throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
-      const total = await chunksSql.countMemoriesMissingVectors(tx, id, embedder.id)
-      await joinSpace(tx, id, embedder, position, request.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, total)
-      if (total > 0)
-        await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, {
-          spaceId: id,
-          embedderId: embedder.id,
-        } satisfies SpaceBackfillPayload as never)
-      return withEmbedders(tx, space)
-    })
+    const updated = await context.spaceRows.afterSpaceWrite(id, () =>
+      context.sql.begin(async (tx) => {
+        const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
+        const role = await ownerRole(tx, principal, space.owner_id)
+        const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
+        const position = await spacesSql.nextEmbedderPosition(tx, id)
+        if (
+          position >= MAX_SPACE_EMBEDDERS &&
+          (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS
+        ) {
+          throw invalidArgument('embedderId', `a space has at most ${MAX_SPACE_EMBEDDERS} embedders`)
+        }
+        if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id))
+          throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
+        const total = await chunksSql.countMemoriesMissingVectors(tx, id, embedder.id)
+        await joinSpace(tx, id, embedder, position, request.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, total)
+        if (total > 0)
+          await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, {
+            spaceId: id,
+            embedderId: embedder.id,
+          } satisfies SpaceBackfillPayload as never)
+        return withEmbedders(tx, space)
+      }),
+    )
     context.jobs.wake()
     return updated
   } catch (error) {
     throw spaceConflict(error, id, undefined)
-  } finally {
-    context.spaceRows.forgetSpace(id)
   }
 }
 
@@ -334,18 +332,18 @@ export async function removeSpaceEmbedder(
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(removeEmbedderSchema, input)
-  try {
-    return (await context.sql.begin(async (tx) => {
-      const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-      const members = await spacesSql.listSpaceEmbedders(tx, [id])
-      if (!members.some((member) => member.embedder_id === request.embedderId))
-        throw notFound(`embedder ${request.embedderId} in space ${id}`)
-      if (members.length === 1)
-        throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
-      await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
-      return withEmbedders(tx, space)
-    })) as Space
-  } finally {
-    context.spaceRows.forgetSpace(id)
-  }
+  return context.spaceRows.afterSpaceWrite(
+    id,
+    () =>
+      context.sql.begin(async (tx) => {
+        const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
+        const members = await spacesSql.listSpaceEmbedders(tx, [id])
+        if (!members.some((member) => member.embedder_id === request.embedderId))
+          throw notFound(`embedder ${request.embedderId} in space ${id}`)
+        if (members.length === 1)
+          throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
+        await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
+        return withEmbedders(tx, space)
+      }) as Promise<Space>,
+  )
 }

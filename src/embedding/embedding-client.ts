@@ -62,10 +62,11 @@ export class EmbeddingError extends Error {
     /** Trying again cannot help: wrong dimensionality, a 4xx, an unsupported credential. */
     readonly permanent: boolean,
     /**
-     * The refusal is the embedder's, not one input's (its dimensionality, a request it cannot
-     * make): sending the inputs one by one would meet it again. A 4xx may be about one input.
+     * What was refused: 'embedder' when it is the embedder's own doing (its dimensionality, a
+     * request it cannot make), so sending the inputs one by one would meet it again; otherwise
+     * 'request', which may be about one input (a 4xx).
      */
-    readonly everyInput = false,
+    readonly refused: 'request' | 'embedder' = 'request',
   ) {
     super(message)
     this.name = 'EmbeddingError'
@@ -138,7 +139,7 @@ async function embedBatch(
     request = embeddingRequest(embedder, access.credential, batch, inputType)
   } catch (error) {
     if (error instanceof UnsupportedProbeError)
-      throw new EmbeddingError(error.message.replace('probing', 'embedding'), true, true)
+      throw new EmbeddingError(error.message.replace('probing', 'embedding'), true, 'embedder')
     throw error
   }
   for (let attempt = 1; ; attempt++) {
@@ -182,7 +183,7 @@ function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: numb
     throw new EmbeddingError(
       `embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
       true,
-      true,
+      'embedder',
     )
   }
   return vectors

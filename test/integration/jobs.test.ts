@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import * as jobsSql from '../../src/db/sql/jobs.js'
-import { PermanentJobError } from '../../src/jobs/job-processor.js'
+import { type JobProcessorOptions, PermanentJobError } from '../../src/jobs/job-processor.js'
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
 import { startIdentityFixture } from '../support/identity-fixture.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 import { waitFor } from '../support/wait.js'
 
-const FAST_JOBS = { startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100 } } }
+const FAST_JOBS: Partial<JobProcessorOptions> = { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100 }
 const running: Array<{ stop(): Promise<void> }> = []
 const databases: TestDatabase[] = []
 
@@ -15,8 +15,16 @@ afterEach(async () => {
   await Promise.all(databases.splice(0).map((database) => database.drop()))
 })
 
-async function start(engine: 'postgresql' | 'embedded', database?: TestDatabase): Promise<TestServer> {
-  const server = await startTestServer({ engine, database, ...FAST_JOBS })
+async function start(
+  engine: 'postgresql' | 'embedded',
+  database?: TestDatabase,
+  jobOptions: Partial<JobProcessorOptions> = {},
+): Promise<TestServer> {
+  const server = await startTestServer({
+    engine,
+    database,
+    startOptions: { jobs: { ...FAST_JOBS, ...jobOptions } },
+  })
   running.push(server)
   return server
 }
@@ -167,11 +175,7 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
   })
 
   it('a run longer than its lease keeps its job: the lease is renewed, so it is not taken again and run twice', async () => {
-    const server = await startTestServer({
-      engine,
-      startOptions: { jobs: { pollIntervalMs: 50, retryBaseMs: 20, maxRetryDelayMs: 100, leaseSeconds: 2 } },
-    })
-    running.push(server)
+    const server = await start(engine, undefined, { leaseSeconds: 2 })
     const jobs = server.server.jobs
     let runs = 0
     jobs.register({

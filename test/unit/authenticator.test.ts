@@ -28,6 +28,20 @@ function recordingDatabase(answer: () => unknown[] = () => []) {
 
 const silent = createLogger('error', () => {})
 
+const CREATED = new Date(1_700_000_000_000)
+/** What the credential lookup answers for an active key of alice's. */
+const credentialRow = (keyId: string) => ({
+  key_id: keyId,
+  user_id: 'u1',
+  role: 'USER',
+  status: 'ACTIVE',
+  expires_at: null,
+  username: 'alice',
+  display_name: 'Alice',
+  user_created_at: CREATED,
+  user_updated_at: CREATED,
+})
+
 /** A '0' in place of the last character would leave a key whose last character was '0' as it was (1 run in 62: the checksum is base62). */
 const withLastCharacterChanged = (key: string) => `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`
 
@@ -97,18 +111,7 @@ describe('Authenticator', () => {
   })
 
   it('caches a valid key and forgets it when a change notification names it', async () => {
-    const created = new Date(1_700_000_000_000)
-    const row = {
-      key_id: 'k1',
-      user_id: 'u1',
-      role: 'USER',
-      status: 'ACTIVE',
-      expires_at: null,
-      username: 'alice',
-      display_name: 'Alice',
-      user_created_at: created,
-      user_updated_at: created,
-    }
+    const row = credentialRow('k1')
     const { database, queries, notify } = recordingDatabase(() => [row])
     const authenticator = new Authenticator(database, silent)
     authenticator.start()
@@ -117,7 +120,7 @@ describe('Authenticator', () => {
       userId: 'u1',
       role: 'USER',
       apiKeyId: 'k1',
-      user: { username: 'alice', displayName: 'Alice', createdAt: created.getTime(), updatedAt: created.getTime() },
+      user: { username: 'alice', displayName: 'Alice', createdAt: CREATED.getTime(), updatedAt: CREATED.getTime() },
     })
     await authenticator.authenticate(`Bearer ${key}`)
     expect(queries).toHaveLength(1)
@@ -131,21 +134,8 @@ describe('Authenticator', () => {
   })
 
   it('keeps usage stamps only for keys used within the resolution, however many keys it has seen', async () => {
-    const created = new Date(1_700_000_000_000)
     let keyNumber = 0
-    const { database } = recordingDatabase(() => [
-      {
-        key_id: `k${++keyNumber}`,
-        user_id: 'u1',
-        role: 'USER',
-        status: 'ACTIVE',
-        expires_at: null,
-        username: 'alice',
-        display_name: 'Alice',
-        user_created_at: created,
-        user_updated_at: created,
-      },
-    ])
+    const { database } = recordingDatabase(() => [credentialRow(`k${++keyNumber}`)])
     const authenticator = new Authenticator(database, silent)
     authenticator.start()
     const stamps: Array<Array<{ id: string }>> = []

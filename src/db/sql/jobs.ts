@@ -81,13 +81,11 @@ export async function claimJobs(
       jobs.last_error, ranked.run`
 }
 
-/** Pushes back the lease of jobs `worker` still holds, while their run goes on. Returns how many it still held. */
-export async function extendLeases(sql: Sql, worker: string, ids: string[], leaseSeconds: number): Promise<number> {
-  const rows = await sql`
+/** Pushes back the lease of the jobs `worker` still holds, while their run goes on. */
+export async function extendLeases(sql: Sql, worker: string, ids: string[], leaseSeconds: number): Promise<void> {
+  await sql`
     update jobs set locked_until = now() + make_interval(secs => ${leaseSeconds})
-    where id = any(${ids}::uuid[]) and locked_by = ${worker} and status = 'RUNNING' and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
-    returning id`
-  return rows.length
+    where id = any(${ids}::uuid[]) and locked_by = ${worker} and status = 'RUNNING' and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}`
 }
 
 /** Every claimed job back to PENDING, runnable now; returns how many. Only for a queue this process alone uses. */

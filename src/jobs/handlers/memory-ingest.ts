@@ -238,7 +238,7 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         chunks.map((chunk) => chunk.text),
       )
     } catch (error) {
-      if (group.length > 1 && error instanceof EmbeddingError && error.permanent && !error.everyInput) {
+      if (group.length > 1 && error instanceof EmbeddingError && error.permanent && error.refused === 'request') {
         // The provider may refuse one input of many: each memory alone finds which.
         for (const item of group) await ingest([item], targets, results)
         return
