@@ -17,6 +17,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import postgres from 'postgres'
 import { pipelinedTransaction } from '../../src/db/database.js'
+import { indexedVectorType } from '../../src/db/vector-storage.js'
 import { INGEST_BATCH_LIMIT } from '../../src/jobs/handlers/memory-ingest.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
@@ -406,7 +407,8 @@ function cpuNote(side: string, run: LoadRun): string {
  * beforehand. Change both together, so the ratio compares the same SQL.
  */
 function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: string }, settings: string) {
-  const type = sql.unsafe(`vector(${DIMENSIONS})`)
+  const indexed = sql.unsafe(indexedVectorType(DIMENSIONS))
+  const stored = sql.unsafe(`vector(${DIMENSIONS})`)
   const embedder = sql.unsafe(`'${target.embedderId}'`)
   return async (embedding: string, limit: number) => {
     const [, rows] = await pipelinedTransaction<[unknown, Array<{ chunk_id: string; score: number; text: string }>]>(
@@ -415,11 +417,11 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
         tx.unsafe(settings),
         tx<Array<{ chunk_id: string; score: number; text: string }>>`
         with nearest as materialized (
-          select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+          select v.chunk_id, v.memory_id, v.embedding::${stored} <=> ${embedding}::${stored} as score
           from chunk_vectors v
           ${tx``}
           where v.embedder_id = ${embedder} and v.space_id = ${target.spaceId}
-          order by v.embedding::${type} <=> ${embedding}::${type}
+          order by v.embedding::${indexed} <=> ${embedding}::${indexed}
           limit ${limit}
         )
         select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset

@@ -3,6 +3,7 @@
 // retrieval phase, or on a copy):
 //   node --import tsx bench/tools/recall-sweep.ts postgres://postgres@127.0.0.1/DB SPACE_ID EMBEDDER_ID [queries] [ef,ef,...]
 import postgres from 'postgres'
+import { indexedVectorType } from '../../src/db/vector-storage.js'
 import { hashedBagOfWords } from '../../test/support/fake-embedder.js'
 import { memoryCorpus } from '../lib/memory-corpus.js'
 
@@ -13,6 +14,7 @@ const K = 10
 const CANDIDATES = 20
 const sql = postgres(url, { max: 1, onnotice: () => {} })
 const type = sql.unsafe(`vector(${DIMENSIONS})`)
+const indexed = sql.unsafe(indexedVectorType(DIMENSIONS))
 const count = (
   await sql<Array<{ count: number }>>`select count(*)::int as count from chunk_vectors where space_id = ${spaceId}`
 )[0]!.count
@@ -38,7 +40,7 @@ for (const ef of efText.split(',').map(Number)) {
       await tx.unsafe('set local hnsw.iterative_scan = relaxed_order')
       return tx<Array<{ score: number }>>`
         with nearest as materialized (select (embedding::${type} <=> ${embedding}::${type})::float8 as score from chunk_vectors
-          where embedder_id = ${sql.unsafe(`'${embedderId}'`)} and space_id = ${spaceId} order by embedding::${type} <=> ${embedding}::${type} limit ${CANDIDATES})
+          where embedder_id = ${sql.unsafe(`'${embedderId}'`)} and space_id = ${spaceId} order by embedding::${indexed} <=> ${embedding}::${indexed} limit ${CANDIDATES})
         select score from nearest order by score limit ${K}`
     })
     hits += rows.filter((row) => row.score <= exact[index]! + 1e-6).length

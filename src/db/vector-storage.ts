@@ -1,3 +1,4 @@
+import type { Logger } from '../observability/logger.js'
 import type { Queryable, Sql } from './database.js'
 
 /** Whether this database can hold memory vectors, and if not, what the operator must do. */
@@ -8,8 +9,7 @@ export const VECTOR_EXTENSION_HELP =
   '(for example the postgresql-<major>-pgvector package, or make && make install from its source), then restart memsvc; ' +
   'memsvc runs CREATE EXTENSION vector itself when its database user may, otherwise a superuser must run it once'
 
-/** pgvector's HNSW index takes `vector` up to 2,000 dimensions and `halfvec` up to 4,000. */
-export const MAX_VECTOR_INDEX_DIMENSIONS = 2_000
+/** pgvector's HNSW index takes `halfvec` up to 4,000 dimensions (and `vector` only up to 2,000). */
 export const MAX_HALFVEC_INDEX_DIMENSIONS = 4_000
 
 /** The same advisory lock as migrations (src/db/migrations.ts), so replicas never race on DDL. */
@@ -47,7 +47,7 @@ export const VECTOR_STORAGE_RELATIONS = [
  * Never throws for a missing or forbidden extension: the answer says why memories are
  * unavailable, and the rest of the server runs on.
  */
-export async function prepareVectorStorage(sql: Sql): Promise<VectorSupport> {
+export async function prepareVectorStorage(sql: Sql, log: Logger): Promise<VectorSupport> {
   const available = await sql<
     Array<{ default_version: string }>
   >`select default_version from pg_available_extensions where name = 'vector'`
@@ -60,6 +60,7 @@ export async function prepareVectorStorage(sql: Sql): Promise<VectorSupport> {
     await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
       await tx.unsafe(VECTOR_STORAGE_SQL)
+      await rebuildFullPrecisionIndexes(tx, log)
     })
   } catch (error) {
     return {
@@ -85,8 +86,19 @@ export const HNSW_EF_CONSTRUCTION = 200
 export const embedderIndexName = (embedderId: string) => `chunk_vectors_hnsw_${embedderId.replace(/-/g, '')}`
 
 /**
+ * The type an embedder's HNSW index holds its vectors as, and that a nearest-neighbour
+ * search must cast to for PostgreSQL to use that index. Half precision at every dimension:
+ * at 100k vectors of 384 dimensions the index is 112 MB instead of 195 MB, the inserts that
+ * fill it ran 46 % faster, and they stayed as fast with the index twice PostgreSQL's default
+ * buffer cache (last tenth 1.16 × the first, against 0.75 × in full precision), at the same
+ * recall@10 (bench/README, "Half-precision index"). The table keeps full precision: scores
+ * are computed from it.
+ */
+export const indexedVectorType = (dimensionality: number) => `halfvec(${dimensionality})`
+
+/**
  * The per-embedder HNSW index (cosine), partial on that embedder, over the vectors cast
- * to its dimension: `halfvec` above 2,000 dimensions, none above 4,000 (exact search).
+ * to half precision (indexedVectorType); none above 4,000 dimensions (exact search).
  * Created when an embedder first joins a space, inside that transaction.
  */
 export async function ensureEmbedderIndex(
@@ -96,12 +108,38 @@ export async function ensureEmbedderIndex(
 ): Promise<boolean> {
   if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS)
     return false
-  const [type, opclass] =
-    dimensionality > MAX_VECTOR_INDEX_DIMENSIONS ? ['halfvec', 'halfvec_cosine_ops'] : ['vector', 'vector_cosine_ops']
   // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
   if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
   await sql.unsafe(
-    `create index if not exists ${embedderIndexName(embedderId)} on chunk_vectors using hnsw ((embedding::${type}(${dimensionality})) ${opclass}) with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`,
+    `create index if not exists ${embedderIndexName(embedderId)} on chunk_vectors using hnsw ((embedding::${indexedVectorType(dimensionality)}) halfvec_cosine_ops) with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`,
   )
   return true
+}
+
+/**
+ * Indexes an earlier build made in full precision (`embedding::vector(D)`): a search that
+ * casts to half precision cannot use them and would scan the whole table instead. The
+ * start-up check (src/db/schema-state.ts) counts them, so a database holding any takes the
+ * full start-up path, where this rebuilds each one once.
+ */
+export const FULL_PRECISION_INDEXES_SQL = `
+  select e.id::text as embedder_id, e.dimensionality, i.indexname
+  from pg_indexes i join embedders e on i.indexname = 'chunk_vectors_hnsw_' || replace(e.id::text, '-', '')
+  where i.schemaname = current_schema() and i.tablename = 'chunk_vectors' and i.indexdef not like '%halfvec%'`
+
+async function rebuildFullPrecisionIndexes(sql: Queryable, log: Logger): Promise<void> {
+  const stale =
+    await sql.unsafe<Array<{ embedder_id: string; dimensionality: number; indexname: string }>>(
+      FULL_PRECISION_INDEXES_SQL,
+    )
+  for (const index of stale) {
+    const started = performance.now()
+    log.info('rebuilding a vector index in half precision (once, after an upgrade)', {
+      index: index.indexname,
+      embedderId: index.embedder_id,
+    })
+    await sql.unsafe(`drop index ${index.indexname}`)
+    await ensureEmbedderIndex(sql, index.embedder_id, index.dimensionality)
+    log.info('vector index rebuilt', { index: index.indexname, ms: Math.round(performance.now() - started) })
+  }
 }

@@ -336,7 +336,7 @@ async function prepareDatabase(
       if (current) return current
       const applied = await migrate(database.primary)
       if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
-      const vectorSupport = await prepareVectorStorage(database.primary)
+      const vectorSupport = await prepareVectorStorage(database.primary, log)
       if (!vectorSupport.available) log.warn('memories are unavailable', { reason: vectorSupport.reason })
       await verifyEncryptionKey(database.primary, encryptionKey)
       return vectorSupport

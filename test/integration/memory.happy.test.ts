@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { currentSchemaVectorSupport } from '../../src/db/schema-state.js'
 import * as chunksSql from '../../src/db/sql/chunks.js'
+import { embedderIndexName, indexedVectorType, prepareVectorStorage } from '../../src/db/vector-storage.js'
 import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
 import { ENGINES } from '../support/databases.js'
@@ -277,6 +279,47 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     expect(counts).toEqual({ memories: 0, chunks: 0, vectors: 0 })
   })
 
+  it('a full-precision vector index of an earlier build sends start-up down the full path, which rebuilds it in half precision for the search to use', async () => {
+    const alice = fixture.as(fixture.alice)
+    const space = await spaces.createSpace(context(), alice, {
+      name: `rebuild-${engine}`,
+      spaceEmbedders: [{ embedderId }],
+    })
+    const { memory } = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: ARTICLE,
+    })
+    await fixture.settled(memory.memoryId)
+    const indexName = embedderIndexName(embedderId)
+    const [embedder] = await sql()<
+      Array<{ dimensionality: number }>
+    >`select dimensionality from embedders where id = ${embedderId}`
+    const dimensionality = embedder!.dimensionality
+    const indexDefinition = async () =>
+      (await sql()<Array<{ indexdef: string }>>`select indexdef from pg_indexes where indexname = ${indexName}`)[0]
+        ?.indexdef
+    expect(await indexDefinition()).toContain(`halfvec(${dimensionality})`)
+    await sql().unsafe(`drop index ${indexName}`)
+    await sql().unsafe(
+      `create index ${indexName} on chunk_vectors using hnsw ((embedding::vector(${dimensionality})) vector_cosine_ops) where embedder_id = '${embedderId}'`,
+    )
+    const keyId = context().secrets.keyId
+    expect(await currentSchemaVectorSupport(sql(), keyId)).toBeUndefined()
+
+    expect(await prepareVectorStorage(sql(), context().log)).toMatchObject({ available: true })
+    expect(await indexDefinition()).toContain(`halfvec(${dimensionality})`)
+    expect(await currentSchemaVectorSupport(sql(), keyId)).toMatchObject({ available: true })
+    const plan = await sql().begin(async (tx) => {
+      await tx`set local enable_seqscan = off`
+      const query = `[${hashedBagOfWords('vectors and chunks', dimensionality).join(',')}]`
+      const type = indexedVectorType(dimensionality)
+      return tx.unsafe(
+        `explain select chunk_id from chunk_vectors where embedder_id = '${embedderId}' order by embedding::${type} <=> '${query}'::${type} limit 5`,
+      )
+    })
+    expect(plan.map((row) => Object.values(row)[0]).join('\n')).toContain(indexName)
+  })
+
   it('an embedder added to a space with memories back-fills their vectors (BACKFILLING → READY); removing it drops them', async () => {
     const alice = fixture.as(fixture.alice)
     const second = await fixture.registerEmbedder(fixture.alice, {
@@ -320,7 +363,7 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     const [index] = await sql()<
       Array<{ indexdef: string }>
     >`select indexdef from pg_indexes where indexname = ${'chunk_vectors_hnsw_' + second.replace(/-/g, '')}`
-    expect(index!.indexdef).toContain('vector(24)')
+    expect(index!.indexdef).toContain('halfvec(24)')
     const removed = await spaces.removeSpaceEmbedder(context(), alice, space.spaceId, { embedderId: second })
     expect(removed.spaceEmbedders.map((entry) => entry.embedderId)).toEqual([embedderId])
     const [left] = await sql()<

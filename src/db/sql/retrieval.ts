@@ -1,5 +1,5 @@
 import { pipelinedTransaction, type Queryable, type Sql } from '../database.js'
-import { MAX_HALFVEC_INDEX_DIMENSIONS, MAX_VECTOR_INDEX_DIMENSIONS } from '../vector-storage.js'
+import { indexedVectorType, MAX_HALFVEC_INDEX_DIMENSIONS } from '../vector-storage.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 /**
@@ -35,13 +35,15 @@ const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 /**
  * Nearest chunks by cosine distance through the embedder's partial HNSW index
  * (src/db/vector-storage.ts). Both the index's expression and its predicate are written
- * into the text: the ORDER BY must be `embedding::vector(D)`, and `embedder_id = '<id>'`
+ * into the text: the ORDER BY must be the index's cast, `embedding::halfvec(D)`, and `embedder_id = '<id>'`
  * as a literal lets the plan PostgreSQL caches for this prepared statement use the
  * partial index (with a parameter there, only a plan made for each call's values could,
  * and every call would be planned again). Both are checked values from the embedder's
  * row. The settings are transaction-local, sent in one statement beside the search, the
- * whole transaction in one round trip (pipelinedTransaction). With relaxed_order the scan may return rows slightly out of order; the outer
- * query sorts them, and joins the few chunks found for their text (the CTE is
+ * whole transaction in one round trip (pipelinedTransaction). The score is the distance in
+ * full precision, from the table: with relaxed_order, and with the index's half precision,
+ * the scan may return rows slightly out of order; the outer query sorts them by that
+ * score, and joins the few chunks found for their text (the CTE is
  * materialized, so the join cannot change how the index is scanned). The memory
  * benchmark's floor (bench/scenarios/memory.ts floorNearest) sends this same statement:
  * change both together.
@@ -51,7 +53,8 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
   if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > MAX_HALFVEC_INDEX_DIMENSIONS)
     throw new Error(`unusable dimensionality ${dimensions}`)
   if (!UUID_TEXT.test(query.embedderId)) throw new Error(`not a UUID: ${query.embedderId}`)
-  const type = sql.unsafe(`${dimensions > MAX_VECTOR_INDEX_DIMENSIONS ? 'halfvec' : 'vector'}(${dimensions})`)
+  const indexed = sql.unsafe(indexedVectorType(dimensions))
+  const stored = sql.unsafe(`vector(${dimensions})`)
   const embedder = sql.unsafe(`'${query.embedderId}'`)
   const embedding = `[${query.embedding.join(',')}]`
   const [, rows] = await pipelinedTransaction<[unknown, RankedChunk[]]>(sql, (tx) => [
@@ -61,11 +64,11 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
       : tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true)`,
     tx<RankedChunk[]>`
       with nearest as materialized (
-        select v.chunk_id, v.memory_id, v.embedding::${type} <=> ${embedding}::${type} as score
+        select v.chunk_id, v.memory_id, v.embedding::${stored} <=> ${embedding}::${stored} as score
         from chunk_vectors v
         ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
         where v.embedder_id = ${embedder} and v.space_id = ${query.spaceId}
-        order by v.embedding::${type} <=> ${embedding}::${type}
+        order by v.embedding::${indexed} <=> ${embedding}::${indexed}
         limit ${query.limit}
       )
       select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
