@@ -1,9 +1,12 @@
+// First: the embedded server may replace itself with memory settings read at process start.
+import './runtime/small-host-process.js'
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { CLIENT_EPILOG, registerClientCommands } from './cli/commands/index.js'
 import { EXIT_BAD_INPUT, EXIT_CODES_HELP } from './cli/exit-codes.js'
 import { describeServeOptions, runServe } from './cli/serve-command.js'
 import { extractSystemProperties } from './config/server-config.js'
+import { CREATE_EMBEDDED_DATABASE_COMMAND, createEmbeddedDatabase } from './db/embedded.js'
 import { VERSION_TEXT } from './runtime/environment.js'
 
 const MAX_HELP_WIDTH = 120
@@ -14,6 +17,8 @@ async function main(): Promise<void> {
   // -Dkey=value system properties are not yargs flags; take them out first.
   const rawArgs = hideBin(process.argv)
   const { args } = extractSystemProperties(rawArgs)
+  // Not a user's command: `memsvc serve` runs it to create its embedded database apart (src/db/embedded.ts).
+  if (args[0] === CREATE_EMBEDDED_DATABASE_COMMAND && args[1]) return createEmbeddedDatabase(args[1])
   // `memsvc … | head` closes the pipe early; that is not an error worth a stack trace.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0)

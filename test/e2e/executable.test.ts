@@ -107,6 +107,14 @@ async function recordIdle(label: string, server: ServerProcess): Promise<void> {
   )
 }
 
+/** A running process's environment, as the kernel holds it. */
+function processEnvironment(pid: number): Record<string, string> {
+  const entries = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
+  return Object.fromEntries(
+    entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]),
+  )
+}
+
 interface PeerCertificate {
   x509: crypto.X509Certificate
   raw: Buffer
@@ -248,6 +256,13 @@ describe('embedded database', () => {
           .filter((name) => /^uws-[0-9a-f]+\.node$/.test(name)),
       ).toHaveLength(1)
       measurements.push(`embedded, first start (initdb): spawn to READY ${Math.round(server.readyAfterMs!)} ms`)
+      // The process replaced itself (same pid) with its small-host memory settings, and created
+      // the database in a child process before opening it (src/runtime/small-host-process.ts, src/db/embedded.ts).
+      expect(processEnvironment(server.pid)).toMatchObject({
+        MALLOC_MMAP_THRESHOLD_: '131072',
+        NODE_OPTIONS: expect.stringContaining('--max-semi-space-size=1'),
+      })
+      expect(server.hasLogged(/phasesMs=small-host-reexec:\d+,.*pglite-initdb:\d+,.*pglite-boot:\d+/)).toBe(true)
 
       await expectJson(server, '/livez', 200, { state: 'READY' })
       await expectJson(server, '/readyz', 200, { ready: true, state: 'READY' })
@@ -405,6 +420,9 @@ describe('external PostgreSQL', () => {
       ])
       await server.waitForReady(START_TIMEOUT_MS)
       expect(server.hasLogged(/creating the embedded database/)).toBe(false)
+      // Node's own memory settings: the small-host ones are for the embedded database only.
+      expect(processEnvironment(server.pid).MALLOC_MMAP_THRESHOLD_).toBeUndefined()
+      expect(server.hasLogged(/small-host-reexec/)).toBe(false)
       const info = await server.get('/v1/system/info')
       expect(JSON.parse(info.body)).toMatchObject({ storage: 'postgresql', lifecycleState: 'READY' })
       await recordIdle('external PostgreSQL', server)
