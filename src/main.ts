@@ -1,12 +1,14 @@
 // First: the embedded server may replace itself with memory settings read at process start.
 import './runtime/small-host-process.js'
+import { inspect } from 'node:util'
 import yargs from 'yargs'
 import { hideBin } from 'yargs/helpers'
 import { CLIENT_EPILOG, registerClientCommands } from './cli/commands/index.js'
 import { EXIT_BAD_INPUT, EXIT_CODES_HELP } from './cli/exit-codes.js'
 import { describeServeOptions, runServe } from './cli/serve-command.js'
 import { extractSystemProperties } from './config/server-config.js'
-import { CREATE_EMBEDDED_DATABASE_COMMAND, createEmbeddedDatabase } from './db/embedded.js'
+import { createEmbeddedDatabase } from './db/database.js'
+import { CREATE_EMBEDDED_DATABASE_COMMAND } from './db/embedded.js'
 import { VERSION_TEXT } from './runtime/environment.js'
 
 const MAX_HELP_WIDTH = 120
@@ -57,6 +59,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`memsvc: ${(error as Error).message ?? String(error)}\n`)
+  // PGlite's file system throws plain objects (errno, code) rather than Errors.
+  const message = error instanceof Error ? error.message : inspect(error, { breakLength: Number.POSITIVE_INFINITY })
+  process.stderr.write(`memsvc: ${message}\n`)
   process.exit(1)
 })

@@ -3,9 +3,11 @@ import postgres from 'postgres'
 import { type DatabaseTarget, describeDatabaseTarget } from '../config/database-url.js'
 import type { PoolSettings, ServerConfig } from '../config/server-config.js'
 import type { StartupTimeline } from '../lifecycle/startup-timeline.js'
-import type { Logger } from '../observability/logger.js'
+import { createLogger, type Logger } from '../observability/logger.js'
 import type { PoolStats } from '../observability/metrics.js'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
+import { migrate } from './migrations.js'
+import { prepareVectorStorage } from './vector-storage.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 /** A transaction handle; multi-statement writes take one. */
@@ -217,6 +219,15 @@ async function postgresPoolStats(
   })
 }
 
+const embeddedClientTarget = (socketPath: string): ClientTarget => ({
+  hosts: [],
+  ports: [],
+  database: 'postgres',
+  user: 'postgres',
+  ssl: false,
+  path: socketPath,
+})
+
 /** `startup`, when given, records the embedded database's own start-up phases. */
 export async function openDatabase(config: ServerConfig, log: Logger, startup?: StartupTimeline): Promise<Database> {
   const stopKeepers: Array<() => void> = []
@@ -269,15 +280,7 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
     config.debugDbListen,
     startup,
   )
-  const clientTarget: ClientTarget = {
-    hosts: [],
-    ports: [],
-    database: 'postgres',
-    user: 'postgres',
-    ssl: false,
-    path: embedded.socketPath,
-  }
-  const shared = createPool(clientTarget, pool, 'memsvc-embedded')
+  const shared = createPool(embeddedClientTarget(embedded.socketPath), pool, 'memsvc-embedded')
   log.info(
     'embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas',
     {
@@ -306,6 +309,26 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
       await shared.end({ timeout: 5 })
       await embedded.stop()
     },
+  }
+}
+
+/**
+ * The executable's hidden command (CREATE_EMBEDDED_DATABASE_COMMAND), run by a first start
+ * of the embedded server: creates the database in `dataDir`, applies the migrations and the
+ * vector storage, and closes it, so the server opens a database as on any later start. Only
+ * errors are printed (stderr), which the server reports if this fails.
+ */
+export async function createEmbeddedDatabase(dataDir: string): Promise<void> {
+  const log = createLogger('error')
+  const embedded = await startEmbeddedPostgres(dataDir, 1, log, undefined, undefined, { forParent: true })
+  const sql = createPool(embeddedClientTarget(embedded.socketPath), { minIdle: 0, max: 1 }, 'memsvc-create')
+  try {
+    await migrate(sql)
+    const vectors = await prepareVectorStorage(sql, log)
+    if (!vectors.available) throw new Error(vectors.reason)
+  } finally {
+    await sql.end({ timeout: 5 })
+    await embedded.stop()
   }
 }
 

@@ -197,13 +197,8 @@ function openPGlite(dataDir: string, modules: PGliteModules): Promise<PGlite> {
   })
 }
 
-/** The executable's hidden command that creates an embedded database and exits (see createInChildProcess). */
+/** The executable's hidden command that creates an embedded database and exits (src/db/database.ts createEmbeddedDatabase). */
 export const CREATE_EMBEDDED_DATABASE_COMMAND = '__create-embedded-database'
-
-/** What the hidden command runs: the parent holds the data directory's lock meanwhile. */
-export async function createEmbeddedDatabase(dataDir: string): Promise<void> {
-  await (await openPGlite(dataDir, await compileModules())).close()
-}
 
 function createInChildProcess(dataDir: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -229,9 +224,11 @@ export async function startEmbeddedPostgres(
   log: Logger,
   debugListen?: ListenAddress,
   startup = new StartupTimeline(),
+  /** The child of createInChildProcess: its parent holds the data directory's lock. */
+  { forParent = false }: { forParent?: boolean } = {},
 ): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
-  const releaseLock = acquireDataDirLock(dataDir)
+  const releaseLock = forParent ? () => {} : acquireDataDirLock(dataDir)
   const pgDataDir = path.join(dataDir, 'pgdata')
   const firstStart = !fs.existsSync(path.join(pgDataDir, 'PG_VERSION'))
   if (firstStart) log.info('creating the embedded database (first start takes a few seconds)', { dir: pgDataDir })
@@ -248,9 +245,9 @@ export async function startEmbeddedPostgres(
     // initdb runs in a second PGlite beside the first, and in this process their memory stayed
     // for good, mostly in the C heap that V8 and PGlite's file buffers share: 238–251 MiB idle
     // after a first start (also when the database was closed, collected and opened again)
-    // against 198 MiB after any other. The executable creates the database in a child process
-    // of its own (204–206 MiB after); from source (the tests) it is created here.
-    const createdApart = firstStart && isStandalone
+    // against 198 MiB after any other. The executable creates the database, and applies the
+    // migrations, in a child process of its own; from source (the tests) all of it happens here.
+    const createdApart = firstStart && isStandalone && !forParent
     if (createdApart) await startup.time('pglite-initdb', () => createInChildProcess(dataDir))
     const modules = await startup.time('pglite-compile', compileModules)
     const db = await startup.time(firstStart && !createdApart ? 'pglite-initdb' : 'pglite-boot', () =>
