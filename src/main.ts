@@ -7,7 +7,7 @@ import { CLIENT_EPILOG, registerClientCommands } from './cli/commands/index.js'
 import { EXIT_BAD_INPUT, EXIT_CODES_HELP } from './cli/exit-codes.js'
 import { describeServeOptions, runServe } from './cli/serve-command.js'
 import { extractSystemProperties } from './config/server-config.js'
-import { createEmbeddedDatabase } from './db/database.js'
+import { createEmbeddedDatabase } from './db/create-embedded-database.js'
 import { CREATE_EMBEDDED_DATABASE_COMMAND } from './db/embedded.js'
 import { VERSION_TEXT } from './runtime/environment.js'
 

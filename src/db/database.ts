@@ -3,11 +3,9 @@ import postgres from 'postgres'
 import { type DatabaseTarget, describeDatabaseTarget } from '../config/database-url.js'
 import type { PoolSettings, ServerConfig } from '../config/server-config.js'
 import type { StartupTimeline } from '../lifecycle/startup-timeline.js'
-import { createLogger, type Logger } from '../observability/logger.js'
+import type { Logger } from '../observability/logger.js'
 import type { PoolStats } from '../observability/metrics.js'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
-import { migrate } from './migrations.js'
-import { prepareVectorStorage } from './vector-storage.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 /** A transaction handle; multi-statement writes take one. */
@@ -114,7 +112,7 @@ function connectionOptions(target: ClientTarget, applicationName: string): Recor
   }
 }
 
-function createPool(target: ClientTarget, pool: PoolSettings, applicationName: string): Sql {
+export function createPool(target: ClientTarget, pool: PoolSettings, applicationName: string): Sql {
   const options = {
     ...connectionOptions(target, applicationName),
     max: pool.max,
@@ -219,7 +217,8 @@ async function postgresPoolStats(
   })
 }
 
-const embeddedClientTarget = (socketPath: string): ClientTarget => ({
+/** postgres.js's target for the embedded database's private socket. */
+export const embeddedClientTarget = (socketPath: string): ClientTarget => ({
   hosts: [],
   ports: [],
   database: 'postgres',
@@ -309,26 +308,6 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
       await shared.end({ timeout: 5 })
       await embedded.stop()
     },
-  }
-}
-
-/**
- * The executable's hidden command (CREATE_EMBEDDED_DATABASE_COMMAND), run by a first start
- * of the embedded server: creates the database in `dataDir`, applies the migrations and the
- * vector storage, and closes it, so the server opens a database as on any later start. Only
- * errors are printed (stderr), which the server reports if this fails.
- */
-export async function createEmbeddedDatabase(dataDir: string): Promise<void> {
-  const log = createLogger('error')
-  const embedded = await startEmbeddedPostgres(dataDir, 1, log, undefined, undefined, { forParent: true })
-  const sql = createPool(embeddedClientTarget(embedded.socketPath), { minIdle: 0, max: 1 }, 'memsvc-create')
-  try {
-    await migrate(sql)
-    const vectors = await prepareVectorStorage(sql, log)
-    if (!vectors.available) throw new Error(vectors.reason)
-  } finally {
-    await sql.end({ timeout: 5 })
-    await embedded.stop()
   }
 }
 

@@ -197,7 +197,7 @@ function openPGlite(dataDir: string, modules: PGliteModules): Promise<PGlite> {
   })
 }
 
-/** The executable's hidden command that creates an embedded database and exits (src/db/database.ts createEmbeddedDatabase). */
+/** The executable's hidden command that creates an embedded database and exits (src/db/create-embedded-database.ts). */
 export const CREATE_EMBEDDED_DATABASE_COMMAND = '__create-embedded-database'
 
 function createInChildProcess(dataDir: string): Promise<void> {
