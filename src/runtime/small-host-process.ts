@@ -64,5 +64,12 @@ export function reexecOffsetMs(env: NodeJS.ProcessEnv = process.env): number {
 if (isStandalone && typeof process.execve === 'function' && servesEmbedded(process.argv.slice(2), process.env)) {
   const replacement = smallHostEnvironment(process.env, performance.timeOrigin)
   // A standalone executable's argv repeats its path (argv[1]) for Node's sake; the OS passed it once.
-  if (replacement) process.execve(process.execPath, [process.execPath, ...process.argv.slice(2)], replacement)
+  try {
+    if (replacement) process.execve(process.execPath, [process.execPath, ...process.argv.slice(2)], replacement)
+  } catch (error) {
+    // Only memory is at stake: the server runs on with Node's defaults, and says why.
+    process.stderr.write(
+      `memsvc: could not restart with the small-host memory settings (${(error as Error).message}); continuing without them\n`,
+    )
+  }
 }
