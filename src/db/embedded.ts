@@ -87,6 +87,8 @@ const MIN_FREE_BYTES = 16 * 1024 * 1024
 
 /** What the child that creates the database may print (its errors) before it is cut off. */
 const CHILD_OUTPUT_LIMIT_BYTES = 1024 * 1024
+/** A first start takes 3–5 s here; a host a hundred times slower still finishes. */
+const CHILD_TIMEOUT_MS = 10 * 60_000
 
 export class DataDirInUseError extends Error {}
 
@@ -200,18 +202,37 @@ function openPGlite(dataDir: string, modules: PGliteModules): Promise<PGlite> {
 /** The executable's hidden command that creates an embedded database and exits (src/db/create-embedded-database.ts). */
 export const CREATE_EMBEDDED_DATABASE_COMMAND = '__create-embedded-database'
 
+/**
+ * The child works on the data directory under its parent's lock, so it must not outlive the
+ * parent: it is killed when the parent exits (SIGTERM during a first start included), and
+ * when it runs far longer than a first start takes (seconds).
+ */
 function createInChildProcess(dataDir: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CREATE_EMBEDDED_DATABASE_COMMAND, dataDir],
-      { maxBuffer: CHILD_OUTPUT_LIMIT_BYTES },
+      { maxBuffer: CHILD_OUTPUT_LIMIT_BYTES, timeout: CHILD_TIMEOUT_MS, killSignal: 'SIGKILL' },
       (error, _stdout, stderr) => {
+        process.removeListener('exit', killChild)
         if (!error) return resolve()
-        reject(new Error(`creating the embedded database in ${dataDir} failed: ${stderr.trim() || error.message}`))
+        const why = error.killed ? `no answer after ${CHILD_TIMEOUT_MS / 1000} s` : stderr.trim() || error.message
+        reject(new Error(`creating the embedded database in ${dataDir} failed: ${why}`))
       },
     )
+    const killChild = () => child.kill('SIGKILL')
+    process.once('exit', killChild)
   })
+}
+
+/** The child runs only under the lock its parent holds (createInChildProcess), not beside another server. */
+function requireParentHoldsLock(dataDir: string): void {
+  const lockFile = path.join(dataDir, 'memsvc.pid')
+  const holder = fs.existsSync(lockFile) ? Number(fs.readFileSync(lockFile, 'utf8')) : undefined
+  if (holder !== process.ppid)
+    throw new DataDirInUseError(
+      `${CREATE_EMBEDDED_DATABASE_COMMAND} is run by memsvc serve on a first start, under its lock on ${dataDir}; it does not run on its own`,
+    )
 }
 
 /**
@@ -228,6 +249,7 @@ export async function startEmbeddedPostgres(
   { forParent = false }: { forParent?: boolean } = {},
 ): Promise<EmbeddedPostgres> {
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  if (forParent) requireParentHoldsLock(dataDir)
   const releaseLock = forParent ? () => {} : acquireDataDirLock(dataDir)
   const pgDataDir = path.join(dataDir, 'pgdata')
   const firstStart = !fs.existsSync(path.join(pgDataDir, 'PG_VERSION'))

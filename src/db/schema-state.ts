@@ -1,6 +1,11 @@
 import type { Sql } from './database.js'
 import { MIGRATIONS } from './migrations.js'
-import { FULL_PRECISION_INDEXES_SQL, VECTOR_STORAGE_RELATIONS, type VectorSupport } from './vector-storage.js'
+import {
+  FULL_PRECISION_INDEXES_SQL,
+  tooOldVectorReason,
+  VECTOR_STORAGE_RELATIONS,
+  type VectorSupport,
+} from './vector-storage.js'
 
 /**
  * What start-up checks of a database, read in one round trip: the applied migrations, the
@@ -46,7 +51,8 @@ async function readSchemaState(sql: Sql): Promise<SchemaState | undefined> {
 export async function currentSchemaVectorSupport(sql: Sql, keyId: string): Promise<VectorSupport | undefined> {
   const state = await readSchemaState(sql)
   if (!state || state.keyId !== keyId || !state.vectorStorage || state.vectorVersion === null) return undefined
-  if (state.fullPrecisionIndexes > 0) return undefined
+  // Both are the full path's to handle: a rebuild, or a reason to give.
+  if (state.fullPrecisionIndexes > 0 || tooOldVectorReason(state.vectorVersion)) return undefined
   const applied = new Set(state.versions)
   if (!MIGRATIONS.every((migration) => applied.has(migration.version))) return undefined
   return { available: true, version: state.vectorVersion }

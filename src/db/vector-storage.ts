@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js'
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql, Tx } from './database.js'
 
 /** Whether this database can hold memory vectors, and if not, what the operator must do. */
 export type VectorSupport = { available: true; version: string } | { available: false; reason: string }
@@ -56,11 +56,16 @@ export async function prepareVectorStorage(sql: Sql, log: Logger): Promise<Vecto
       available: false,
       reason: `the extension "vector" is not installed on this PostgreSQL server; ${VECTOR_EXTENSION_HELP}`,
     }
+  let version: string
   try {
-    await sql.begin(async (tx) => {
+    version = await sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
       await tx.unsafe(VECTOR_STORAGE_SQL)
-      await rebuildFullPrecisionIndexes(tx, log)
+      const [installed] = await tx<Array<{ extversion: string }>>`
+        select extversion from pg_extension where extname = 'vector'`
+      const installedVersion = installed?.extversion ?? available[0]!.default_version
+      if (!tooOldVectorReason(installedVersion)) await rebuildFullPrecisionIndexes(tx, log)
+      return installedVersion
     })
   } catch (error) {
     return {
@@ -68,10 +73,21 @@ export async function prepareVectorStorage(sql: Sql, log: Logger): Promise<Vecto
       reason: `CREATE EXTENSION vector failed (${(error as Error).message}); ${VECTOR_EXTENSION_HELP}`,
     }
   }
-  const installed = await sql<
-    Array<{ extversion: string }>
-  >`select extversion from pg_extension where extname = 'vector'`
-  return { available: true, version: installed[0]?.extversion ?? available[0]!.default_version }
+  const tooOld = tooOldVectorReason(version)
+  return tooOld ? { available: false, reason: tooOld } : { available: true, version }
+}
+
+/**
+ * Why memories cannot run on this pgvector version, if they cannot: every vector index holds
+ * `halfvec` (indexedVectorType), which pgvector 0.7 added. 0.8 is what the README asks for.
+ */
+export function tooOldVectorReason(version: string): string | undefined {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  if (major > 0 || minor >= 7) return undefined
+  return (
+    `pgvector ${version} is installed in this database, and memories need 0.8 or newer (their indexes hold halfvec, ` +
+    'which 0.7 added): install a newer pgvector on the database server, run ALTER EXTENSION vector UPDATE, then restart memsvc'
+  )
 }
 
 /**
@@ -127,9 +143,9 @@ export const FULL_PRECISION_INDEXES_SQL = `
   from pg_indexes i join embedders e on i.indexname = 'chunk_vectors_hnsw_' || replace(e.id::text, '-', '')
   where i.schemaname = current_schema() and i.tablename = 'chunk_vectors' and i.indexdef not like '%halfvec%'`
 
-async function rebuildFullPrecisionIndexes(sql: Queryable, log: Logger): Promise<void> {
+async function rebuildFullPrecisionIndexes(tx: Tx, log: Logger): Promise<void> {
   const stale =
-    await sql.unsafe<Array<{ embedder_id: string; dimensionality: number; indexname: string }>>(
+    await tx.unsafe<Array<{ embedder_id: string; dimensionality: number; indexname: string }>>(
       FULL_PRECISION_INDEXES_SQL,
     )
   for (const index of stale) {
@@ -138,8 +154,20 @@ async function rebuildFullPrecisionIndexes(sql: Queryable, log: Logger): Promise
       index: index.indexname,
       embedderId: index.embedder_id,
     })
-    await sql.unsafe(`drop index ${index.indexname}`)
-    await ensureEmbedderIndex(sql, index.embedder_id, index.dimensionality)
+    try {
+      await tx.savepoint(async (savepoint) => {
+        await savepoint.unsafe(`drop index ${index.indexname}`)
+        await ensureEmbedderIndex(savepoint, index.embedder_id, index.dimensionality)
+      })
+    } catch (error) {
+      // Memories stay available on the earlier index (inserts keep it up to date; searches
+      // cannot use it and read the whole table), and the next start tries again.
+      log.warn('rebuilding a vector index in half precision failed; the earlier index is kept', {
+        index: index.indexname,
+        error: error as Error,
+      })
+      continue
+    }
     log.info('vector index rebuilt', { index: index.indexname, ms: Math.round(performance.now() - started) })
   }
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { isStandalone } from './environment.js'
 
 /**
@@ -64,12 +65,24 @@ export function reexecOffsetMs(env: NodeJS.ProcessEnv = process.env): number {
 if (isStandalone && typeof process.execve === 'function' && servesEmbedded(process.argv.slice(2), process.env)) {
   const replacement = smallHostEnvironment(process.env, performance.timeOrigin)
   // A standalone executable's argv repeats its path (argv[1]) for Node's sake; the OS passed it once.
+  // Node 24 aborts the process when execve(2) itself fails (it throws only for bad arguments),
+  // so what can be checked beforehand is: only memory is at stake, and the server runs on.
+  if (replacement && canExecute(process.execPath)) {
+    try {
+      process.execve(process.execPath, [process.execPath, ...process.argv.slice(2)], replacement)
+    } catch (error) {
+      process.stderr.write(
+        `memsvc: could not restart with the small-host memory settings (${(error as Error).message}); continuing without them\n`,
+      )
+    }
+  }
+}
+
+function canExecute(file: string): boolean {
   try {
-    if (replacement) process.execve(process.execPath, [process.execPath, ...process.argv.slice(2)], replacement)
-  } catch (error) {
-    // Only memory is at stake: the server runs on with Node's defaults, and says why.
-    process.stderr.write(
-      `memsvc: could not restart with the small-host memory settings (${(error as Error).message}); continuing without them\n`,
-    )
+    fs.accessSync(file, fs.constants.X_OK)
+    return true
+  } catch {
+    return false
   }
 }

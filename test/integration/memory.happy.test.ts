@@ -306,6 +306,17 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     const keyId = context().secrets.keyId
     expect(await currentSchemaVectorSupport(sql(), keyId)).toBeUndefined()
 
+    // A rebuild that fails (here: a registration whose width the stored vectors do not have)
+    // keeps the earlier index, and memories stay available.
+    await sql()`update embedders set dimensionality = ${dimensionality + 1} where id = ${embedderId}`
+    try {
+      expect(await prepareVectorStorage(sql(), context().log)).toMatchObject({ available: true })
+    } finally {
+      await sql()`update embedders set dimensionality = ${dimensionality} where id = ${embedderId}`
+    }
+    expect(await indexDefinition()).toContain(`vector(${dimensionality})`)
+    expect(fixture.server.logs.some((line) => line.includes('the earlier index is kept'))).toBe(true)
+
     expect(await prepareVectorStorage(sql(), context().log)).toMatchObject({ available: true })
     expect(await indexDefinition()).toContain(`halfvec(${dimensionality})`)
     expect(await currentSchemaVectorSupport(sql(), keyId)).toMatchObject({ available: true })
