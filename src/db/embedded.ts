@@ -122,9 +122,22 @@ function processAlive(pid: number): boolean {
  */
 const heldByThisProcess = new Set<string>()
 
+/** The file naming the process that holds a data directory. */
+const lockFileOf = (dataDir: string) => path.join(dataDir, 'memsvc.pid')
+
+/** The pid a lock file names, or undefined when there is none. */
+function lockHolder(lockFile: string): number | undefined {
+  try {
+    return Number(fs.readFileSync(lockFile, 'utf8'))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
 /** PGlite is single-process: a second server on the same files would corrupt them. */
 function acquireDataDirLock(dataDir: string): () => void {
-  const lockFile = path.join(dataDir, 'memsvc.pid')
+  const lockFile = lockFileOf(dataDir)
   const key = path.resolve(dataDir)
   if (heldByThisProcess.has(key)) {
     throw new DataDirInUseError(
@@ -145,11 +158,17 @@ function acquireDataDirLock(dataDir: string): () => void {
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = Number(fs.readFileSync(lockFile, 'utf8'))
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) {
+      const holder = lockHolder(lockFile)
+      if (
+        holder !== undefined &&
+        Number.isInteger(holder) &&
+        holder > 0 &&
+        holder !== process.pid &&
+        processAlive(holder)
+      ) {
         throw new DataDirInUseError(`data directory ${dataDir} is in use by another memsvc process (pid ${holder})`)
       }
-      fs.unlinkSync(lockFile) // stale lock from a process that died
+      fs.rmSync(lockFile, { force: true }) // stale lock from a process that died (or gone meanwhile)
     }
   }
 }
@@ -227,9 +246,7 @@ function createInChildProcess(dataDir: string): Promise<void> {
 
 /** The child runs only under the lock its parent holds (createInChildProcess), not beside another server. */
 function requireParentHoldsLock(dataDir: string): void {
-  const lockFile = path.join(dataDir, 'memsvc.pid')
-  const holder = fs.existsSync(lockFile) ? Number(fs.readFileSync(lockFile, 'utf8')) : undefined
-  if (holder !== process.ppid)
+  if (lockHolder(lockFileOf(dataDir)) !== process.ppid)
     throw new DataDirInUseError(
       `${CREATE_EMBEDDED_DATABASE_COMMAND} is run by memsvc serve on a first start, under its lock on ${dataDir}; it does not run on its own`,
     )

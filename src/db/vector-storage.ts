@@ -98,8 +98,11 @@ export function tooOldVectorReason(version: string): string | undefined {
  */
 export const HNSW_EF_CONSTRUCTION = 200
 
-/** The index name of one embedder's vectors (identifiers are at most 63 bytes: a UUID without dashes fits). */
-export const embedderIndexName = (embedderId: string) => `chunk_vectors_hnsw_${embedderId.replace(/-/g, '')}`
+/** Every embedder's index is named this, then its id without dashes (identifiers are at most 63 bytes: that fits). */
+const EMBEDDER_INDEX_PREFIX = 'chunk_vectors_hnsw_'
+
+/** The index name of one embedder's vectors. */
+export const embedderIndexName = (embedderId: string) => `${EMBEDDER_INDEX_PREFIX}${embedderId.replace(/-/g, '')}`
 
 /**
  * The type an embedder's HNSW index holds its vectors as, and that a nearest-neighbour
@@ -140,7 +143,7 @@ export async function ensureEmbedderIndex(
  */
 export const FULL_PRECISION_INDEXES_SQL = `
   select e.id::text as embedder_id, e.dimensionality, i.indexname
-  from pg_indexes i join embedders e on i.indexname = 'chunk_vectors_hnsw_' || replace(e.id::text, '-', '')
+  from pg_indexes i join embedders e on i.indexname = '${EMBEDDER_INDEX_PREFIX}' || replace(e.id::text, '-', '')
   where i.schemaname = current_schema() and i.tablename = 'chunk_vectors' and i.indexdef not like '%halfvec%'`
 
 async function rebuildFullPrecisionIndexes(tx: Tx, log: Logger): Promise<void> {
