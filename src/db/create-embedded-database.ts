@@ -16,7 +16,7 @@ export async function createEmbeddedDatabase(dataDir: string): Promise<void> {
   const sql = createPool(embeddedClientTarget(embedded.socketPath), { minIdle: 0, max: 1 }, 'memsvc-create')
   try {
     await migrate(sql)
-    const vectors = await prepareVectorStorage(sql, log)
+    const vectors = await prepareVectorStorage(sql)
     if (!vectors.available) throw new Error(vectors.reason)
   } finally {
     await sql.end({ timeout: 5 })

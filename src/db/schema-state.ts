@@ -1,11 +1,6 @@
 import type { Sql } from './database.js'
 import { MIGRATIONS } from './migrations.js'
-import {
-  FULL_PRECISION_INDEXES_SQL,
-  tooOldVectorReason,
-  VECTOR_STORAGE_RELATIONS,
-  type VectorSupport,
-} from './vector-storage.js'
+import { tooOldVectorReason, VECTOR_STORAGE_RELATIONS, type VectorSupport } from './vector-storage.js'
 
 /**
  * What start-up checks of a database, read in one round trip: the applied migrations, the
@@ -16,8 +11,6 @@ interface SchemaState {
   versions: number[]
   vectorVersion: string | null
   vectorStorage: boolean
-  /** Vector indexes of an earlier build, which the full path rebuilds. */
-  fullPrecisionIndexes: number
   keyId: string | null
 }
 
@@ -32,7 +25,6 @@ async function readSchemaState(sql: Sql): Promise<SchemaState | undefined> {
         (select extversion from pg_extension where extname = 'vector') as "vectorVersion",
         (select bool_and(to_regclass(name) is not null)
           from unnest(string_to_array(${VECTOR_STORAGE_RELATIONS.join(',')}, ',')) as name) as "vectorStorage",
-        (select count(*)::int from (${sql.unsafe(FULL_PRECISION_INDEXES_SQL)}) stale) as "fullPrecisionIndexes",
         (select key_id from encryption_key) as "keyId"`
     return row
   } catch (error) {
@@ -44,15 +36,15 @@ async function readSchemaState(sql: Sql): Promise<SchemaState | undefined> {
 
 /**
  * The vector support of a database whose schema is current (every migration applied, the
- * vector storage in place, no vector index left to rebuild) and that recorded `keyId`; undefined when anything is missing or
+ * vector storage in place) and that recorded `keyId`; undefined when anything is missing or
  * differs, and start-up must take the full path (migrate, prepare vector storage, record
  * or verify the key) that handles each case and says what is wrong.
  */
 export async function currentSchemaVectorSupport(sql: Sql, keyId: string): Promise<VectorSupport | undefined> {
   const state = await readSchemaState(sql)
   if (!state || state.keyId !== keyId || !state.vectorStorage || state.vectorVersion === null) return undefined
-  // Both are the full path's to handle: a rebuild, or a reason to give.
-  if (state.fullPrecisionIndexes > 0 || tooOldVectorReason(state.vectorVersion)) return undefined
+  // The full path gives the reason.
+  if (tooOldVectorReason(state.vectorVersion)) return undefined
   const applied = new Set(state.versions)
   if (!MIGRATIONS.every((migration) => applied.has(migration.version))) return undefined
   return { available: true, version: state.vectorVersion }

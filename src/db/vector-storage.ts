@@ -1,5 +1,4 @@
-import type { Logger } from '../observability/logger.js'
-import type { Queryable, Sql, Tx } from './database.js'
+import type { Queryable, Sql } from './database.js'
 
 /** Whether this database can hold memory vectors, and if not, what the operator must do. */
 export type VectorSupport = { available: true; version: string } | { available: false; reason: string }
@@ -47,7 +46,7 @@ export const VECTOR_STORAGE_RELATIONS = [
  * Never throws for a missing or forbidden extension: the answer says why memories are
  * unavailable, and the rest of the server runs on.
  */
-export async function prepareVectorStorage(sql: Sql, log: Logger): Promise<VectorSupport> {
+export async function prepareVectorStorage(sql: Sql): Promise<VectorSupport> {
   const available = await sql<
     Array<{ default_version: string }>
   >`select default_version from pg_available_extensions where name = 'vector'`
@@ -63,9 +62,7 @@ export async function prepareVectorStorage(sql: Sql, log: Logger): Promise<Vecto
       await tx.unsafe(VECTOR_STORAGE_SQL)
       const [installed] = await tx<Array<{ extversion: string }>>`
         select extversion from pg_extension where extname = 'vector'`
-      const installedVersion = installed?.extversion ?? available[0]!.default_version
-      if (!tooOldVectorReason(installedVersion)) await rebuildFullPrecisionIndexes(tx, log)
-      return installedVersion
+      return installed?.extversion ?? available[0]!.default_version
     })
   } catch (error) {
     return {
@@ -99,7 +96,7 @@ export function tooOldVectorReason(version: string): string | undefined {
 export const HNSW_EF_CONSTRUCTION = 200
 
 /** Every embedder's index is named this, then its id without dashes (identifiers are at most 63 bytes: that fits). */
-const EMBEDDER_INDEX_PREFIX = 'chunk_vectors_hnsw_'
+export const EMBEDDER_INDEX_PREFIX = 'chunk_vectors_hnsw_'
 
 /** The index name of one embedder's vectors. */
 export const embedderIndexName = (embedderId: string) => `${EMBEDDER_INDEX_PREFIX}${embedderId.replace(/-/g, '')}`
@@ -116,61 +113,26 @@ export const embedderIndexName = (embedderId: string) => `${EMBEDDER_INDEX_PREFI
 export const indexedVectorType = (dimensionality: number) => `halfvec(${dimensionality})`
 
 /**
- * The per-embedder HNSW index (cosine), partial on that embedder, over the vectors cast
- * to half precision (indexedVectorType); none above 4,000 dimensions (exact search).
- * Created when an embedder first joins a space, inside that transaction.
+ * What follows `create index <name>` for one embedder's HNSW index (cosine), partial on
+ * that embedder, over the vectors cast to half precision (indexedVectorType); undefined
+ * above 4,000 dimensions, where no index is made and search is exact.
  */
+export function embedderIndexDefinition(embedderId: string, dimensionality: number): string | undefined {
+  if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS)
+    return undefined
+  // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
+  if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
+  return `on chunk_vectors using hnsw ((embedding::${indexedVectorType(dimensionality)}) halfvec_cosine_ops) with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`
+}
+
+/** Creates an embedder's index when it first joins a space, inside that transaction. */
 export async function ensureEmbedderIndex(
   sql: Queryable,
   embedderId: string,
   dimensionality: number,
 ): Promise<boolean> {
-  if (!Number.isSafeInteger(dimensionality) || dimensionality < 1 || dimensionality > MAX_HALFVEC_INDEX_DIMENSIONS)
-    return false
-  // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
-  if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
-  await sql.unsafe(
-    `create index if not exists ${embedderIndexName(embedderId)} on chunk_vectors using hnsw ((embedding::${indexedVectorType(dimensionality)}) halfvec_cosine_ops) with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`,
-  )
+  const definition = embedderIndexDefinition(embedderId, dimensionality)
+  if (!definition) return false
+  await sql.unsafe(`create index if not exists ${embedderIndexName(embedderId)} ${definition}`)
   return true
-}
-
-/**
- * Indexes an earlier build made in full precision (`embedding::vector(D)`): a search that
- * casts to half precision cannot use them and would scan the whole table instead. The
- * start-up check (src/db/schema-state.ts) counts them, so a database holding any takes the
- * full start-up path, where this rebuilds each one once.
- */
-export const FULL_PRECISION_INDEXES_SQL = `
-  select e.id::text as embedder_id, e.dimensionality, i.indexname
-  from pg_indexes i join embedders e on i.indexname = '${EMBEDDER_INDEX_PREFIX}' || replace(e.id::text, '-', '')
-  where i.schemaname = current_schema() and i.tablename = 'chunk_vectors' and i.indexdef not like '%halfvec%'`
-
-async function rebuildFullPrecisionIndexes(tx: Tx, log: Logger): Promise<void> {
-  const stale =
-    await tx.unsafe<Array<{ embedder_id: string; dimensionality: number; indexname: string }>>(
-      FULL_PRECISION_INDEXES_SQL,
-    )
-  for (const index of stale) {
-    const started = performance.now()
-    log.info('rebuilding a vector index in half precision (once, after an upgrade)', {
-      index: index.indexname,
-      embedderId: index.embedder_id,
-    })
-    try {
-      await tx.savepoint(async (savepoint) => {
-        await savepoint.unsafe(`drop index ${index.indexname}`)
-        await ensureEmbedderIndex(savepoint, index.embedder_id, index.dimensionality)
-      })
-    } catch (error) {
-      // Memories stay available on the earlier index (inserts keep it up to date; searches
-      // cannot use it and read the whole table), and the next start tries again.
-      log.warn('rebuilding a vector index in half precision failed; the earlier index is kept', {
-        index: index.indexname,
-        error: error as Error,
-      })
-      continue
-    }
-    log.info('vector index rebuilt', { index: index.indexname, ms: Math.round(performance.now() - started) })
-  }
 }

@@ -3,6 +3,7 @@ import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { currentSchemaVectorSupport } from '../db/schema-state.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
+import { upgradeVectorIndexes } from '../db/vector-index-upgrade.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
@@ -112,6 +113,9 @@ interface StartedParts {
   jobs?: JobProcessor
   upkeep?: TableUpkeep
   databaseWatch?: NodeJS.Timeout
+  /** Rebuilding an earlier build's vector indexes; a stop cancels it. */
+  indexUpgrade?: Promise<unknown>
+  stopIndexUpgrade: AbortController
   stopping: boolean
 }
 
@@ -152,7 +156,7 @@ export async function startServer(
     drainController,
   }
   const server = new ServerContext(facts)
-  const parts: StartedParts = { stopping: false }
+  const parts: StartedParts = { stopping: false, stopIndexUpgrade: new AbortController() }
   const metrics = startup.timeSync('metrics', () =>
     createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : [])),
   )
@@ -201,6 +205,11 @@ async function becomeReady(
     prepareDatabase(database, encryptionKey, log, () => parts.stopping),
   )
   if (parts.stopping || !vectorSupport) return
+  // The embedded database's one connection would be held by the build: there it comes before READY.
+  if (vectorSupport.available && database.engine === 'embedded')
+    await startup.time('vector-indexes', () =>
+      upgradeVectorIndexes(database.primary, log, parts.stopIndexUpgrade.signal),
+    )
   const jobsStartMs = performance.now()
   const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
   parts.jobs = jobs
@@ -229,6 +238,10 @@ async function becomeReady(
   jobs.start()
   parts.upkeep = new TableUpkeep(database.background, log)
   parts.upkeep.start()
+  if (vectorSupport.available && database.engine === 'postgresql')
+    parts.indexUpgrade = upgradeVectorIndexes(database.background, log, parts.stopIndexUpgrade.signal).catch(
+      (error: unknown) => log.warn('cannot check for vector indexes to rebuild', { error: error as Error }),
+    )
   log.info('ready', { state: lifecycle.state, startupMs: Math.round(startup.elapsedMs()), phasesMs: startup.summary() })
   watchDatabase(database, lifecycle, log, parts)
 }
@@ -261,6 +274,8 @@ async function stopServer(
   await listeners.grpc.shutdown(GRPC_CLOSE_GRACE_MS)
   if (parts.databaseWatch) clearTimeout(parts.databaseWatch)
   await ready.catch(() => {})
+  parts.stopIndexUpgrade.abort()
+  await parts.indexUpgrade
   await parts.upkeep?.stop()
   await server.domainIfOpen
     ?.close()
@@ -336,7 +351,7 @@ async function prepareDatabase(
       if (current) return current
       const applied = await migrate(database.primary)
       if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
-      const vectorSupport = await prepareVectorStorage(database.primary, log)
+      const vectorSupport = await prepareVectorStorage(database.primary)
       if (!vectorSupport.available) log.warn('memories are unavailable', { reason: vectorSupport.reason })
       await verifyEncryptionKey(database.primary, encryptionKey)
       return vectorSupport

@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as chunksSql from '../../src/db/sql/chunks.js'
+import { embedderIndexName } from '../../src/db/vector-storage.js'
 import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
@@ -88,6 +89,68 @@ describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
     expect(await chunksSql.countVectors(second.server.context.sql, memory.memoryId)).toEqual([
       { embedder_id: embedderId, count: chunks.length },
     ])
+    await first.embedder.close()
+    first.client.close()
+  }, 300_000)
+})
+
+describe.each(ENGINES)('a server started on a database from an earlier build (%s)', (engine) => {
+  it('rebuilds its full-precision vector index in half precision: after READY on PostgreSQL, before it on the embedded database', async () => {
+    let database: TestDatabase | undefined
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-upgrade-'))
+    cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }))
+    if (engine === 'postgresql') {
+      database = await createTestDatabase()
+      cleanups.push(() => database!.drop())
+    }
+    const shared = engine === 'postgresql' ? { 'db-url': database!.jdbcUrl } : { 'data-dir': dataDir }
+    const first: MemoryFixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, {}, shared)
+    let firstStopped = false
+    cleanups.push(async () => {
+      if (!firstStopped) await first.stop()
+    })
+    const embedderId = await first.registerEmbedder(first.alice)
+    const alice = first.as(first.alice)
+    const space = await spaces.createSpace(first.server.server.context, alice, {
+      name: 'upgrade',
+      spaceEmbedders: [{ embedderId }],
+    })
+    const { memory } = await memories.createMemory(first.server.server.context, alice, {
+      spaceId: space.spaceId,
+      originalContent: TEXT,
+    })
+    await first.settled(memory.memoryId)
+    const indexName = embedderIndexName(embedderId)
+    const sql = first.server.server.context.sql
+    const [embedder] = await sql<
+      Array<{ dimensionality: number }>
+    >`select dimensionality from embedders where id = ${embedderId}`
+    const dimensionality = embedder!.dimensionality
+    // What an earlier build made.
+    await sql.unsafe(`drop index ${indexName}`)
+    await sql.unsafe(
+      `create index ${indexName} on chunk_vectors using hnsw ((embedding::vector(${dimensionality})) vector_cosine_ops) where embedder_id = '${embedderId}'`,
+    )
+    await first.server.stop()
+    firstStopped = true
+
+    const second: TestServer = await startTestServer({
+      engine,
+      ...(engine === 'postgresql' ? { database } : { dataDir }),
+      startOptions: FAST_MEMORY_JOBS,
+    })
+    cleanups.push(() => second.stop())
+    const indexDefinition = async () =>
+      (
+        await second.server.context.sql<
+          Array<{ indexdef: string }>
+        >`select indexdef from pg_indexes where indexname = ${indexName}`
+      )[0]?.indexdef
+    if (engine === 'embedded') expect(await indexDefinition()).toContain(`halfvec(${dimensionality})`)
+    await waitFor('the index to be rebuilt', async () =>
+      (await indexDefinition())?.includes(`halfvec(${dimensionality})`),
+    )
+    expect(second.logs.some((line) => line.includes('vector index rebuilt'))).toBe(true)
     await first.embedder.close()
     first.client.close()
   }, 300_000)
