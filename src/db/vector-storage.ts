@@ -112,6 +112,9 @@ export const embedderIndexName = (embedderId: string) => `${EMBEDDER_INDEX_PREFI
  */
 export const indexedVectorType = (dimensionality: number) => `halfvec(${dimensionality})`
 
+/** The largest magnitude half precision holds: a vector with a larger value cannot enter the index. */
+export const MAX_INDEXED_VECTOR_VALUE = 65_504
+
 /**
  * What follows `create index <name>` for one embedder's HNSW index (cosine), partial on
  * that embedder, over the vectors cast to half precision (indexedVectorType); undefined

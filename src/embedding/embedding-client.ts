@@ -1,4 +1,5 @@
 import type { ProbeTargetRow } from '../db/sql/probes.js'
+import { MAX_INDEXED_VECTOR_VALUE } from '../db/vector-storage.js'
 import type { ProviderAccess } from '../domain/provider-access.js'
 import { ProviderCallError, postJson } from '../probes/provider-http.js'
 import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
@@ -182,6 +183,17 @@ function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: numb
   if (wrong) {
     throw new EmbeddingError(
       `embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
+      true,
+      'embedder',
+    )
+  }
+  for (const vector of vectors) {
+    const position = vector.findIndex((value) => !(Math.abs(value) <= MAX_INDEXED_VECTOR_VALUE))
+    if (position < 0) continue
+    throw new EmbeddingError(
+      `embedder ${embedder.id}: the provider returned ${vector[position]} at dimension ${position}; vectors are ` +
+        `indexed in half precision, which holds values up to ±${MAX_INDEXED_VECTOR_VALUE} (embedding models ` +
+        'normally return unit vectors: check the model and its normalisation setting)',
       true,
       'embedder',
     )

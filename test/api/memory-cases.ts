@@ -657,6 +657,31 @@ export const ERROR_CASES: ApiCase[] = [
     },
   },
   {
+    name: 'memory: an embedder answering values beyond half precision ends the memory FAILED, saying so',
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
+    prepare: async (fixture) => {
+      const memory = fixtureOf(fixture)
+      const embedderId = await memory.registerEmbedder(fixture.alice, {
+        endpointUrl: `${memory.embedder.url}/scale/1000000`,
+      })
+      return must(
+        fixture,
+        'createSpace',
+        { name: `unnormalised-${unique()}`, spaceEmbedders: [{ embedderId }] },
+        'alice',
+      )
+    },
+    input: (prepared) => memoryInput(prepared, {}),
+    then: async (result, _prepared, fixture, transport) => {
+      const done = await settled(fixture, transport, memoryOf(result).memoryId)
+      expect(done).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
+      expect(done.processingError).toMatch(/65504/)
+    },
+  },
+  {
     name: 'space: no embedders is refused naming spaceEmbedders',
     operation: 'createSpace',
     as: 'alice',

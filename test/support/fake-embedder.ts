@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net'
  * optional Retry-After, a stall that never answers, wrong dimensions); unplanned requests
  * are answered normally. `refuseInputsContaining(text)` answers 400 to every request with
  * an input containing that text, as a provider refuses an input it cannot take. A path
- * prefix /dims/<n>/ answers with n dimensions.
+ * prefix /dims/<n>/ answers with n dimensions; /scale/<k>/ multiplies every vector by k, as
+ * a provider that does not normalise its embeddings.
  */
 
 export type Fault =
@@ -115,11 +116,12 @@ export async function startFakeEmbedder(
       }
       const sized = /^\/dims\/(\d+)\//.exec(path)
       const width = fault?.kind === 'dimensions' ? fault.dimensions : sized ? Number(sized[1]) : dimensions
+      const scale = Number(/^\/scale\/([\d.e+]+)\//.exec(path)?.[1] ?? 1)
       json(
         200,
         answerBody(
           path,
-          inputs.map((input) => hashedBagOfWords(input, width)),
+          inputs.map((input) => hashedBagOfWords(input, width).map((value) => value * scale)),
         ),
       )
     })
