@@ -8,6 +8,7 @@ import {
   SERVER_OPTIONS,
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
+import { STARTUP_KEEPALIVE_MS } from '../lifecycle/startup-keepalive.js'
 import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import { createLogger } from '../observability/logger.js'
 import { DataDirPermissionError } from '../runtime/data-dir.js'
@@ -18,6 +19,8 @@ import { installProcessGuards } from '../server/process-guards.js'
 import { startServer } from '../server/server.js'
 
 const EXIT_STARTUP_FAILED = 1
+/** Each keepalive gives systemd three of its intervals more: one missed message is not fatal. */
+const STARTUP_EXTENSION_USEC = STARTUP_KEEPALIVE_MS * 3 * 1000
 
 export function describeServeOptions<T>(yargs: Argv<T>): Argv<T> {
   let configured = yargs
@@ -72,16 +75,20 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
   startup.addProcessPhases(mainStartMs)
   // The command line and settings: yargs, the configuration, the logger.
   startup.add('cli', mainStartMs)
+  // Type=notify units (memsvc system install): systemd counts the service started at READY, not at exec.
+  const notify = systemdNotifier(log)
   let server
   try {
-    server = await startServer(config, log, { startup })
+    server = await startServer(config, log, {
+      startup,
+      // Long start-up work that is progress moves systemd's start deadline (TimeoutStartSec) on.
+      startupKeepalive: (status) => void notify(`EXTEND_TIMEOUT_USEC=${STARTUP_EXTENSION_USEC}`, `STATUS=${status}`),
+    })
   } catch (error) {
     log.error('cannot start', { error: error as Error })
     process.exit(error instanceof DataDirPermissionError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)
   }
   const running = server
-  // Type=notify units (memsvc system install): systemd counts the service started at READY, not at exec.
-  const notify = systemdNotifier(log)
   running.ready.then(
     () => notify('READY=1', `STATUS=ready: REST on port ${running.restPort}, gRPC on port ${running.grpcPort}`),
     () => {},

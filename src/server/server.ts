@@ -15,6 +15,7 @@ import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
 import { DrainController } from '../lifecycle/drain.js'
 import { Lifecycle } from '../lifecycle/lifecycle.js'
+import { keepingStartupAlive, type StartupKeepalive } from '../lifecycle/startup-keepalive.js'
 import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
@@ -81,6 +82,8 @@ export interface StartOptions {
   embeddingPolicy?: Partial<EmbeddingPolicy>
   /** Where the phases before READY are recorded; `memsvc serve` passes one timed from the process's start. */
   startup?: StartupTimeline
+  /** Said to while start-up does long work that is progress (src/lifecycle/startup-keepalive.ts). */
+  startupKeepalive?: StartupKeepalive
 }
 
 /** The REST listener with every route, wired to `server` (tests wire it to a context of their own). */
