@@ -1,5 +1,6 @@
 import crypto from 'node:crypto'
 import { type EmbedderRow, embeddersTable } from '../db/sql/embedders.js'
+import { dropEmbedderIndex } from '../db/vector-index-upkeep.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import {
@@ -108,6 +109,8 @@ export async function deleteEmbedder(context: DomainContext, call: CallContext, 
   await context.spaceRows.afterEmbedderWrite(id, () =>
     registrations.deleteRegistration(context, principal, EMBEDDER, id),
   )
+  // Its vectors went with it (foreign keys); its index, on the table every embedder shares, is dropped apart.
+  await dropEmbedderIndex(context.sql, id, context.log)
 }
 
 /** The use cases the transports call, under the names every kind shares. */

@@ -3,7 +3,7 @@ import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { currentSchemaVectorSupport } from '../db/schema-state.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
-import { upgradeVectorIndexes } from '../db/vector-index-upgrade.js'
+import { upkeepVectorIndexes } from '../db/vector-index-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
@@ -116,9 +116,9 @@ interface StartedParts {
   jobs?: JobProcessor
   upkeep?: TableUpkeep
   databaseWatch?: NodeJS.Timeout
-  /** Rebuilding an earlier build's vector indexes; a stop cancels it. */
-  indexUpgrade?: Promise<unknown>
-  stopIndexUpgrade: AbortController
+  /** Bringing the vector indexes up to date (src/db/vector-index-upkeep.ts); a stop cancels it. */
+  indexUpkeep?: Promise<unknown>
+  stopIndexUpkeep: AbortController
   stopping: boolean
 }
 
@@ -159,7 +159,7 @@ export async function startServer(
     drainController,
   }
   const server = new ServerContext(facts)
-  const parts: StartedParts = { stopping: false, stopIndexUpgrade: new AbortController() }
+  const parts: StartedParts = { stopping: false, stopIndexUpkeep: new AbortController() }
   const metrics = startup.timeSync('metrics', () =>
     createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : [])),
   )
@@ -210,9 +210,7 @@ async function becomeReady(
   if (parts.stopping || !vectorSupport) return
   // The embedded database's one connection would be held by the build: there it comes before READY.
   if (vectorSupport.available && database.engine === 'embedded')
-    await startup.time('vector-indexes', () =>
-      upgradeVectorIndexes(database.primary, log, parts.stopIndexUpgrade.signal),
-    )
+    await startup.time('vector-indexes', () => upkeepVectorIndexes(database.primary, log, parts.stopIndexUpkeep.signal))
   const jobsStartMs = performance.now()
   const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
   parts.jobs = jobs
@@ -242,8 +240,8 @@ async function becomeReady(
   parts.upkeep = new TableUpkeep(database.background, log)
   parts.upkeep.start()
   if (vectorSupport.available && database.engine === 'postgresql')
-    parts.indexUpgrade = upgradeVectorIndexes(database.background, log, parts.stopIndexUpgrade.signal).catch(
-      (error: unknown) => log.warn('cannot check for vector indexes to rebuild', { error: error as Error }),
+    parts.indexUpkeep = upkeepVectorIndexes(database.background, log, parts.stopIndexUpkeep.signal).catch(
+      (error: unknown) => log.warn('cannot bring the vector indexes up to date', { error: error as Error }),
     )
   log.info('ready', { state: lifecycle.state, startupMs: Math.round(startup.elapsedMs()), phasesMs: startup.summary() })
   watchDatabase(database, lifecycle, log, parts)
@@ -277,8 +275,8 @@ async function stopServer(
   await listeners.grpc.shutdown(GRPC_CLOSE_GRACE_MS)
   if (parts.databaseWatch) clearTimeout(parts.databaseWatch)
   await ready.catch(() => {})
-  parts.stopIndexUpgrade.abort()
-  await parts.indexUpgrade
+  parts.stopIndexUpkeep.abort()
+  await parts.indexUpkeep
   await parts.upkeep?.stop()
   await server.domainIfOpen
     ?.close()

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { currentSchemaVectorSupport } from '../../src/db/schema-state.js'
 import * as chunksSql from '../../src/db/sql/chunks.js'
-import { upgradeVectorIndexes } from '../../src/db/vector-index-upgrade.js'
+import { INDEX_UPKEEP_LOCK_KEY, upkeepVectorIndexes } from '../../src/db/vector-index-upkeep.js'
 import { embedderIndexName, indexedVectorType } from '../../src/db/vector-storage.js'
+import * as embedders from '../../src/domain/embedders.js'
 import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
 import { ENGINES } from '../support/databases.js'
@@ -304,7 +305,7 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
         ).map((row) => [row.indexname, row.indexdef]),
       )
     expect((await embedderIndexes())[indexName]).toContain(`halfvec(${dimensionality})`)
-    const upgrade = () => upgradeVectorIndexes(sql(), context().log, new AbortController().signal)
+    const upgrade = async () => (await upkeepVectorIndexes(sql(), context().log, new AbortController().signal)).rebuilt
     expect(await upgrade()).toBe(0)
     await sql().unsafe(`drop index ${indexName}`)
     await sql().unsafe(
@@ -329,13 +330,17 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     if (engine === 'postgresql') {
       const other = await sql().reserve()
       try {
-        await other`select pg_advisory_lock(${0x6d656d737669})`
+        await other`select pg_advisory_lock(${INDEX_UPKEEP_LOCK_KEY})`
         expect(await upgrade()).toBe(0)
-        await other`select pg_advisory_unlock(${0x6d656d737669})`
+        await other`select pg_advisory_unlock(${INDEX_UPKEEP_LOCK_KEY})`
       } finally {
         other.release()
       }
-      expect(fixture.server.logs.some((line) => line.includes('another memsvc process is rebuilding'))).toBe(true)
+      expect(
+        fixture.server.logs.some((line) =>
+          line.includes('another memsvc process is bringing the vector indexes up to date'),
+        ),
+      ).toBe(true)
     }
 
     // The next try clears what the failed build left, and the new index takes the old one's name.
@@ -351,6 +356,40 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
       )
     })
     expect(plan.map((row) => Object.values(row)[0]).join('\n')).toContain(indexName)
+  })
+
+  it("deleting an embedder deletes its vectors and drops its index; an index whose embedder is gone is dropped by the next start's upkeep", async () => {
+    const alice = fixture.as(fixture.alice)
+    const doomed = await fixture.registerEmbedder(fixture.alice)
+    const space = await spaces.createSpace(context(), alice, {
+      name: `delete-embedder-${engine}`,
+      spaceEmbedders: [{ embedderId: embedderId }, { embedderId: doomed }],
+    })
+    const { memory } = await memories.createMemory(context(), alice, {
+      spaceId: space.spaceId,
+      originalContent: ARTICLE,
+    })
+    await fixture.settled(memory.memoryId)
+    const indexExists = async (name: string) =>
+      (await sql()<Array<{ found: boolean }>>`select to_regclass(${name}) is not null as found`)[0]!.found
+    expect(await indexExists(embedderIndexName(doomed))).toBe(true)
+
+    await embedders.deleteEmbedder(context(), alice, doomed)
+    expect(await indexExists(embedderIndexName(doomed))).toBe(false)
+    const vectors = await chunksSql.countVectors(sql(), memory.memoryId)
+    expect(vectors.map((row) => row.embedder_id)).toEqual([embedderId])
+
+    // What a process stopped between the delete and the drop leaves behind.
+    const orphan = crypto.randomUUID()
+    await sql().unsafe(
+      `create index ${embedderIndexName(orphan)} on chunk_vectors using hnsw ((embedding::halfvec(16)) halfvec_cosine_ops) where embedder_id = '${orphan}'`,
+    )
+    expect(await upkeepVectorIndexes(sql(), context().log, new AbortController().signal)).toEqual({
+      rebuilt: 0,
+      dropped: 1,
+    })
+    expect(await indexExists(embedderIndexName(orphan))).toBe(false)
+    expect(await indexExists(embedderIndexName(embedderId))).toBe(true)
   })
 
   it('an embedder added to a space with memories back-fills their vectors (BACKFILLING → READY); removing it drops them', async () => {

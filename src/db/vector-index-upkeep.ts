@@ -12,8 +12,8 @@ const FULL_PRECISION_INDEXES_SQL = `
   from pg_indexes i join embedders e on i.indexname = '${EMBEDDER_INDEX_PREFIX}' || replace(e.id::text, '-', '')
   where i.schemaname = current_schema() and i.tablename = 'chunk_vectors' and i.indexdef not like '%halfvec%'`
 
-/** Its own advisory lock (not the migrations'): replicas that start together rebuild each index once. */
-const INDEX_UPGRADE_LOCK_KEY = 0x6d656d737669
+/** Its own advisory lock (not the migrations'): replicas that start together do this work once. */
+export const INDEX_UPKEEP_LOCK_KEY = 0x6d656d737669
 
 /** The half-precision index is built beside the old one under this suffix, then takes its name. */
 const REPLACEMENT_SUFFIX = '_h'
@@ -34,44 +34,88 @@ interface StaleIndex {
 }
 
 /**
- * Rebuilds in half precision, once, every vector index an earlier build made in full
- * precision. Each new index is built with CREATE INDEX CONCURRENTLY beside the old one, so
- * ingestion and search go on meanwhile (searches read the table until the swap); the swap
- * takes the old index's name. A build that is interrupted (a stop, a crash, a failure)
- * leaves the old index in place and the next start does it again; a failure is logged
- * and never takes memories down. Returns how many indexes were rebuilt.
+ * Per-embedder indexes whose embedder is gone. Deleting an embedder deletes its vectors
+ * (foreign keys) and then drops its index (dropEmbedderIndex); one left by a process that
+ * stopped in between would keep its disk space for good, and add to every plan and insert.
+ */
+const ORPHANED_INDEXES_SQL = `
+  select c.relname as indexname
+  from pg_index i join pg_class c on c.oid = i.indexrelid
+  where i.indrelid = to_regclass('chunk_vectors') and starts_with(c.relname, '${EMBEDDER_INDEX_PREFIX}')
+    and not exists (
+      select 1 from embedders e
+      where starts_with(c.relname, '${EMBEDDER_INDEX_PREFIX}' || replace(e.id::text, '-', '')))`
+
+export interface VectorIndexUpkeep {
+  rebuilt: number
+  dropped: number
+}
+
+/**
+ * Brings the per-embedder vector indexes up to date once, at start: drops those whose
+ * embedder is gone, and rebuilds in half precision every index an earlier build made in
+ * full precision. Each new index is built with CREATE INDEX CONCURRENTLY beside the old
+ * one, so ingestion and search go on meanwhile (searches read the table until the swap);
+ * the swap takes the old index's name. A build that is interrupted (a stop, a crash, a
+ * failure) leaves the old index in place and the next start does it again; a failure is
+ * logged and never takes memories down.
  *
  * On PostgreSQL this runs after READY. The embedded database has one connection, which a
  * build would hold for its whole length, so there it runs before READY instead.
  */
-export async function upgradeVectorIndexes(sql: Sql, log: Logger, signal: AbortSignal): Promise<number> {
-  const stale = await sql.unsafe<StaleIndex[]>(FULL_PRECISION_INDEXES_SQL)
-  if (stale.length === 0) return 0
+export async function upkeepVectorIndexes(sql: Sql, log: Logger, signal: AbortSignal): Promise<VectorIndexUpkeep> {
+  const done = { rebuilt: 0, dropped: 0 }
+  const [stale, orphaned] = await Promise.all([
+    sql.unsafe<StaleIndex[]>(FULL_PRECISION_INDEXES_SQL),
+    sql.unsafe<Array<{ indexname: string }>>(ORPHANED_INDEXES_SQL),
+  ])
+  if (stale.length === 0 && orphaned.length === 0) return done
   const connection = await sql.reserve()
-  let rebuilt = 0
   try {
     const [lock] = await connection<
       Array<{ locked: boolean }>
-    >`select pg_try_advisory_lock(${INDEX_UPGRADE_LOCK_KEY}) as locked`
+    >`select pg_try_advisory_lock(${INDEX_UPKEEP_LOCK_KEY}) as locked`
     if (!lock?.locked) {
-      log.info(
-        'another memsvc process is rebuilding the vector indexes of an earlier build; this one leaves them to it',
-      )
-      return 0
+      log.info('another memsvc process is bringing the vector indexes up to date; this one leaves them to it')
+      return done
     }
     try {
       // Read again under the lock: the process that held it may have done some already.
+      for (const { indexname } of await connection.unsafe<Array<{ indexname: string }>>(ORPHANED_INDEXES_SQL)) {
+        if (signal.aborted) break
+        await connection.unsafe(`drop index concurrently if exists ${indexname}`)
+        log.info('dropped the vector index of a deleted embedder', { index: indexname })
+        done.dropped++
+      }
       for (const index of await connection.unsafe<StaleIndex[]>(FULL_PRECISION_INDEXES_SQL)) {
         if (signal.aborted) break
-        if (await rebuildInHalfPrecision(connection, index, log, signal)) rebuilt++
+        if (await rebuildInHalfPrecision(connection, index, log, signal)) done.rebuilt++
       }
     } finally {
-      await connection`select pg_advisory_unlock(${INDEX_UPGRADE_LOCK_KEY})`
+      await connection`select pg_advisory_unlock(${INDEX_UPKEEP_LOCK_KEY})`
     }
   } finally {
     connection.release()
   }
-  return rebuilt
+  return done
+}
+
+/**
+ * Drops a deleted embedder's index (and a half-built replacement), after the transaction
+ * that deleted its vectors: CONCURRENTLY, so that ingestion and search into other
+ * embedders' vectors are never blocked. A failure is logged; the next start drops it.
+ */
+export async function dropEmbedderIndex(sql: Sql, embedderId: string, log: Logger): Promise<void> {
+  const name = embedderIndexName(embedderId)
+  try {
+    await sql.unsafe(`drop index concurrently if exists ${name}`)
+    await sql.unsafe(`drop index concurrently if exists ${name}${REPLACEMENT_SUFFIX}`)
+  } catch (error) {
+    log.warn('cannot drop the vector index of a deleted embedder; the next start does', {
+      index: name,
+      error: error as Error,
+    })
+  }
 }
 
 type Connection = Awaited<ReturnType<Sql['reserve']>>
