@@ -506,6 +506,32 @@ const memoryInput = (prepared: any, overrides: Record<string, unknown>) => ({
   ...overrides,
 })
 
+/** A memory created over an embedder (registered with `embedder`) whose answers end its ingest FAILED, not retried. */
+function ingestFailureCase(
+  answering: string,
+  outcome: string,
+  processingError: RegExp,
+  embedder: (memory: MemoryFixture) => Record<string, unknown>,
+): ApiCase {
+  return {
+    name: `memory: an embedder answering ${answering} ends the memory FAILED, ${outcome}`,
+    operation: 'createMemory',
+    as: 'alice',
+    expect: 'OK',
+    httpStatus: 201,
+    prepare: async (fixture) => {
+      const embedderId = await fixtureOf(fixture).registerEmbedder(fixture.alice, embedder(fixtureOf(fixture)))
+      return must(fixture, 'createSpace', { name: `failing-${unique()}`, spaceEmbedders: [{ embedderId }] }, 'alice')
+    },
+    input: (prepared) => memoryInput(prepared, {}),
+    then: async (result, _prepared, fixture, transport) => {
+      const done = await settled(fixture, transport, memoryOf(result).memoryId)
+      expect(done).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
+      expect(done.processingError).toMatch(processingError)
+    },
+  }
+}
+
 export const ERROR_CASES: ApiCase[] = [
   {
     name: 'memory: empty content is refused naming originalContent',
@@ -635,52 +661,13 @@ export const ERROR_CASES: ApiCase[] = [
     field: 'memoryIds',
     input: () => ({}),
   },
-  {
-    name: 'memory: an embedder answering the wrong dimensionality ends the memory FAILED, naming the dimensions',
-    operation: 'createMemory',
-    as: 'alice',
-    expect: 'OK',
-    httpStatus: 201,
-    prepare: async (fixture) => {
-      const memory = fixtureOf(fixture)
-      // The server answers 16 dimensions; the embedder says 8.
-      const embedderId = await memory.registerEmbedder(fixture.alice, {
-        dimensionality: memory.embedder.dimensions / 2,
-      })
-      return must(fixture, 'createSpace', { name: `wrong-dims-${unique()}`, spaceEmbedders: [{ embedderId }] }, 'alice')
-    },
-    input: (prepared) => memoryInput(prepared, {}),
-    then: async (result, _prepared, fixture, transport) => {
-      const done = await settled(fixture, transport, memoryOf(result).memoryId)
-      expect(done).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
-      expect(done.processingError).toMatch(/dimension/i)
-    },
-  },
-  {
-    name: 'memory: an embedder answering values beyond half precision ends the memory FAILED, saying so',
-    operation: 'createMemory',
-    as: 'alice',
-    expect: 'OK',
-    httpStatus: 201,
-    prepare: async (fixture) => {
-      const memory = fixtureOf(fixture)
-      const embedderId = await memory.registerEmbedder(fixture.alice, {
-        endpointUrl: `${memory.embedder.url}/scale/1000000`,
-      })
-      return must(
-        fixture,
-        'createSpace',
-        { name: `unnormalised-${unique()}`, spaceEmbedders: [{ embedderId }] },
-        'alice',
-      )
-    },
-    input: (prepared) => memoryInput(prepared, {}),
-    then: async (result, _prepared, fixture, transport) => {
-      const done = await settled(fixture, transport, memoryOf(result).memoryId)
-      expect(done).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
-      expect(done.processingError).toMatch(/65504/)
-    },
-  },
+  // The server answers 16 dimensions; the embedder says 8.
+  ingestFailureCase('the wrong dimensionality', 'naming the dimensions', /dimension/i, (memory) => ({
+    dimensionality: memory.embedder.dimensions / 2,
+  })),
+  ingestFailureCase('values beyond half precision', 'saying so', /65504/, (memory) => ({
+    endpointUrl: `${memory.embedder.url}/scale/1000000`,
+  })),
   {
     name: 'space: no embedders is refused naming spaceEmbedders',
     operation: 'createSpace',

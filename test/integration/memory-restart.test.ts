@@ -6,7 +6,7 @@ import * as chunksSql from '../../src/db/sql/chunks.js'
 import { embedderIndexName } from '../../src/db/vector-storage.js'
 import * as memories from '../../src/domain/memories.js'
 import * as spaces from '../../src/domain/spaces.js'
-import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
+import { createTestDatabase, ENGINES, type Engine, type TestDatabase } from '../support/databases.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 import { waitFor } from '../support/wait.js'
@@ -20,16 +20,23 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
+/** A database both servers of a test open in turn (removed after the test), and the first server's flags for it. */
+async function storageForTwoServers(engine: Engine, prefix: string) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+  cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }))
+  let database: TestDatabase | undefined
+  if (engine === 'postgresql') {
+    const created = await createTestDatabase()
+    cleanups.push(() => created.drop())
+    database = created
+  }
+  const shared: Record<string, string> = database ? { 'db-url': database.jdbcUrl } : { 'data-dir': dataDir }
+  return { database, dataDir, shared }
+}
+
 describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
   it('leaves the memory PROCESSING with nothing written; the next server finishes it with no duplicate chunks', async () => {
-    let database: TestDatabase | undefined
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-restart-'))
-    cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }))
-    if (engine === 'postgresql') {
-      database = await createTestDatabase()
-      cleanups.push(() => database!.drop())
-    }
-    const shared = engine === 'postgresql' ? { 'db-url': database!.jdbcUrl } : { 'data-dir': dataDir }
+    const { database, dataDir, shared } = await storageForTwoServers(engine, 'memsvc-restart-')
     const first: MemoryFixture = await startMemoryFixture(
       engine,
       SHORT_LEASE,
@@ -96,14 +103,7 @@ describe.each(ENGINES)('a server stopped mid-ingest (%s)', (engine) => {
 
 describe.each(ENGINES)('a server started on a database from an earlier build (%s)', (engine) => {
   it('rebuilds its full-precision vector index in half precision: after READY on PostgreSQL, before it on the embedded database', async () => {
-    let database: TestDatabase | undefined
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-upgrade-'))
-    cleanups.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }))
-    if (engine === 'postgresql') {
-      database = await createTestDatabase()
-      cleanups.push(() => database!.drop())
-    }
-    const shared = engine === 'postgresql' ? { 'db-url': database!.jdbcUrl } : { 'data-dir': dataDir }
+    const { database, dataDir, shared } = await storageForTwoServers(engine, 'memsvc-upgrade-')
     const first: MemoryFixture = await startMemoryFixture(engine, FAST_MEMORY_JOBS, {}, shared)
     let firstStopped = false
     cleanups.push(async () => {
