@@ -65,11 +65,11 @@ export interface VectorIndexUpkeep {
  */
 export async function upkeepVectorIndexes(sql: Sql, log: Logger, signal: AbortSignal): Promise<VectorIndexUpkeep> {
   const done = { rebuilt: 0, dropped: 0 }
-  const [stale, orphaned] = await Promise.all([
-    sql.unsafe<StaleIndex[]>(FULL_PRECISION_INDEXES_SQL),
-    sql.unsafe<Array<{ indexname: string }>>(ORPHANED_INDEXES_SQL),
-  ])
-  if (stale.length === 0 && orphaned.length === 0) return done
+  // One round trip: the embedded database runs this before READY on every start.
+  const [pending] = await sql.unsafe<Array<{ found: boolean }>>(
+    `select exists (${FULL_PRECISION_INDEXES_SQL}) or exists (${ORPHANED_INDEXES_SQL}) as found`,
+  )
+  if (!pending?.found) return done
   const connection = await sql.reserve()
   try {
     const [lock] = await connection<
