@@ -7,13 +7,14 @@ export type StartupKeepalive = (status: string) => void
 
 export const STARTUP_KEEPALIVE_MS = 30_000
 
-/** Runs `work`, telling `keepalive` the status every STARTUP_KEEPALIVE_MS until it ends. */
+/** Runs `work`, telling `keepalive` the status every `intervalMs` until it ends. */
 export async function keepingStartupAlive<T>(
   keepalive: StartupKeepalive | undefined,
   status: string,
   work: () => Promise<T>,
+  intervalMs = STARTUP_KEEPALIVE_MS,
 ): Promise<T> {
-  const timer = keepalive ? setInterval(() => keepalive(status), STARTUP_KEEPALIVE_MS) : undefined
+  const timer = keepalive ? setInterval(() => keepalive(status), intervalMs) : undefined
   try {
     return await work()
   } finally {

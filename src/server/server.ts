@@ -84,6 +84,8 @@ export interface StartOptions {
   startup?: StartupTimeline
   /** Said to while start-up does long work that is progress (src/lifecycle/startup-keepalive.ts). */
   startupKeepalive?: StartupKeepalive
+  /** How often startupKeepalive is said to (STARTUP_KEEPALIVE_MS); tests shorten it. */
+  startupKeepaliveMs?: number
 }
 
 /** The REST listener with every route, wired to `server` (tests wire it to a context of their own). */
@@ -210,7 +212,14 @@ async function becomeReady(
   if (parts.stopping || !vectorSupport) return
   // The embedded database's one connection would be held by the build: there it comes before READY.
   if (vectorSupport.available && database.engine === 'embedded')
-    await startup.time('vector-indexes', () => upkeepVectorIndexes(database.primary, log, parts.stopIndexUpkeep.signal))
+    await startup.time('vector-indexes', () =>
+      keepingStartupAlive(
+        options.startupKeepalive,
+        'bringing vector indexes up to date (rebuilding those of an earlier version)',
+        () => upkeepVectorIndexes(database.primary, log, parts.stopIndexUpkeep.signal),
+        options.startupKeepaliveMs,
+      ),
+    )
   const jobsStartMs = performance.now()
   const jobs = new JobProcessor(database.background, log, metrics.registry, () => lifecycle.ready, options.jobs)
   parts.jobs = jobs
