@@ -355,7 +355,39 @@ private:
       jsonParserError(400, 'Bad Request', 'the request is not valid HTTP/1.1'),
     ].join(''),
   },
+  // 8. Lingering close: a response that closes the connection (Connection: close, a refused or unread
+  //    body) sends FIN and then reads and discards what the client still sends, for up to
+  //    HTTP_LINGER_S, before closing; upstream closed at once, and a client still writing its body
+  //    met a reset (EPIPE) instead of the answer. The four places that close after a FIN:
+  {
+    file: 'uWebSockets/src/HttpResponseData.h',
+    find: 'template <bool SSL>\nstruct HttpResponseData : AsyncSocketData<SSL>, HttpParser {\n',
+    replace:
+      "/* memsvc: how long a socket that has sent its FIN keeps reading (and dropping) what its client still sends, as nginx's lingering close */\nstatic const int HTTP_LINGER_S = 5;\n\ntemplate <bool SSL>\nstruct HttpResponseData : AsyncSocketData<SSL>, HttpParser {\n",
+  },
+  lingerInsteadOfClose('uWebSockets/src/HttpResponse.h', 'this', 28, 32),
+  lingerInsteadOfClose('uWebSockets/src/HttpResponse.h', 'this', 32, 32),
+  lingerInsteadOfClose('uWebSockets/src/HttpResponse.h', 'this', 24, 24),
+  lingerInsteadOfClose('uWebSockets/src/HttpContext.h', 's', 28, 29),
+  {
+    file: 'uWebSockets/src/HttpContext.h',
+    find: '                        /* We need to force close after sending FIN since we want to hinder\n                         * clients from keeping to send their huge data */\n                        asyncSocket->close();\n',
+    replace:
+      "                        /* memsvc: lingering close, the socket closes on the client's FIN or after HTTP_LINGER_S */\n                        asyncSocket->timeout(HTTP_LINGER_S);\n",
+  },
 ]
+
+/**
+ * Change 8 at one of the places that force-close after a FIN: the socket (`this` or `s`) gets the
+ * linger timeout instead. While shut down, uWS drops what it reads (HttpContext's data handler)
+ * and its timeout, which reading no longer renews, ends the socket.
+ */
+function lingerInsteadOfClose(file: string, socket: string, indent: number, commentIndent: number): SourceEdit {
+  const pad = ' '.repeat(indent)
+  const find = `${pad}/* We need to force close after sending FIN since we want to hinder\n${' '.repeat(commentIndent)}* clients from keeping to send their huge data */\n${pad}((AsyncSocket<SSL> *) ${socket})->close();\n`
+  const replace = `${pad}/* memsvc: lingering close, the socket closes on the client's FIN or after HTTP_LINGER_S */\n${pad}((AsyncSocket<SSL> *) ${socket})->timeout(HTTP_LINGER_S);\n`
+  return { file, find, replace }
+}
 
 /** One C++ string literal: a complete HTTP response whose body is the REST API's error shape. */
 function jsonParserError(status: number, reason: string, message: string): string {

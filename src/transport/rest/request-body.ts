@@ -110,8 +110,13 @@ class BodyReader {
   }
 
   #refuse(error: unknown, smallBody: boolean): void {
-    if (this.#body === undefined && smallBody) this.#refusal = { error }
-    else this.#receiver.fail(error)
+    if (this.#body === undefined && smallBody) {
+      this.#refusal = { error }
+      return
+    }
+    // Reading again lets the answer's lingering close (uWS change 8) drain what the client is still sending.
+    if (this.#paused && !this.#receiver.settled) this.#res.resume()
+    this.#receiver.fail(error)
   }
 
   /** Paused, uWS reads nothing more from the socket: what it already read (one receive buffer at most) is all that is held. */

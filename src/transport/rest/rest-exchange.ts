@@ -251,7 +251,8 @@ export class RestExchange {
     const res = this.#res
     const requestId = this.#call.requestId
     const draining = !this.#server.pipeline.lifecycle.acceptingWork
-    // After a refused or unread body the rest of it may still be arriving: close instead of reading on.
+    // After a refused or unread body the rest of it may still be arriving: close instead of reading on
+    // (uWS then reads and drops what still comes for a few seconds first, so that the client sees this answer).
     const closeConnection = prepared.status === 413 || this.bodyPending || draining
     try {
       res.cork(() => {
