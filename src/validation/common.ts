@@ -22,6 +22,65 @@ export const isStorableText = (text: string) => !NUL_OR_LONE_SURROGATE.test(text
 export const textSchema = (message = 'must be a string') =>
   v.pipe(v.string(message), v.check(isStorableText, 'must not contain NUL characters or unpaired UTF-16 surrogates'))
 
+/** Where a JSON value holds what PostgreSQL's jsonb cannot store as sent, and why. */
+interface JsonValueProblem {
+  path: string[]
+  description: string
+}
+
+const UNSTORABLE_TEXT = 'must not contain NUL characters or unpaired UTF-16 surrogates'
+
+/**
+ * The first thing in a JSON value (metadata) that would not come back as it was sent: NUL or a lone
+ * surrogate in a key or a string (jsonb refuses both: a 500 before this), or a number that is not
+ * finite (JSON.parse reads 1e999 as Infinity, and JSON.stringify writes it as null). Iterative, so no
+ * nesting can exhaust the stack.
+ */
+export function unstorableJson(value: unknown, maxDepth: number): JsonValueProblem | undefined {
+  const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value: item, path } = next
+    if (typeof item === 'string') {
+      if (!isStorableText(item)) return { path, description: UNSTORABLE_TEXT }
+    } else if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return { path, description: 'must be a finite number' }
+    } else if (item !== null && typeof item === 'object' && path.length >= maxDepth) {
+      return { path, description: `is nested more than ${maxDepth} levels deep` }
+    } else if (Array.isArray(item)) {
+      item.forEach((element, index) => pending.push({ value: element, path: [...path, String(index)] }))
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, member] of Object.entries(item)) {
+        if (!isStorableText(key)) return { path: [...path, key], description: `keys ${UNSTORABLE_TEXT}` }
+        pending.push({ value: member, path: [...path, key] })
+      }
+    }
+  }
+  return undefined
+}
+
+/** A JSON value that is stored as sent and nested at most `maxDepth` levels, or a 400 naming the member at fault (`metadata.a.0`). */
+export const storableJson = <Value>(maxDepth: number) =>
+  v.rawCheck<Value>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return
+    const problem = unstorableJson(dataset.value, maxDepth)
+    if (!problem) return
+    const [first, ...rest] = problem.path.map(
+      (key): v.ObjectPathItem => ({ type: 'object', origin: 'value', input: {}, key, value: undefined }),
+    )
+    addIssue({ message: problem.description, ...(first ? { path: [first, ...rest] } : {}) })
+  })
+
+/**
+ * A list of at most `max` items. The length is checked before any item is: valibot checks every
+ * item first and makes an issue for each bad one, so ten million elements made ten million issues
+ * (2 GB for a 4 MB body) before a maxLength after the items could refuse them.
+ */
+export const listOf = <const Item extends v.GenericSchema>(item: Item, max: number, tooMany: string) =>
+  v.pipe(
+    v.custom<unknown[]>((value) => !Array.isArray(value) || value.length <= max, tooMany),
+    v.array(item, 'must be a list'),
+  )
+
 export const uuidSchema = v.pipe(textSchema(), v.uuid('must be a UUID'))
 
 export const labelsSchema = v.pipe(

@@ -1,12 +1,16 @@
 import * as v from 'valibot'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../domain/chunking/chunking-config.js'
+import { firstSeparatorRegexProblem } from '../domain/chunking/separator-regex.js'
 import {
   filterTextSchema,
   labelsSchema,
   labelUpdateFields,
+  listOf,
   oneLabelUpdateOnly,
   pageSizeSchema,
   pageTokenSchema,
+  storableJson,
+  textSchema,
   uuidSchema,
 } from './common.js'
 
@@ -28,6 +32,8 @@ export const MAX_SEPARATOR_LENGTH = 100
 export const MAX_METADATA_PROPERTIES = 50
 /** The stored metadata as JSON; far above any real use, small enough for every list page. */
 export const MAX_METADATA_BYTES = 64 * 1024
+/** Objects and arrays inside metadata, the top-level object included; filters reach any depth, so deeper buys nothing. */
+export const MAX_METADATA_DEPTH = 16
 /** Content of one memory, in UTF-8 bytes: larger answers 413. */
 export const MAX_CONTENT_BYTES = 4 * 1024 * 1024
 export const MAX_MEMORY_PAGE_SIZE = 500
@@ -46,29 +52,18 @@ const integerFrom = (min: number, max: number) =>
 const oneOf = <const T extends readonly string[]>(values: T) =>
   v.picklist(values, `must be one of ${values.join(', ')}`)
 
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern, 'u')
-    return true
-  } catch {
-    return false
-  }
-}
-
 const recursiveSchema = v.pipe(
   v.strictObject({
     chunkSize: v.optional(integerFrom(1, MAX_CHUNK_SIZE)),
     chunkOverlap: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
     separators: v.optional(
-      v.pipe(
-        v.array(
-          v.pipe(
-            v.string('must be strings'),
-            v.maxLength(MAX_SEPARATOR_LENGTH, `separators are at most ${MAX_SEPARATOR_LENGTH} characters`),
-          ),
-          'must be a list',
+      listOf(
+        v.pipe(
+          textSchema('must be strings'),
+          v.maxLength(MAX_SEPARATOR_LENGTH, `separators are at most ${MAX_SEPARATOR_LENGTH} characters`),
         ),
-        v.maxLength(MAX_SEPARATORS, `at most ${MAX_SEPARATORS} separators`),
+        MAX_SEPARATORS,
+        `at most ${MAX_SEPARATORS} separators`,
       ),
     ),
     keepStrategy: v.optional(oneOf(KEEP_STRATEGIES)),
@@ -81,13 +76,20 @@ const recursiveSchema = v.pipe(
     ),
     ['chunkOverlap'],
   ),
-  v.forward(
-    v.check(
-      (input) => !input.separatorIsRegex || (input.separators ?? []).every(compiles),
-      'every separator must be a valid regular expression when separatorIsRegex is true',
-    ),
-    ['separators'],
-  ),
+  // The first refused pattern is named by its index, with the reason (RE2 syntax, lookaround, size).
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed || !dataset.value.separatorIsRegex) return
+    const separators = dataset.value.separators ?? []
+    const refused = firstSeparatorRegexProblem(separators)
+    if (!refused) return
+    addIssue({
+      message: refused.problem,
+      path: [
+        { type: 'object', origin: 'value', input: dataset.value, key: 'separators', value: separators },
+        { type: 'array', origin: 'value', input: separators, key: refused.index, value: separators[refused.index] },
+      ],
+    })
+  }),
   // Unset fields take the defaults; the overlap defaults to an eighth of the size (64 for 512).
   v.transform((input) => {
     const chunkSize = input.chunkSize ?? DEFAULT_CHUNK_SIZE
@@ -151,7 +153,7 @@ const spaceEmbedderSchema = v.strictObject({
 })
 
 const spaceNameSchema = v.pipe(
-  v.string('must be a string'),
+  textSchema(),
   v.check((text) => text.trim().length > 0, 'must not be empty'),
   v.maxLength(MAX_SPACE_NAME_LENGTH, `at most ${MAX_SPACE_NAME_LENGTH} characters`),
 )
@@ -162,9 +164,8 @@ export const createSpaceSchema = v.strictObject({
   name: spaceNameSchema,
   labels: v.optional(labelsSchema),
   spaceEmbedders: v.pipe(
-    v.array(spaceEmbedderSchema, 'must be a list'),
+    listOf(spaceEmbedderSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
     v.minLength(1, 'a space needs at least one embedder'),
-    v.maxLength(MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
     v.check(
       (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
       'names the same embedder twice',
@@ -202,8 +203,8 @@ export const metadataSchema = v.pipe(
     (metadata) => Object.keys(metadata).length <= MAX_METADATA_PROPERTIES,
     `at most ${MAX_METADATA_PROPERTIES} top-level properties`,
   ),
-  // PostgreSQL's jsonb cannot hold the NUL character.
-  v.check((metadata) => !JSON.stringify(metadata).includes('\\u0000'), 'must not contain the NUL character'),
+  // Checked before the size: JSON.stringify would write 1e999 as null and a lone surrogate as an escape.
+  storableJson<Record<string, unknown>>(MAX_METADATA_DEPTH),
   v.check(
     (metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES,
     `at most ${MAX_METADATA_BYTES} bytes as JSON`,
@@ -215,7 +216,7 @@ export const createMemorySchema = v.pipe(
   v.strictObject({
     memoryId: v.optional(uuidSchema),
     spaceId: uuidSchema,
-    originalContent: v.optional(v.string('must be a string')),
+    originalContent: v.optional(textSchema()),
     originalContentB64: v.optional(
       v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
     ),
@@ -234,11 +235,39 @@ export const createMemorySchema = v.pipe(
 )
 export type CreateMemoryRequest = v.InferOutput<typeof createMemorySchema>
 
+/**
+ * Different regex separators in one batch: each request is validated as it is created, one
+ * after the other, and a pattern not seen before is compiled then (up to
+ * SEPARATORS_COMPILE_BUDGET_MS for one request's separators).
+ */
+export const MAX_BATCH_REGEX_SEPARATORS = 20
+
+/** The regex separators a create request names, read before the request itself is validated. */
+function regexSeparatorsOf(request: unknown): unknown[] {
+  const recursive = (request as { chunkingConfig?: { recursive?: Record<string, unknown> } } | null)?.chunkingConfig
+    ?.recursive
+  return recursive?.separatorIsRegex === true && Array.isArray(recursive.separators) ? recursive.separators : []
+}
+
+function fewRegexSeparators(requests: unknown[]): boolean {
+  const seen = new Set<unknown>()
+  // A request with more separators than allowed is refused on its own; a few past the limit tell.
+  for (const request of requests)
+    for (const separator of regexSeparatorsOf(request).slice(0, MAX_SEPARATORS + 1)) {
+      seen.add(separator)
+      if (seen.size > MAX_BATCH_REGEX_SEPARATORS) return false
+    }
+  return true
+}
+
 export const batchCreateMemoriesSchema = v.strictObject({
   requests: v.pipe(
-    v.array(v.unknown(), 'must be a list'),
+    listOf(v.unknown(), MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} requests`),
     v.minLength(1, 'must hold at least one request'),
-    v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} requests`),
+    v.check(
+      fewRegexSeparators,
+      `the requests may use at most ${MAX_BATCH_REGEX_SEPARATORS} different regex separators between them`,
+    ),
   ),
 })
 
@@ -264,9 +293,8 @@ export const batchDeleteMemoriesSchema = v.pipe(
   v.strictObject({
     memoryIds: v.optional(
       v.pipe(
-        v.array(uuidSchema, 'must be a list'),
+        listOf(uuidSchema, MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`),
         v.minLength(1, 'must name at least one memory'),
-        v.maxLength(MAX_BATCH_SIZE, `at most ${MAX_BATCH_SIZE} ids`),
       ),
     ),
     spaceId: v.optional(uuidSchema),

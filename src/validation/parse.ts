@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { AppError, type FieldViolation } from '../errors/app-error.js'
+import { MAX_ERROR_DETAILS } from './request-limits.js'
 
 /**
  * Field names echo client text (a label key), so they are cut short: a 70,000-character
@@ -35,11 +36,13 @@ export function parseInput<const Schema extends v.GenericSchema>(
 ): v.InferOutput<Schema> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true })
   if (result.success) return result.output
-  const details: FieldViolation[] = result.issues.map((issue) => ({
+  const details: FieldViolation[] = result.issues.slice(0, MAX_ERROR_DETAILS).map((issue) => ({
     field: fieldName(issue, prefix),
     description: describeIssue(issue),
   }))
   const first = details[0]!
-  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : ''
+  const others = result.issues.length - 1
+  const unlisted = result.issues.length - details.length
+  const more = others === 0 ? '' : ` (and ${others} more${unlisted > 0 ? `, ${unlisted} of them not listed` : ''})`
   throw new AppError('INVALID_ARGUMENT', `${first.field}: ${first.description}${more}`, details)
 }

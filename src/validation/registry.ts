@@ -3,6 +3,7 @@ import {
   boundedText,
   labelsSchema,
   labelUpdateFields,
+  listOf,
   numberFrom,
   oneLabelUpdateOnly,
   pageSizeSchema,
@@ -79,8 +80,11 @@ const apiPathSchema = v.pipe(
   v.regex(/^\/[\x21-\x7e]*$/, 'must be a path starting with "/", without spaces'),
 )
 
+/** Each modality once is all that means anything; repeats are merged, up to this many. */
+const MAX_MODALITY_ENTRIES = 16
+
 const modalitiesSchema = v.pipe(
-  v.array(oneOf(MODALITIES), 'must be a list'),
+  listOf(oneOf(MODALITIES), MAX_MODALITY_ENTRIES, `at most ${MAX_MODALITY_ENTRIES} entries`),
   v.minLength(1, 'must name at least one modality'),
   v.transform((items) => [...new Set(items)]),
 )
@@ -120,7 +124,7 @@ const apiKeyCredentialSchema = (secretRequired: boolean) =>
 
 const cloudAdcCredentialSchema = v.strictObject({
   scopes: v.optional(
-    v.pipe(v.array(scopeSchema, 'must be a list'), v.maxLength(MAX_SCOPES, `at most ${MAX_SCOPES} scopes`)),
+    listOf(scopeSchema, MAX_SCOPES, `at most ${MAX_SCOPES} scopes`),
   ),
   quotaProjectId: v.optional(
     v.pipe(textSchema(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"')),
@@ -201,16 +205,14 @@ export const samplingParamsSchema = v.strictObject({
   frequencyPenalty: v.optional(numberFrom(-2, 2)),
   presencePenalty: v.optional(numberFrom(-2, 2)),
   stopSequences: v.optional(
-    v.pipe(
-      v.array(
-        v.pipe(
-          textSchema(),
-          v.minLength(1, 'must not be empty'),
-          v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`),
-        ),
-        'must be a list',
+    listOf(
+      v.pipe(
+        textSchema(),
+        v.minLength(1, 'must not be empty'),
+        v.maxLength(MAX_STOP_SEQUENCE_LENGTH, `at most ${MAX_STOP_SEQUENCE_LENGTH} characters`),
       ),
-      v.maxLength(MAX_STOP_SEQUENCES, `at most ${MAX_STOP_SEQUENCES} stop sequences`),
+      MAX_STOP_SEQUENCES,
+      `at most ${MAX_STOP_SEQUENCES} stop sequences`,
     ),
   ),
 })

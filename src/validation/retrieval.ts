@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { boundedText, choiceOf, filterTextSchema, integerFrom, numberFrom, uuidSchema } from './common.js'
+import { boundedText, choiceOf, filterTextSchema, integerFrom, listOf, numberFrom, uuidSchema } from './common.js'
 import { MAX_RETRIEVAL_WEIGHT, MAX_SPACE_EMBEDDERS } from './memory.js'
 
 export const RETRIEVAL_MODES = ['HYBRID', 'VECTOR', 'KEYWORD'] as const
@@ -23,8 +23,7 @@ export const spaceKeySchema = v.strictObject({
   spaceId: uuidSchema,
   embedderWeights: v.optional(
     v.pipe(
-      v.array(embedderWeightSchema, 'must be a list'),
-      v.maxLength(MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} entries`),
+      listOf(embedderWeightSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} entries`),
       v.check(
         (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
         'names the same embedder twice',
@@ -50,9 +49,8 @@ export const retrieveMemoriesSchema = v.strictObject({
     v.check((text) => text.trim().length > 0, 'must not be empty'),
   ),
   spaceKeys: v.pipe(
-    v.array(spaceKeySchema, 'must be a list'),
+    listOf(spaceKeySchema, MAX_SPACE_KEYS, `at most ${MAX_SPACE_KEYS} spaces`),
     v.minLength(1, 'name at least one space'),
-    v.maxLength(MAX_SPACE_KEYS, `at most ${MAX_SPACE_KEYS} spaces`),
     v.check((keys) => new Set(keys.map((key) => key.spaceId)).size === keys.length, 'names the same space twice'),
   ),
   requestedSize: v.optional(integerFrom(1, MAX_REQUESTED_SIZE)),

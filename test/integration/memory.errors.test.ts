@@ -91,7 +91,7 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
       'a separator regex that does not compile',
       { originalContent: 'a', chunkingConfig: { recursive: { separators: ['('], separatorIsRegex: true } } },
       'INVALID_ARGUMENT',
-      'chunkingConfig.recursive.separators',
+      'chunkingConfig.recursive.separators.0',
     ],
     ['an unknown field', { originalContent: 'a', colour: 'red' }, 'INVALID_ARGUMENT', 'colour'],
   ])('memory with %s: 400 naming the field', async (_name, input, code, field) => {

@@ -166,7 +166,13 @@ export async function fileContainingSymbol(
  * A unary call with a raw request payload, for size-limit tests against any method
  * without building a typed request.
  */
-export function rawUnaryCall(target: GrpcTarget, path: string, payload: Buffer, timeoutMs = 10_000): Promise<Buffer> {
+export function rawUnaryCall(
+  target: GrpcTarget,
+  path: string,
+  payload: Buffer,
+  timeoutMs = 10_000,
+  metadata = new grpc.Metadata(),
+): Promise<Buffer> {
   const client = new grpc.Client(target.address, credentialsFor(target), {
     ...channelOptions(target),
     'grpc.max_send_message_length': -1,
@@ -178,7 +184,7 @@ export function rawUnaryCall(target: GrpcTarget, path: string, payload: Buffer, 
       (value: Buffer) => value,
       (value: Buffer) => value,
       payload,
-      new grpc.Metadata(),
+      metadata,
       { deadline: deadlineIn(timeoutMs) },
       (error, response) => (error ? reject(error) : resolve(response!)),
     )

@@ -7,6 +7,7 @@ import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Uws } from '../../runtime/uws.js'
 import { TLS12_CIPHERS } from '../../tls/cipher-policy.js'
+import { DEFAULT_REQUEST_BYTES } from '../../validation/request-limits.js'
 import { type DrainExemption, RequestPipeline } from '../request-pipeline.js'
 import { type ExchangeServer, RestExchange, type ServedRoute } from './rest-exchange.js'
 import type { RestHandler } from './rest-messages.js'
@@ -26,6 +27,11 @@ export interface RouteOptions {
    * UNAUTHENTICATED_BODY_LIMIT_BYTES (request-body.ts).
    */
   needsApiKey?: boolean
+  /**
+   * The largest body the route reads from a caller with a valid key (413 above it), capped by the
+   * server's limit; DEFAULT_REQUEST_BYTES unless given (src/validation/request-limits.ts).
+   */
+  maxBodyBytes?: number
   /** Request headers the handler reads besides the ones every route copies (READ_HEADERS in rest-exchange.ts). */
   readHeaders?: readonly string[]
   /**
@@ -182,6 +188,7 @@ function servedRoute(pattern: string, handler: RestHandler, options: RouteOption
     handler,
     paramNames,
     needsApiKey: options.needsApiKey === true,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_REQUEST_BYTES,
     drainExempt: options.drainExempt,
     extraHeaders: {},
     routeHeaders: options.readHeaders ?? [],
@@ -197,6 +204,8 @@ function noRoute(name: string, handler: RestHandler, extraHeaders: Record<string
     handler,
     paramNames: [],
     needsApiKey: false,
+    // Read as the body of a request without a key: UNAUTHENTICATED_BODY_LIMIT_BYTES at most.
+    maxBodyBytes: DEFAULT_REQUEST_BYTES,
     drainExempt: 'no-route',
     extraHeaders,
     routeHeaders: [],

@@ -1,5 +1,6 @@
 import type { CallContext } from '../../domain/call-context.js'
 import { AppError, invalidArgument } from '../../errors/app-error.js'
+import { MAX_JSON_ARRAY_ELEMENTS } from '../../validation/request-limits.js'
 import type { RestRequest } from './rest-messages.js'
 
 /** Fields whose values are maps of user data: their keys are never renamed. */
@@ -38,12 +39,17 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 
 /**
  * What is wrong with the shape of a JSON text before it is parsed: nesting deeper than
- * MAX_JSON_DEPTH or more than MAX_JSON_MEMBERS object members (colons outside strings).
- * One linear pass; brackets and colons inside strings do not count.
+ * MAX_JSON_DEPTH, more than MAX_JSON_MEMBERS object members (colons outside strings) or more
+ * than MAX_JSON_ARRAY_ELEMENTS array elements (commas directly inside an array, plus one per
+ * non-empty array, so a slight overcount of empty ones is harmless). One linear pass; brackets,
+ * commas and colons inside strings do not count.
  */
 function jsonShapeProblem(text: string): string | undefined {
   let depth = 0
   let members = 0
+  let elements = 0
+  /** Whether each open container is an array, by depth. */
+  const isArray: boolean[] = []
   let inString = false
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index)
@@ -54,11 +60,16 @@ function jsonShapeProblem(text: string): string | undefined {
     } else if (code === 0x22) inString = true
     else if (code === 0x7b || code === 0x5b) {
       if (++depth > MAX_JSON_DEPTH) return `is nested more than ${MAX_JSON_DEPTH} levels deep`
+      isArray[depth] = code === 0x5b
+      if (code === 0x5b && ++elements > MAX_JSON_ARRAY_ELEMENTS) return tooManyElements
     } else if (code === 0x7d || code === 0x5d) depth--
     else if (code === 0x3a && ++members > MAX_JSON_MEMBERS) return `has more than ${MAX_JSON_MEMBERS} object members`
+    else if (code === 0x2c && isArray[depth] && ++elements > MAX_JSON_ARRAY_ELEMENTS) return tooManyElements
   }
   return undefined
 }
+
+const tooManyElements = `has more than ${MAX_JSON_ARRAY_ELEMENTS} array elements`
 
 /**
  * The request body as a JSON object with normalised field names; an empty body is `{}`.

@@ -15,6 +15,8 @@ export interface ServedRoute extends CallRoute {
   handler: RestHandler
   /** The route refuses callers without a valid API key, checked before its body is read (request-body.ts). */
   needsApiKey: boolean
+  /** The largest body the route reads (RouteOptions.maxBodyBytes), before the server's own cap. */
+  maxBodyBytes: number
   /** Headers every answer on the route carries (Allow, on a 405). */
   extraHeaders: Record<string, string>
   /** Request headers the route's handler reads besides READ_HEADERS and BODY_HEADERS (RouteOptions.readHeaders). */
@@ -93,7 +95,7 @@ export class RestExchange {
         return
       }
       const rules = {
-        maxBodyBytes: this.#server.maxBodyBytes,
+        maxBodyBytes: Math.min(this.#route.maxBodyBytes, this.#server.maxBodyBytes),
         authenticate: this.#route.needsApiKey ? this.#server.authenticate : undefined,
       }
       readBody(this.#res, request.headers, rules, this)

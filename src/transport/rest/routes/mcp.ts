@@ -1,5 +1,6 @@
 import type { ServerContext } from '../../../domain/context.js'
 import type { ServerMetrics } from '../../../observability/metrics.js'
+import { MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
 import type { HttpServer } from '../http-server.js'
 
 /** The headers the MCP SDK's transport reads besides the ones every route copies, and the Origin check's. */
@@ -28,6 +29,8 @@ export function registerMcpRoutes(http: HttpServer, server: ServerContext, metri
     },
     {
       needsApiKey: true,
+      // add_memory carries one memory's content.
+      maxBodyBytes: MEMORY_REQUEST_BYTES,
       readHeaders: MCP_READ_HEADERS,
       apiKeyHeader: 'x-api-key',
       transport: 'mcp',
