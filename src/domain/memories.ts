@@ -101,7 +101,7 @@ function contentTooLarge(field: string): AppError {
 function checkedContent(request: CreateMemoryRequest): string {
   const { text, field } = contentOf(request)
   if (text.trim().length === 0) throw invalidArgument(field, 'must not be empty')
-  // PostgreSQL text cannot hold NUL.
+  // PostgreSQL text cannot hold NUL (base64 can carry it; UTF-8 decoding already refused lone surrogates).
   if (text.includes('\0')) throw invalidArgument(field, 'must not contain the NUL character')
   if ((request.contentType ?? DEFAULT_CONTENT_TYPE) === 'application/json') {
     try {
