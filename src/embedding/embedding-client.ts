@@ -1,12 +1,15 @@
 import type { ProbeTargetRow } from '../db/sql/probes.js'
 import { MAX_INDEXED_VECTOR_VALUE } from '../db/vector-storage.js'
 import type { ProviderAccess } from '../domain/provider-access.js'
-import { ProviderCallError, postJson } from '../probes/provider-http.js'
+import type { ProviderCalls } from '../probes/provider-calls.js'
+import { ProviderCallError, postJson, QUERY_PROVIDER_TIMEOUT_MS } from '../probes/provider-http.js'
 import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
 
 /** What the client needs to know of a registered embedder. */
 export interface EmbedderProfile {
   id: string
+  /** As registered; errors name the embedder by it. */
+  displayName?: string
   providerType: string
   endpointUrl: string
   apiPath: string
@@ -20,6 +23,7 @@ export interface EmbedderProfile {
 export function embedderProfile(target: ProbeTargetRow): EmbedderProfile {
   return {
     id: target.id,
+    displayName: (target as { display_name?: string }).display_name,
     providerType: target.provider_type,
     endpointUrl: target.endpoint_url,
     apiPath: target.api_path,
@@ -32,20 +36,46 @@ export function embedderProfile(target: ProbeTargetRow): EmbedderProfile {
 export interface EmbeddingPolicy {
   /** Inputs per request. */
   batchSize: number
+  /** The longest one request may wait for its answer. */
   requestTimeoutMs: number
+  /**
+   * The longest one batch may take, its tries and the waits between them included: a try's
+   * timeout is cut to what is left, and no retry starts past it.
+   */
+  batchDeadlineMs: number
   /** Tries of one batch before the failure goes back to the job queue, which retries the job later. */
   attemptsPerBatch: number
   /** First wait after a transient failure; doubles each time, up to maxRetryDelayMs. */
   retryBaseMs: number
   maxRetryDelayMs: number
+  /** Ingestion only: after a request got no answer in time, how long the embedder is left alone (ProviderCalls). */
+  stallCooldownMs?: number
 }
 
+/**
+ * Ingestion's: a request gets 30 s, a batch a minute with its retries. An embedder that did
+ * not answer in 30 s is left alone for 30 s, then tried by one call: with INGEST_MAX_ATTEMPTS
+ * (src/jobs/handlers/memory-ingest.ts) a memory whose embedder stalls ends FAILED within
+ * about five minutes of its first attempt.
+ */
 export const DEFAULT_EMBEDDING_POLICY: EmbeddingPolicy = {
   batchSize: 32,
   requestTimeoutMs: 30_000,
+  batchDeadlineMs: 60_000,
   attemptsPerBatch: 5,
   retryBaseMs: 500,
   maxRetryDelayMs: 30_000,
+  stallCooldownMs: 30_000,
+}
+
+/** A query's embedding is on the request path: one answer within QUERY_PROVIDER_TIMEOUT_MS, retries included. */
+export const QUERY_EMBEDDING_POLICY: EmbeddingPolicy = {
+  batchSize: 1,
+  requestTimeoutMs: QUERY_PROVIDER_TIMEOUT_MS,
+  batchDeadlineMs: QUERY_PROVIDER_TIMEOUT_MS,
+  attemptsPerBatch: 2,
+  retryBaseMs: 200,
+  maxRetryDelayMs: 1_000,
 }
 
 /**
@@ -68,6 +98,8 @@ export class EmbeddingError extends Error {
      * 'request', which may be about one input (a 4xx).
      */
     readonly refused: 'request' | 'embedder' = 'request',
+    /** For a transient failure: trying again sooner is pointless (a Retry-After, a stalled embedder's cool-down). */
+    readonly retryAfterMs?: number,
   ) {
     super(message)
     this.name = 'EmbeddingError'
@@ -84,6 +116,8 @@ export interface EmbeddingCall {
   access: ProviderAccess
   policy: EmbeddingPolicy
   observe?: EmbeddingObserver
+  /** Ingestion's record of each provider's calls: a stalled embedder is not called again until its cool-down ends. */
+  providerCalls?: ProviderCalls
   /** Waits between retries; tests pass a recorder. */
   sleep?: (ms: number) => Promise<void>
 }
@@ -128,6 +162,11 @@ export async function embedTexts(
   return vectors
 }
 
+/** How errors name an embedder: its display name and id, so an operator knows which registration to look at. */
+export function describeEmbedder(embedder: Pick<EmbedderProfile, 'id' | 'displayName'>): string {
+  return embedder.displayName ? `embedder "${embedder.displayName}" (${embedder.id})` : `embedder ${embedder.id}`
+}
+
 async function embedBatch(
   call: EmbeddingCall,
   batch: string[],
@@ -135,6 +174,7 @@ async function embedBatch(
 ): Promise<number[][]> {
   const { embedder, access, policy } = call
   const sleep = call.sleep ?? defaultSleep
+  const name = describeEmbedder(embedder)
   let request
   try {
     request = embeddingRequest(embedder, access.credential, batch, inputType)
@@ -143,24 +183,42 @@ async function embedBatch(
       throw new EmbeddingError(error.message.replace('probing', 'embedding'), true, 'embedder')
     throw error
   }
+  const deadline = performance.now() + policy.batchDeadlineMs
   for (let attempt = 1; ; attempt++) {
+    const admitted = call.providerCalls?.admit(embedder.id)
+    if (admitted?.admitted === false)
+      throw new EmbeddingError(`${name} ${admitted.reason}`, false, 'request', admitted.retryAfterMs)
     const started = performance.now()
     const seconds = () => (performance.now() - started) / 1000
     let body: unknown
     try {
       body = await postJson(request, {
-        timeoutMs: policy.requestTimeoutMs,
+        timeoutMs: Math.max(1, Math.min(policy.requestTimeoutMs, Math.round(deadline - started))),
         maxResponseBytes: MAX_EMBEDDING_RESPONSE_BYTES,
         redact: access.redact,
       })
+      admitted?.answered()
     } catch (error) {
-      if (!(error instanceof ProviderCallError)) throw error
+      if (!(error instanceof ProviderCallError)) {
+        admitted?.answered()
+        throw error
+      }
       const message = access.redact(error.message)
-      const delay = error.transient ? retryDelay(policy, attempt, error.retryAfterMs) : undefined
-      if (delay === undefined || attempt >= policy.attemptsPerBatch || delay > policy.maxRetryDelayMs) {
+      if (error.timedOut) admitted?.noAnswer(message)
+      else admitted?.answered()
+      // A provider that did not answer in time will hardly answer the same request at once:
+      // the job queue tries again later (after the stall's cool-down).
+      const delay = error.transient && !error.timedOut ? retryDelay(policy, attempt, error.retryAfterMs) : undefined
+      if (
+        delay === undefined ||
+        attempt >= policy.attemptsPerBatch ||
+        delay > policy.maxRetryDelayMs ||
+        performance.now() + delay >= deadline
+      ) {
         call.observe?.('failed', seconds())
         const tries = attempt === 1 ? '' : ` (after ${attempt} attempts)`
-        throw new EmbeddingError(`embedder ${embedder.id}: ${message}${tries}`, !error.transient)
+        const retryAfterMs = error.timedOut ? policy.stallCooldownMs : error.retryAfterMs
+        throw new EmbeddingError(`${name}: ${message}${tries}`, !error.transient, 'request', retryAfterMs)
       }
       call.observe?.('retried', seconds())
       await sleep(delay)
@@ -173,16 +231,17 @@ async function embedBatch(
 
 function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: number): number[][] {
   const vectors = allEmbeddings(body)
-  if (!vectors) throw new EmbeddingError(`embedder ${embedder.id}: the response carries no embedding vectors`, true)
+  if (!vectors)
+    throw new EmbeddingError(`${describeEmbedder(embedder)}: the response carries no embedding vectors`, true)
   if (vectors.length !== expected)
     throw new EmbeddingError(
-      `embedder ${embedder.id}: asked for ${expected} vectors, the provider returned ${vectors.length}`,
+      `${describeEmbedder(embedder)}: asked for ${expected} vectors, the provider returned ${vectors.length}`,
       true,
     )
   const wrong = vectors.find((vector) => vector.length !== embedder.dimensionality)
   if (wrong) {
     throw new EmbeddingError(
-      `embedder ${embedder.id}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
+      `${describeEmbedder(embedder)}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
       true,
       'embedder',
     )
@@ -191,7 +250,7 @@ function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: numb
     const position = vector.findIndex((value) => !(Math.abs(value) <= MAX_INDEXED_VECTOR_VALUE))
     if (position < 0) continue
     throw new EmbeddingError(
-      `embedder ${embedder.id}: the provider returned ${vector[position]} at dimension ${position}; vectors are ` +
+      `${describeEmbedder(embedder)}: the provider returned ${vector[position]} at dimension ${position}; vectors are ` +
         `indexed in half precision, which holds values up to ±${MAX_INDEXED_VECTOR_VALUE} (embedding models ` +
         'normally return unit vectors: check the model and its normalisation setting)',
       true,

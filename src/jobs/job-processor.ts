@@ -20,10 +20,39 @@ export interface JobHandler<Payload = Record<string, unknown>> {
     limit: number
     runMany(jobs: Array<{ payload: Payload; attempt: number }>): Promise<Array<PromiseSettledResult<void>>>
   }
+  /**
+   * Set by kinds whose jobs wait on something some of them share (memory.ingest: a space's
+   * embedders): a job's lane is its payload's `payloadKey`. A run takes one lane's jobs, the
+   * lanes share the workers, and no lane has more runs at once than all workers but one
+   * (maxRunsPerLane): jobs whose provider stalls can never hold every worker, and another
+   * lane's jobs still run.
+   */
+  lanes?: {
+    payloadKey: string
+    /**
+     * Lanes not to claim now: their jobs would only wait, holding a worker (a provider they
+     * share with other lanes has as many calls under way as a lane may have runs).
+     */
+    held?(maxRunsPerLane: number): Iterable<string>
+  }
 }
 
 /** Thrown by a handler when trying again cannot help (the resource is gone, the input is wrong). */
 export class PermanentJobError extends Error {}
+
+/**
+ * A failure may say how long trying again is pointless (`retryAfterMs`: a provider's
+ * Retry-After, a stalled provider's cool-down); the job's retry waits at least that long.
+ */
+function requestedRetryDelay(error: unknown): number {
+  const requested = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs
+  return typeof requested === 'number' && Number.isFinite(requested) ? requested : 0
+}
+
+const laneKey = (kind: string, lane: string) => `${kind}\n${lane}`
+
+/** How many runs one lane may have at once with `concurrency` workers: all but one, so another lane always finds one. */
+export const maxRunsPerLane = (concurrency: number): number => Math.max(1, concurrency - 1)
 
 export interface JobProcessorOptions {
   /** Jobs run at once by this process. */
@@ -37,7 +66,9 @@ export interface JobProcessorOptions {
 }
 
 export const DEFAULT_JOB_OPTIONS: JobProcessorOptions = {
-  concurrency: 4,
+  // One lane may have all runs but one (maxRunsPerLane): a space's ingest gets the four it
+  // always had, and a fifth worker is always there for other spaces and kinds.
+  concurrency: 5,
   pollIntervalMs: 1_000,
   leaseSeconds: 120,
   retryBaseMs: 2_000,
@@ -85,9 +116,11 @@ function jobCountGauge(
   })
 }
 
+type ClaimedJob = Omit<jobsSql.ClaimedJobRow, 'run'>
+
 /** The claimed jobs as runs, in the order claimed. */
-function groupByRun(claimed: jobsSql.ClaimedJobRow[]): jobsSql.JobRow[][] {
-  const runs = new Map<number, jobsSql.JobRow[]>()
+function groupByRun(claimed: jobsSql.ClaimedJobRow[]): ClaimedJob[][] {
+  const runs = new Map<number, ClaimedJob[]>()
   for (const { run, ...job } of claimed) {
     const jobs = runs.get(run)
     if (jobs) jobs.push(job)
@@ -114,6 +147,8 @@ export class JobProcessor implements WorkIntake, JobQueue {
   readonly workerId = `${process.pid}-${crypto.randomBytes(3).toString('hex')}`
   readonly #handlers = new Map<string, JobHandler<never>>()
   readonly #active = new Set<Promise<void>>()
+  /** Runs under way per lane of a kind, keyed by laneKey. */
+  readonly #laneRuns = new Map<string, { kind: string; lane: string; runs: number }>()
   readonly #options: JobProcessorOptions
   #running = false
   #loop: Promise<void> | undefined
@@ -169,7 +204,7 @@ export class JobProcessor implements WorkIntake, JobQueue {
     await jobsSql.insertJobs(sql, [
       { id, kind, payload, maxAttempts: this.#handlerOf(kind).maxAttempts, runAfter: new Date(Date.now() + delayMs) },
     ])
-    this.wake()
+    this.#wakeFor(kind, [payload])
     return id
   }
 
@@ -180,6 +215,26 @@ export class JobProcessor implements WorkIntake, JobQueue {
       sql,
       payloads.map((payload) => ({ id: crypto.randomUUID(), kind, payload, maxAttempts, runAfter })),
     )
+    this.#wakeFor(kind, payloads)
+  }
+
+  /**
+   * Wakes the loop for new jobs, unless each is in a lane that cannot be given a run now: a
+   * claim would only step over that lane's backlog (a bulk import into a space whose share of
+   * the workers is busy). The lane's next run is claimed when one of its runs ends.
+   */
+  #wakeFor(kind: string, payloads: object[]): void {
+    const lanes = this.#handlers.get(kind)?.lanes
+    if (lanes) {
+      const maxRuns = maxRunsPerLane(this.#options.concurrency)
+      const held = new Set(lanes.held?.(maxRuns) ?? [])
+      const closed = (payload: object) => {
+        const lane = (payload as Record<string, unknown>)[lanes.payloadKey]
+        if (typeof lane !== 'string') return false
+        return held.has(lane) || (this.#laneRuns.get(laneKey(kind, lane))?.runs ?? 0) >= maxRuns
+      }
+      if (payloads.every(closed)) return
+    }
     this.wake()
   }
 
@@ -231,27 +286,66 @@ export class JobProcessor implements WorkIntake, JobQueue {
   async #run(): Promise<void> {
     while (this.#running) {
       const free = this.#options.concurrency - this.#active.size
-      let runs: jobsSql.JobRow[][] = []
+      let runs: ClaimedJob[][] = []
       if (free > 0 && this.mayClaim()) {
         try {
           runs = groupByRun(
-            await jobsSql.claimJobs(this.sql, this.workerId, free, this.#options.leaseSeconds, this.#batchLimits()),
+            await jobsSql.claimJobs(
+              this.sql,
+              this.workerId,
+              free,
+              this.#options.leaseSeconds,
+              this.#batchLimits(),
+              this.#laneRules(),
+            ),
           )
         } catch (error) {
           this.log.warn('could not claim jobs; will retry', { error: error as Error })
         }
       }
       for (const jobs of runs) {
+        const lane = this.#laneStarted(jobs[0]!)
         const running = this.#execute(jobs).finally(() => {
           this.#active.delete(running)
+          this.#laneEnded(lane)
           this.wake()
         })
         this.#active.add(running)
       }
       await this.#cleanupNowAndThen()
-      // Every free worker given a run suggests more is waiting: look again at once.
+      // Every free worker given a run suggests more is waiting: look again at once. Not when
+      // a lane reached its share with workers left: the next claim would step over that
+      // lane's whole backlog; other lanes' jobs hidden behind it wait for the next wake or poll.
       if (runs.length === 0 || runs.length < free) await this.#sleep(this.#options.pollIntervalMs)
     }
+  }
+
+  #laneRules(): jobsSql.LaneRules {
+    const maxRuns = maxRunsPerLane(this.#options.concurrency)
+    const keys: jobsSql.LaneRules['keys'] = []
+    const held: jobsSql.LaneRules['held'] = []
+    for (const handler of this.#handlers.values()) {
+      if (!handler.lanes) continue
+      keys.push({ kind: handler.kind, payloadKey: handler.lanes.payloadKey })
+      for (const lane of handler.lanes.held?.(maxRuns) ?? []) held.push({ kind: handler.kind, lane })
+    }
+    return { keys, running: [...this.#laneRuns.values()], held, maxRunsPerLane: maxRuns }
+  }
+
+  /** Counts a run in its lane (if its kind has lanes); returns the key to end it with. */
+  #laneStarted(job: ClaimedJob): string | undefined {
+    if (job.lane === null) return undefined
+    const id = laneKey(job.kind, job.lane)
+    const entry = this.#laneRuns.get(id)
+    if (entry) entry.runs++
+    else this.#laneRuns.set(id, { kind: job.kind, lane: job.lane, runs: 1 })
+    return id
+  }
+
+  #laneEnded(id: string | undefined): void {
+    if (id === undefined) return
+    const entry = this.#laneRuns.get(id)!
+    if (--entry.runs === 0) this.#laneRuns.delete(id)
   }
 
   /**
@@ -379,7 +473,8 @@ export class JobProcessor implements WorkIntake, JobQueue {
     const message = ((error as Error)?.message ?? String(error)).slice(0, MAX_ERROR_LENGTH)
     if (error instanceof PermanentJobError || job.attempts >= job.max_attempts)
       return { id: job.id, status: 'FAILED', error: message }
-    return { id: job.id, status: 'PENDING', error: message, retryInMs: this.#retryDelay(job.attempts) }
+    const retryInMs = Math.max(this.#retryDelay(job.attempts), requestedRetryDelay(error))
+    return { id: job.id, status: 'PENDING', error: message, retryInMs }
   }
 
   #retryDelay(attempt: number): number {

@@ -11,6 +11,12 @@ const TOO_MANY_REQUESTS = 429
 const SERVER_ERROR = 500
 /** A Retry-After far in the future is not worth holding a job for; the job queue retries later instead. */
 const MAX_RETRY_AFTER_MS = 10 * 60_000
+/**
+ * A provider call made while a caller waits (a retrieval's query embedding, its rerank)
+ * gives up after this long, retries included: a stalled provider costs the caller at most
+ * this, and the error names the provider. Background calls (ingestion) wait longer.
+ */
+export const QUERY_PROVIDER_TIMEOUT_MS = 10_000
 
 export class ProviderCallError extends Error {
   constructor(
@@ -20,6 +26,8 @@ export class ProviderCallError extends Error {
     readonly status?: number,
     /** From the provider's Retry-After header. */
     readonly retryAfterMs?: number,
+    /** No answer (or no whole answer) came within the timeout: the provider may be stalled. */
+    readonly timedOut = false,
   ) {
     super(message)
     this.name = 'ProviderCallError'
@@ -60,7 +68,7 @@ export async function postJson(request: ProbeHttpRequest, options: ProviderCallO
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
     if ((error as Error).name === 'TimeoutError')
-      throw new ProviderCallError(`no answer within ${options.timeoutMs} ms`, true)
+      throw new ProviderCallError(`no answer within ${options.timeoutMs} ms`, true, undefined, undefined, true)
     if ((error as Error).name === 'AbortError') throw new ProviderCallError('the call was cancelled', true)
     throw new ProviderCallError(
       `cannot reach ${new URL(request.url).origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
@@ -79,6 +87,9 @@ export async function postJson(request: ProbeHttpRequest, options: ProviderCallO
         ? `no complete answer within ${options.timeoutMs} ms`
         : `the answer broke off: ${(error as Error).message}`,
       true,
+      response.status,
+      undefined,
+      timedOut,
     )
   }
   if (!response.ok) {

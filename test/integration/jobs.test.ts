@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import * as jobsSql from '../../src/db/sql/jobs.js'
-import { type JobProcessorOptions, PermanentJobError } from '../../src/jobs/job-processor.js'
+import { type JobProcessorOptions, maxRunsPerLane, PermanentJobError } from '../../src/jobs/job-processor.js'
 import { createTestDatabase, ENGINES, type TestDatabase } from '../support/databases.js'
 import { startIdentityFixture } from '../support/identity-fixture.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
@@ -192,6 +192,44 @@ describe.each(ENGINES)('background jobs (%s)', (engine) => {
     await waitFor('the long job to succeed', async () => (await jobStatus(server, id)) === 'SUCCEEDED')
     expect(runs).toBe(1)
     expect(await jobsSql.findJob(server.server.context.sql, id)).toMatchObject({ attempts: 1 })
+  })
+
+  it("a lane whose runs hang holds all workers but one: another lane's job, queued after, runs meanwhile", async () => {
+    const server = await start(engine, undefined, { concurrency: 4 })
+    const jobs = server.server.jobs
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const under = { stuck: 0, most: 0 }
+    const ran: string[] = []
+    jobs.register<{ lane: string; n: number }>({
+      kind: 'test.laned',
+      maxAttempts: 1,
+      lanes: { payloadKey: 'lane' },
+      run: async ({ lane, n }) => {
+        ran.push(`${lane}${n}`)
+        if (lane !== 'stuck') return
+        under.most = Math.max(under.most, ++under.stuck)
+        await released
+        under.stuck--
+      },
+    })
+    // As in the batch test: a claim sent before the kind was known would not know its lanes.
+    await jobs.stopAndFinish()
+    jobs.start()
+    await jobs.sql.begin((tx) =>
+      jobs.enqueueMany(
+        tx,
+        'test.laned',
+        Array.from({ length: 6 }, (_, n) => ({ lane: 'stuck', n })),
+      ),
+    )
+    await waitFor('the stuck lane to take its share of the workers', () => under.stuck >= maxRunsPerLane(4))
+    const other = await jobs.enqueue(jobs.sql, 'test.laned', { lane: 'other', n: 0 })
+    await waitFor("the other lane's job to succeed", async () => (await jobStatus(server, other)) === 'SUCCEEDED')
+    expect(under.stuck).toBe(3)
+    release()
+    await waitFor('every stuck job to have run', () => ran.filter((run) => run.startsWith('stuck')).length === 6)
+    expect(under.most).toBe(3)
   })
 })
 

@@ -28,6 +28,7 @@ export const FAST_MEMORY_JOBS: StartOptions = {
     maxRetryDelayMs: 2_000,
     attemptsPerBatch: 4,
     batchSize: 8,
+    stallCooldownMs: 200,
   },
 }
 

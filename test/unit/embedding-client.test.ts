@@ -8,6 +8,7 @@ import {
   retryDelay,
   truncateForEmbedder,
 } from '../../src/embedding/embedding-client.js'
+import { ProviderCalls } from '../../src/probes/provider-calls.js'
 import { parseRetryAfter } from '../../src/probes/provider-http.js'
 import { allEmbeddings } from '../../src/probes/provider-protocol.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../support/fake-embedder.js'
@@ -88,6 +89,31 @@ describe('embedding client', () => {
     const error = await embedTexts(call('TEI', '/embed'), ['three']).catch((caught: unknown) => caught)
     expect(error).toMatchObject({ permanent: false })
     expect(waits).toEqual([])
+  })
+
+  it('a request without an answer in time is not tried again in the run: the error names the embedder and asks for the cool-down', async () => {
+    waits.length = 0
+    const before = server.requests.length
+    server.plan({ kind: 'stall' })
+    const providerCalls = new ProviderCalls(60_000)
+    const stalled = { ...call('TEI', '/embed', { requestTimeoutMs: 200, stallCooldownMs: 60_000 }), providerCalls }
+    stalled.embedder = { ...stalled.embedder, displayName: 'local TEI' }
+    const error = await embedTexts(stalled, ['four']).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({
+      permanent: false,
+      retryAfterMs: 60_000,
+      message: 'embedder "local TEI" (e1): no answer within 200 ms',
+    })
+    expect(server.requests.length - before).toBe(1)
+    expect(waits).toEqual([])
+    // Stalled now: the next call is refused without a request, naming the embedder and the timeout.
+    const refused = await embedTexts(stalled, ['five']).catch((caught: unknown) => caught)
+    expect(refused).toMatchObject({
+      permanent: false,
+      message: expect.stringContaining('embedder "local TEI" (e1) stalled'),
+    })
+    expect((refused as EmbeddingError).message).toContain('no answer within 200 ms')
+    expect(server.requests.length - before).toBe(1)
   })
 
   it('4xx and wrong dimensionality are permanent; the secret never reaches the message', async () => {

@@ -36,17 +36,37 @@ export interface BatchLimit {
   limit: number
 }
 
-/** A claimed job and the run it belongs to: jobs with the same `run` are run together. */
+/**
+ * Kinds whose jobs name a lane in their payload (memory.ingest: its space), and what this
+ * worker already runs of each lane. A run takes one lane's jobs; runs are shared out lane by
+ * lane (a lane's next run comes after every other lane's run with fewer under way); a lane
+ * never has more than `maxRunsPerLane` runs under way, and a held lane gets none.
+ */
+export interface LaneRules {
+  keys: Array<{ kind: string; payloadKey: string }>
+  /** Lanes with runs under way here. */
+  running: Array<{ kind: string; lane: string; runs: number }>
+  /** Lanes not to claim now, whatever they run (a handler knows they would only wait). */
+  held: Array<{ kind: string; lane: string }>
+  maxRunsPerLane: number
+}
+
+const NO_LANES: LaneRules = { keys: [], running: [], held: [], maxRunsPerLane: 1 }
+
+/** A claimed job, the run it belongs to (jobs with the same `run` are run together) and its lane, if its kind has lanes. */
 export interface ClaimedJobRow extends JobRow {
   run: number
+  lane: string | null
 }
 
 /**
  * Takes runnable jobs for `worker` (pending ones whose time has come and running ones whose
  * lease expired: their worker died), enough for `runs` runs: a run is one job, or up to its
- * kind's batch limit of jobs of one kind, the runs taken oldest first. SKIP LOCKED lets every
- * process claim at once without waiting on or double-taking each other's rows; candidates
- * looked at but not taken are locked only while this statement runs.
+ * kind's batch limit of jobs of one kind (and lane), the runs taken oldest first within the
+ * lane rules. SKIP LOCKED lets every process claim at once without waiting on or
+ * double-taking each other's rows; candidates looked at but not taken are locked only while
+ * this statement runs. Jobs of a full or held lane are not candidates, so a lane that must
+ * wait does not fill the candidates and hide the others' jobs.
  */
 export async function claimJobs(
   sql: Sql,
@@ -54,31 +74,43 @@ export async function claimJobs(
   runs: number,
   leaseSeconds: number,
   batchLimits: BatchLimit[],
+  lanes: LaneRules = NO_LANES,
 ): Promise<ClaimedJobRow[]> {
   const widest = Math.max(1, ...batchLimits.map((batch) => batch.limit))
+  const closed = [...lanes.running.filter((lane) => lane.runs >= lanes.maxRunsPerLane), ...lanes.held]
+  const laneOfJob = sql`payload ->> (${lanes.keys.map((key) => key.payloadKey)}::text[])[array_position(${lanes.keys.map((key) => key.kind)}::text[], kind)]`
   return sql<ClaimedJobRow[]>`
     with candidates as materialized (
-      select id, kind, run_after from jobs
-      where (status = 'PENDING' and run_after <= now()) or (status = 'RUNNING' and locked_until < now())
+      select id, kind, run_after, ${laneOfJob} as lane from jobs
+      where ((status = 'PENDING' and run_after <= now()) or (status = 'RUNNING' and locked_until < now()))
+        and (kind, coalesce(${laneOfJob}, '')) not in (
+          select * from unnest(${closed.map((lane) => lane.kind)}::text[], ${closed.map((lane) => lane.lane)}::text[]))
       order by run_after
       limit ${runs * widest}
       for update skip locked
     ), grouped as (
-      select c.id, c.kind, c.run_after,
-        (row_number() over (partition by c.kind order by c.run_after, c.id) - 1) / coalesce(l.size, 1) as unit
+      select c.id, c.kind, c.lane, c.run_after,
+        (row_number() over (partition by c.kind, c.lane order by c.run_after, c.id) - 1) / coalesce(l.size, 1) as unit
       from candidates c
       left join unnest(${batchLimits.map((batch) => batch.kind)}::text[], ${batchLimits.map((batch) => batch.limit)}::int[])
         as l (kind, size) on l.kind = c.kind
+    ), units as (
+      select g.id, g.kind, g.lane, g.unit, min(g.run_after) over (partition by g.kind, g.lane, g.unit) as first_run_after,
+        case when g.lane is null then 0 else coalesce(r.runs, 0) + g.unit end as share
+      from grouped g
+      left join unnest(${lanes.running.map((lane) => lane.kind)}::text[], ${lanes.running.map((lane) => lane.lane)}::text[],
+        ${lanes.running.map((lane) => lane.runs)}::int[]) as r (kind, lane, runs) on r.kind = g.kind and r.lane = g.lane
     ), ranked as (
-      select id, dense_rank() over (order by first_run_after, kind, unit)::int as run
-      from (select id, kind, unit, min(run_after) over (partition by kind, unit) as first_run_after from grouped) units
+      select id, lane, dense_rank() over (order by share, first_run_after, kind, lane, unit)::int as run
+      from units
+      where share < ${lanes.maxRunsPerLane}
     )
     update jobs set status = 'RUNNING', attempts = attempts + 1, locked_by = ${worker},
       locked_until = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     from ranked
     where jobs.id = ranked.id and ranked.run <= ${runs} and ${sql.unsafe(COMMIT_WITHOUT_FLUSH)}
     returning jobs.id, jobs.kind, jobs.payload, jobs.status, jobs.attempts, jobs.max_attempts, jobs.run_after,
-      jobs.last_error, ranked.run`
+      jobs.last_error, ranked.run, ranked.lane`
 }
 
 /** Pushes back the lease of the jobs `worker` still holds, while their run goes on. */

@@ -2,13 +2,13 @@ import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
-import { type MemoryJobDependencies, memoryIngestJob, spaceBackfillJob } from './memory-ingest.js'
+import { type MemoryJobDependencies, memoryIngestJob, providerCallsFor, spaceBackfillJob } from './memory-ingest.js'
 import { modelProbeJob } from './model-probe.js'
 
 export interface JobTuning {
   /** How long a connectivity probe waits for the provider. */
   probeTimeoutMs?: number
-  /** Batching, timeouts and retries of embedding calls. */
+  /** Batching, timeouts, retries and the stall cool-down of embedding calls. */
   embeddingPolicy?: Partial<EmbeddingPolicy>
 }
 
@@ -30,6 +30,8 @@ export function registerJobHandlers(
     registry: jobs.registry,
     enqueue: (kind, payload) => jobs.enqueue(jobs.sql, kind, payload),
     policy: tuning.embeddingPolicy,
+    // Ingest and back-fill call the same embedders: a stall one of them meets holds for both.
+    providerCalls: providerCallsFor(tuning.embeddingPolicy),
     spaceChanged,
   }
   jobs.register(memoryIngestJob(memoryDependencies))
