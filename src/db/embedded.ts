@@ -14,6 +14,7 @@ import type { Logger } from '../observability/logger.js'
 import { readAsset } from '../runtime/assets.js'
 import { makeOwnerOnly } from '../runtime/data-dir.js'
 import { isStandalone } from '../runtime/environment.js'
+import { databaseJoinsEventLoop } from './paced-writes.js'
 
 export interface EmbeddedPostgres {
   dataDir: string
@@ -320,6 +321,8 @@ export async function startEmbeddedPostgres(
         },
       )
     }
+    // From here on its work runs on this event loop: writes of many rows are paced for it.
+    const leaveEventLoop = databaseJoinsEventLoop()
     return {
       dataDir: pgDataDir,
       socketPath,
@@ -327,6 +330,7 @@ export async function startEmbeddedPostgres(
       requireFreeSpace: () => requireFreeSpace(pgDataDir),
       activeConnections: () => server.getStats().activeConnections,
       async stop() {
+        leaveEventLoop()
         // close() waits for open psql sessions, which server.stop() ends: start it first, await it after.
         const debugClosed = debugListener ? new Promise((resolve) => debugListener.close(resolve)) : undefined
         await server.stop()

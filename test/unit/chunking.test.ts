@@ -73,9 +73,9 @@ describe('chunking', () => {
       recursive({
         chunkSize: 25,
         chunkOverlap: 0,
-        separators: ['\\n(?=## )'],
+        separators: ['\\n#{2} '],
         separatorIsRegex: true,
-        keepStrategy: 'DISCARD',
+        keepStrategy: 'KEEP_START',
       }),
     )
     expect(chunks.map((chunk) => chunk.text)).toEqual(['Intro text', '## Part one\nbody one', '## Part two\nbody two'])

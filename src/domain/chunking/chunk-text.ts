@@ -1,172 +1,159 @@
-import type { ChunkingConfig, RecursiveChunking, SentenceChunking, TextChunk } from './chunking-config.js'
+import type { ChunkingConfig, RecursiveChunking, TextChunk } from './chunking-config.js'
+import { type Pacer, runAtOnce, runInTurns, SLICE_MS, type SliceRunner } from './event-loop-turns.js'
+import { recursiveSpans } from './recursive-spans.js'
+import { sentenceSpans } from './sentence-spans.js'
+import { isLiteralPattern } from './separator-regex.js'
+import { literalSearch, regexSearch } from './separator-search.js'
+import { type SpanSink, trimmed } from './text-spans.js'
+import { runWithinTimeBudget, TimeBudgetExceeded } from './time-budget.js'
 
 /**
- * Pure chunkers. Each works on spans [start, end) of the original text, never on copies
- * joined back together, so every chunk's text is exactly content.slice(start, end) and
- * its offsets point into the memory as stored. Chunks are trimmed of surrounding
- * whitespace; chunks left empty are dropped.
+ * The chunkers, in two forms over the same steps: chunkText runs them in one go, and
+ * chunkTextInTurns gives the event loop a turn every SLICE_MS (ingestion uses it: chunking
+ * the largest memory is seconds of work otherwise done between two requests). Chunks are
+ * trimmed of surrounding whitespace; chunks left empty are dropped.
  */
-
-interface Span {
-  start: number
-  end: number
-}
-
-const length = (span: Span) => span.end - span.start
-
-function trimmed(content: string, span: Span): Span {
-  let { start, end } = span
-  while (start < end && /\s/.test(content[start]!)) start++
-  while (end > start && /\s/.test(content[end - 1]!)) end--
-  return { start, end }
-}
-
-function toChunks(content: string, spans: Span[]): TextChunk[] {
-  return spans
-    .map((span) => trimmed(content, span))
-    .filter((span) => length(span) > 0)
-    .map((span) => ({ text: content.slice(span.start, span.end), startOffset: span.start, endOffset: span.end }))
-}
-
-export function chunkText(content: string, config: ChunkingConfig): TextChunk[] {
-  if ('recursive' in config) return recursiveChunks(content, config.recursive)
-  if ('sentence' in config) return sentenceChunks(content, config.sentence)
-  return toChunks(content, [{ start: 0, end: content.length }])
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
-/** Where `separator` occurs inside `span`, as spans of the original text. */
-function separatorMatches(content: string, span: Span, separator: RegExp): Span[] {
-  const matches: Span[] = []
-  separator.lastIndex = span.start
-  for (let match = separator.exec(content); match && match.index < span.end; match = separator.exec(content)) {
-    const end = match.index + match[0].length
-    if (match[0].length === 0) {
-      // An empty match (the "" separator, or a regex such as \b) splits between characters.
-      if (match.index > span.start && match.index < span.end) matches.push({ start: match.index, end: match.index })
-      separator.lastIndex = match.index + 1
-      continue
-    }
-    if (end > span.end) break
-    matches.push({ start: match.index, end })
-  }
-  return matches
-}
-
-/** Cuts `span` at each separator match, giving the separator to the piece the strategy says. */
-function splitSpan(span: Span, matches: Span[], keep: RecursiveChunking['keepStrategy']): Span[] {
-  const pieces: Span[] = []
-  let pieceStart = span.start
-  for (const match of matches) {
-    if (keep === 'KEEP_END') {
-      pieces.push({ start: pieceStart, end: match.end })
-      pieceStart = match.end
-    } else if (keep === 'KEEP_START') {
-      pieces.push({ start: pieceStart, end: match.start })
-      pieceStart = match.start
-    } else {
-      pieces.push({ start: pieceStart, end: match.start })
-      pieceStart = match.end
-    }
-  }
-  pieces.push({ start: pieceStart, end: span.end })
-  return pieces.filter((piece) => length(piece) > 0)
-}
 
 /**
- * Joins consecutive pieces into chunks of at most chunkSize; each new chunk starts with
- * the last pieces of the one before, up to chunkOverlap, so context carries across.
+ * Chunks one memory may make. Default chunking makes 9,363 of the largest memory (4 MiB of
+ * one-byte characters); chunkSize 1 would make four million, each embedded and stored.
  */
-function mergePieces(pieces: Span[], config: RecursiveChunking): Span[] {
-  const chunks: Span[] = []
-  let window: Span[] = []
-  const windowLength = () => (window.length === 0 ? 0 : window[window.length - 1]!.end - window[0]!.start)
-  for (const piece of pieces) {
-    const withPiece = window.length === 0 ? length(piece) : piece.end - window[0]!.start
-    if (window.length > 0 && withPiece > config.chunkSize) {
-      chunks.push({ start: window[0]!.start, end: window[window.length - 1]!.end })
-      // Keep a tail no longer than the overlap, and short enough for the next piece to fit.
-      while (
-        window.length > 0 &&
-        (windowLength() > config.chunkOverlap || piece.end - window[0]!.start > config.chunkSize)
+export const MAX_CHUNKS_PER_MEMORY = 50_000
+/**
+ * Characters all of one memory's chunks may hold together: four times the largest memory.
+ * The overlap repeats text in every chunk, so chunkSize 100,000 with chunkOverlap 99,999
+ * would make a chunk of 100,000 characters at every character, 400 billion in all.
+ */
+export const MAX_CHUNKED_LENGTH = 16 * 1024 * 1024
+
+/**
+ * How long regex separators may work on one memory in all. RE2 keeps each search linear, but
+ * a pattern such as `x.*y|x` reads to the end of the text at every match, so finding all of
+ * them still grows with the square of the length: the budget bounds that. It leaves room for
+ * the chunking itself on the largest memory.
+ */
+export const REGEX_CHUNKING_BUDGET_MS = 3_000
+/**
+ * How long one search for a regex separator may hold the event loop (chunking pauses between
+ * searches, not inside one). A search that finds nothing reads the rest of the text: over the
+ * largest memory that takes 200 ms for `[.!?]\s+` and 490 ms for `(?i)chapter \d+`, while
+ * `(?i)c{40}d` takes 6.5 s; the limit keeps such a pause within half the second /livez has.
+ */
+export const REGEX_SEARCH_LIMIT_MS = 500
+
+export class ChunkingTooSlow extends Error {
+  override name = 'ChunkingTooSlow'
+}
+
+export class ChunkingTooLarge extends Error {
+  override name = 'ChunkingTooLarge'
+}
+
+const USE_FEWER_CHUNKS = 'use a larger chunkSize, a smaller chunkOverlap or a smaller memory'
+
+/** Receives the chunkers' spans: trims them, drops the empty ones, and stops a chunking that makes too much. */
+class ChunkCollector {
+  readonly chunks: TextChunk[] = []
+  #spans = 0
+  #length = 0
+
+  constructor(private readonly content: string) {}
+
+  readonly add: SpanSink = (start, end) => {
+    // Counted before trimming: trimming reads each span, so the bound is on the work as well.
+    if (++this.#spans > MAX_CHUNKS_PER_MEMORY)
+      throw new ChunkingTooLarge(`this content makes more than ${MAX_CHUNKS_PER_MEMORY} chunks; ${USE_FEWER_CHUNKS}`)
+    this.#length += end - start
+    if (this.#length > MAX_CHUNKED_LENGTH)
+      throw new ChunkingTooLarge(
+        `the chunks of this content hold more than ${MAX_CHUNKED_LENGTH} characters in all ` +
+          `(the overlap repeats text in every chunk); ${USE_FEWER_CHUNKS}`,
       )
-        window.shift()
-    }
-    window.push(piece)
+    const inner = trimmed(this.content, start, end)
+    if (inner.end > inner.start)
+      this.chunks.push({
+        text: this.content.slice(inner.start, inner.end),
+        startOffset: inner.start,
+        endOffset: inner.end,
+      })
   }
-  if (window.length > 0) chunks.push({ start: window[0]!.start, end: window[window.length - 1]!.end })
-  return chunks
 }
 
-function recursiveSpans(content: string, span: Span, separators: RegExp[], config: RecursiveChunking): Span[] {
-  if (length(span) <= config.chunkSize) return [span]
-  const index = separators.findIndex((separator) => separatorMatches(content, span, separator).length > 0)
-  if (index === -1) {
-    // No separator applies: cut at the size, so no chunk is ever longer than asked.
-    const cuts: Span[] = []
-    for (let start = span.start; start < span.end; start += config.chunkSize)
-      cuts.push({ start, end: Math.min(start + config.chunkSize, span.end) })
-    return cuts
-  }
-  const rest = separators.slice(index + 1)
-  const pieces = splitSpan(span, separatorMatches(content, span, separators[index]!), config.keepStrategy)
-  const fitting: Span[] = []
-  const chunks: Span[] = []
-  const flush = () => {
-    chunks.push(...mergePieces(fitting, config))
-    fitting.length = 0
-  }
-  for (const piece of pieces) {
-    if (length(piece) <= config.chunkSize) {
-      fitting.push(piece)
+type ChunkingWork = (pacer: Pacer) => Generator<void, TextChunk[], void>
+
+function chunkingWork(content: string, config: ChunkingConfig): ChunkingWork {
+  return function* (pacer) {
+    const collector = new ChunkCollector(content)
+    if ('recursive' in config) {
+      const { separators, separatorIsRegex } = config.recursive
+      // Regex patterns are compiled here, on the first step, so within the time budget that
+      // step runs in: a compilation stopped halfway leaves nothing behind that another memory would use.
+      const searches = separators.map((separator) =>
+        separatorIsRegex ? regexSearch(content, separator) : literalSearch(content, separator),
+      )
+      yield* recursiveSpans(content, searches, config.recursive, pacer, collector.add)
+    } else if ('sentence' in config) {
+      yield* sentenceSpans(content, config.sentence, pacer, collector.add)
     } else {
-      flush()
-      chunks.push(...recursiveSpans(content, piece, rest, config))
+      collector.add(0, content.length)
     }
+    return collector.chunks
   }
-  flush()
-  return chunks
 }
 
-export function recursiveChunks(content: string, config: RecursiveChunking): TextChunk[] {
-  const separators = config.separators.map(
-    (separator) => new RegExp(config.separatorIsRegex ? separator : escapeRegex(separator), 'gu'),
+const usesRegex = (config: ChunkingConfig): config is { recursive: RecursiveChunking } =>
+  'recursive' in config &&
+  config.recursive.separatorIsRegex &&
+  !config.recursive.separators.every((separator) => isLiteralPattern(separator))
+
+const tooSlowInAll = () =>
+  new ChunkingTooSlow(
+    `the regex separators took longer than ${REGEX_CHUNKING_BUDGET_MS} ms on this content; ` +
+      'use simpler patterns, literal separators or a smaller memory',
   )
-  return toChunks(content, recursiveSpans(content, { start: 0, end: content.length }, separators, config))
-}
 
-const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' })
+/** Chunks the content in one go, holding the event loop until done. */
+export function chunkText(content: string, config: ChunkingConfig): TextChunk[] {
+  const work = chunkingWork(content, config)
+  if (!usesRegex(config)) return runAtOnce(work)
+  try {
+    return runWithinTimeBudget(REGEX_CHUNKING_BUDGET_MS, () => runAtOnce(work))
+  } catch (error) {
+    if (error instanceof TimeBudgetExceeded) throw tooSlowInAll()
+    throw error
+  }
+}
 
 /**
- * Whole sentences packed into chunks of at most maxChunkSize; a sentence longer than that
- * is cut at the size. A chunk shorter than minChunkSize (a stray "Yes." between long
- * sentences) joins the chunk before it, or the one after if it is the first, so such a
- * chunk may reach maxChunkSize + minChunkSize.
+ * Each slice within what is left of the regex budget, and within one search's limit past the
+ * slice's own length: a slice runs on until a search ends, so only a search can make it longer.
  */
-export function sentenceChunks(content: string, config: SentenceChunking): TextChunk[] {
-  const sentences: Span[] = []
-  for (const segment of sentenceSegmenter.segment(content)) {
-    const span = { start: segment.index, end: segment.index + segment.segment.length }
-    for (let start = span.start; start < span.end; start += config.maxChunkSize)
-      sentences.push({ start, end: Math.min(start + config.maxChunkSize, span.end) })
+function regexBudgetSlices(): SliceRunner {
+  let spentMs = 0
+  return (next) => {
+    const leftMs = REGEX_CHUNKING_BUDGET_MS - spentMs
+    const searchLimited = SLICE_MS + REGEX_SEARCH_LIMIT_MS < leftMs
+    const started = performance.now()
+    try {
+      return runWithinTimeBudget(
+        Math.max(1, Math.ceil(searchLimited ? SLICE_MS + REGEX_SEARCH_LIMIT_MS : leftMs)),
+        next,
+      )
+    } catch (error) {
+      if (!(error instanceof TimeBudgetExceeded)) throw error
+      if (!searchLimited) throw tooSlowInAll()
+      throw new ChunkingTooSlow(
+        `one search for a regex separator took longer than ${REGEX_SEARCH_LIMIT_MS} ms on this content; ` +
+          'use simpler patterns, literal separators or a smaller memory',
+      )
+    } finally {
+      spentMs += performance.now() - started
+    }
   }
-  const packed: Span[] = []
-  for (const sentence of sentences) {
-    const current = packed[packed.length - 1]
-    if (current && sentence.end - current.start <= config.maxChunkSize) current.end = sentence.end
-    else packed.push({ ...sentence })
-  }
-  const chunks = packed.filter((span) => length(trimmed(content, span)) > 0)
-  const merged: Span[] = []
-  for (const [index, chunk] of chunks.entries()) {
-    const small = length(trimmed(content, chunk)) < config.minChunkSize
-    const previous = merged[merged.length - 1]
-    if (small && previous) previous.end = chunk.end
-    else if (small && index + 1 < chunks.length) chunks[index + 1]!.start = chunk.start
-    else merged.push({ ...chunk })
-  }
-  return toChunks(content, merged)
+}
+
+/** Chunks the content a slice at a time, giving the event loop a turn between slices. */
+export function chunkTextInTurns(content: string, config: ChunkingConfig): Promise<TextChunk[]> {
+  const work = chunkingWork(content, config)
+  return usesRegex(config) ? runInTurns(work, regexBudgetSlices()) : runInTurns(work)
 }

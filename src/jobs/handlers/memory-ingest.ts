@@ -8,7 +8,7 @@ import * as memoriesSql from '../../db/sql/memories.js'
 import type { ProbeTargetRow } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
 import * as spacesSql from '../../db/sql/spaces.js'
-import { chunkText } from '../../domain/chunking/chunk-text.js'
+import { chunkTextInTurns } from '../../domain/chunking/chunk-text.js'
 import type { ChunkingConfig } from '../../domain/chunking/chunking-config.js'
 import {
   MEMORY_INGEST_JOB,
@@ -26,8 +26,10 @@ import {
   embedderProfile,
   embedTexts,
 } from '../../embedding/embedding-client.js'
+import { ProviderCalls } from '../../probes/provider-calls.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
+import { EmbedderLanes } from './embedder-lanes.js'
 
 /** Transient failures are retried inside one run (EmbeddingPolicy), then by the queue this many times in all. */
 export const INGEST_MAX_ATTEMPTS = 5
@@ -48,6 +50,8 @@ export interface MemoryJobDependencies {
   registry: Registry
   enqueue: (kind: string, payload: Record<string, unknown>) => Promise<unknown>
   policy?: Partial<EmbeddingPolicy>
+  /** This process's calls to each embedder, shared by the kinds that embed (a stalled embedder is stalled for all). */
+  providerCalls?: ProviderCalls
   /** Told after a write to a space's embedder rows commits (the server's space rows cache). */
   spaceChanged?: (spaceId: string) => void
 }
@@ -91,13 +95,27 @@ function memoryMetrics(registry: Registry): MemoryMetrics {
   }
 }
 
+/** One record of embedder calls for every kind that embeds, made once from the policy. */
+export function providerCallsFor(policy: Partial<EmbeddingPolicy> | undefined): ProviderCalls {
+  return new ProviderCalls(policy?.stallCooldownMs ?? DEFAULT_EMBEDDING_POLICY.stallCooldownMs!)
+}
+
+type EmbeddingDependencies = MemoryJobDependencies & { providerCalls: ProviderCalls }
+
+/** The dependencies with a record of embedder calls: a handler made alone (in a test) keeps its own. */
+const withProviderCalls = (deps: MemoryJobDependencies): EmbeddingDependencies => ({
+  ...deps,
+  providerCalls: deps.providerCalls ?? providerCallsFor(deps.policy),
+})
+
 /** Everything needed to call one embedder of a space, from its registration row. */
-function embeddingCall(deps: MemoryJobDependencies, metrics: MemoryMetrics, target: ProbeTargetRow): EmbeddingCall {
+function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, target: ProbeTargetRow): EmbeddingCall {
   const providerType = target.provider_type
   return {
     embedder: embedderProfile(target),
     access: providerAccess(deps.secrets(), 'embedders', target),
     policy: { ...DEFAULT_EMBEDDING_POLICY, ...deps.policy },
+    providerCalls: deps.providerCalls,
     observe: (outcome, seconds) => {
       metrics.requests.inc({ provider_type: providerType, outcome })
       metrics.latency.observe({ provider_type: providerType }, seconds)
@@ -113,7 +131,7 @@ async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<ProbeTa
 }
 
 async function embedWithEach(
-  deps: MemoryJobDependencies,
+  deps: EmbeddingDependencies,
   metrics: MemoryMetrics,
   targets: ProbeTargetRow[],
   chunkIds: string[],
@@ -198,9 +216,19 @@ function groupsOf(items: IngestItem[]): IngestItem[][] {
  * request is refused for good, or a shared store fails, each memory of the group is tried
  * alone, so only the one the provider or the database refuses fails; a refusal that is the
  * embedder's own (its dimensionality) fails the whole group at once.
+ *
+ * Fairness: a job's lane is its space, so a run holds one space's memories, lanes share the
+ * workers, and a space whose embedder is busy or stalled is held back from the claims
+ * (EmbedderLanes): one user's stalled embedder does not hold every worker, or the memories
+ * of other spaces that would have shared its runs. A stalled embedder is not called again
+ * until its cool-down ends (ProviderCalls); meanwhile its memories' attempts fail at once
+ * and are retried after the cool-down, so they end FAILED, naming the embedder and the
+ * timeout, within INGEST_MAX_ATTEMPTS × (request timeout + cool-down): five minutes by default.
  */
-export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryIngestPayload> {
+export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<MemoryIngestPayload> {
+  const deps = withProviderCalls(given)
   const metrics = memoryMetrics(deps.registry)
+  const lanes = new EmbedderLanes(deps.providerCalls)
 
   /** The memories end FAILED with the error when it is permanent or their attempts are spent; otherwise their jobs retry. */
   async function fail(items: IngestItem[], error: unknown, results: Array<PromiseSettledResult<void>>) {
@@ -297,6 +325,11 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
     // A job whose memory is gone, or was finished by an earlier run whose job was not marked done, has nothing to do.
     const results: Array<PromiseSettledResult<void>> = jobs.map(() => ({ status: 'fulfilled', value: undefined }))
     const { memories, targets } = await startWithTargets(deps.sql, jobs)
+    for (const [spaceId, spaceTargets] of targets)
+      lanes.remember(
+        spaceId,
+        spaceTargets.map((target) => target.id),
+      )
     const items: IngestItem[] = []
     for (const memory of memories) {
       const named = jobs.flatMap((job, index) => (job.payload.memoryId === memory.id ? [index] : []))
@@ -307,7 +340,9 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
         jobs: named,
       }
       try {
-        item.chunks = chunkText(memory.content, memory.chunking as ChunkingConfig).map((piece, index) => ({
+        // In turns: the largest memory is seconds of chunking, and a batch holds up to 16 of them.
+        const pieces = await chunkTextInTurns(memory.content, memory.chunking as ChunkingConfig)
+        item.chunks = pieces.map((piece, index) => ({
           id: crypto.randomUUID(),
           chunk_index: index,
           text: piece.text,
@@ -328,6 +363,7 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
     kind: MEMORY_INGEST_JOB,
     maxAttempts: INGEST_MAX_ATTEMPTS,
     batch: { limit: INGEST_BATCH_LIMIT, runMany },
+    lanes: { payloadKey: 'spaceId', held: (limit) => lanes.held(limit) },
     async run(payload, attempt) {
       const [result] = await runMany([{ payload, attempt }])
       if (result?.status === 'rejected') throw result.reason
@@ -340,7 +376,8 @@ export function memoryIngestJob(deps: MemoryJobDependencies): JobHandler<MemoryI
  * memories already there, BACKFILLING → READY with progress. Each run does a bounded batch
  * and queues the next; asking for what is still missing each time makes it idempotent.
  */
-export function spaceBackfillJob(deps: MemoryJobDependencies): JobHandler<SpaceBackfillPayload> {
+export function spaceBackfillJob(given: MemoryJobDependencies): JobHandler<SpaceBackfillPayload> {
+  const deps = withProviderCalls(given)
   const metrics = memoryMetrics(deps.registry)
   return {
     kind: SPACE_BACKFILL_JOB,
