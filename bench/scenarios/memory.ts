@@ -17,6 +17,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import postgres from 'postgres'
 import { pipelinedTransaction } from '../../src/db/database.js'
+import { SEARCH_TEXT_CHARS } from '../../src/db/sql/retrieval.js'
 import { indexedVectorType } from '../../src/db/vector-storage.js'
 import { INGEST_BATCH_LIMIT } from '../../src/jobs/handlers/memory-ingest.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
@@ -424,7 +425,8 @@ function floorNearest(sql: postgres.Sql, target: { spaceId: string; embedderId: 
           order by v.embedding::${indexed} <=> ${embedding}::${indexed}
           limit ${limit}
         )
-        select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
+        select n.chunk_id, n.memory_id, n.score::float8 as score, left(c.text, ${SEARCH_TEXT_CHARS}) as text,
+          octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
         from nearest n join chunks c on c.id = n.chunk_id
         order by n.score, n.chunk_id`,
       ],

@@ -12,6 +12,7 @@ import { API_KEY_USAGE_JOB } from './job-kinds.js'
 import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
+import { ResponseBudget } from './response-budget.js'
 import type { SpaceRowsCache } from './space-rows-cache.js'
 
 /** What a server knows from its first moment, before any database: enough for probes, system info and drain. */
@@ -47,6 +48,8 @@ export interface DomainContext extends ServerFacts, DomainParts {}
  */
 export class DomainContext {
   readonly authenticator: Authenticator
+  /** The memory streamed answers may hold at once, shared by every retrieval of this server. */
+  readonly responseBudget = new ResponseBudget()
 
   /** Starts authentication, whose usage stamps are written by jobs on the background pool. */
   constructor(facts: ServerFacts, parts: DomainParts) {

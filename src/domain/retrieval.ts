@@ -1,15 +1,22 @@
 import crypto from 'node:crypto'
 import { pipelined } from '../db/database.js'
+import * as chunksSql from '../db/sql/chunks.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
-import type { RankedChunk } from '../db/sql/retrieval.js'
 import * as retrievalSql from '../db/sql/retrieval.js'
+import { type RankedChunk, SEARCH_TEXT_CHARS } from '../db/sql/retrieval.js'
 import type { EmbedderTargetRow, SpaceEmbedderTarget, SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
-import { type EmbeddingCall, EmbeddingError, embedderProfile, embedTexts } from '../embedding/embedding-client.js'
+import {
+  type EmbeddingCall,
+  EmbeddingError,
+  embedderProfile,
+  embedTexts,
+  QUERY_EMBEDDING_POLICY,
+} from '../embedding/embedding-client.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../llm/llm-answer.js'
-import { ProviderCallError } from '../probes/provider-http.js'
+import { ProviderCallError, QUERY_PROVIDER_TIMEOUT_MS } from '../probes/provider-http.js'
 import { rerankDocuments } from '../rerank/rerank-client.js'
 import { parseInput } from '../validation/parse.js'
 import {
@@ -27,8 +34,10 @@ import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
 import { providerAccess } from './provider-access.js'
 import { findUsableReranker } from './rerankers.js'
+import { RETRY_AFTER_SECONDS, type Reservation } from './response-budget.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
 import type { SpaceRows } from './space-rows-cache.js'
+import { type TextNeed, TextsOnDemand } from './texts-on-demand.js'
 
 /**
  * POST /v1/memories:retrieve. Everything that can be refused is checked before the
@@ -37,7 +46,18 @@ import type { SpaceRows } from './space-rows-cache.js'
  * iterable of events the transports only serialise: the items are yielded as soon as the
  * fused ranking is known; the LLM answer, if asked for, comes after them, and its failure
  * is a `status` event at the end rather than a lost stream.
+ *
+ * The memory an answer holds is bounded whatever its size: the searches carry at most
+ * SEARCH_TEXT_CHARS of each chunk's text, and the long texts (memory contents, longer
+ * chunks) are loaded as the stream reaches them, a batch at a time, so a stream holds about
+ * one batch however many memories it answers with and however slowly its client reads
+ * (the transports wait for the client before pulling the next event). Before it starts, a
+ * retrieval reserves that much of the server's response budget (response-budget.ts); when
+ * the budget is spent it is refused with UNAVAILABLE and a time to retry.
  */
+
+/** How much of a long chunk's text the searches carry (and MCP answers); re-exported for the transports, which never import SQL. */
+export { SEARCH_TEXT_CHARS }
 
 export interface RetrievedChunk {
   chunkId: string
@@ -75,18 +95,21 @@ const EF_SEARCH_PER_CANDIDATE = 25
 /** pgvector's own bounds for hnsw.ef_search. */
 const MIN_EF_SEARCH = 1
 const MAX_EF_SEARCH = 1_000
-/** A query embedding is on the request path: fail within seconds rather than hold the caller. */
-const QUERY_EMBEDDING_POLICY = {
-  batchSize: 1,
-  requestTimeoutMs: 15_000,
-  attemptsPerBatch: 2,
-  retryBaseMs: 200,
-  maxRetryDelayMs: 1_000,
-}
 const LLM_TIMEOUT_MS = 120_000
-const RERANK_TIMEOUT_MS = 30_000
+const RERANK_TIMEOUT_MS = QUERY_PROVIDER_TIMEOUT_MS
 const STAGE_NAME = 'retrieval'
 const MIN_ITERATIVE_SCAN_VERSION = [0, 8]
+/** Long texts are loaded up to this many bytes per query: small memories share a round trip, a large one has its own. */
+export const TEXT_BATCH_BYTES = 1024 * 1024
+/**
+ * A loaded text is held about three times while it goes out: the string read, its event
+ * framed as JSON (or encoded as protobuf) and what the socket has not taken yet.
+ */
+const COPIES_WHILE_STREAMING = 3
+/** What a transport holds of an answer beyond the event it is writing (a write batch, a high-water mark). */
+const STREAM_OVERHEAD_BYTES = 64 * 1024
+/** A string holds at most two bytes per character. */
+const BYTES_PER_CHAR = 2
 
 /** One ranked list to fuse, with the weight of its source. */
 interface WeightedList {
@@ -308,15 +331,51 @@ export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
     .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
 }
 
+/** Where the text of a streamed item comes from. */
+type ItemText =
+  /** The search row's text (whole, or its start when the caller asked for no more). */
+  | 'row'
+  /** Its memory's content, loaded for the memoryDefinition just before it. */
+  | 'content'
+  /** Loaded on its own (`PreparedAnswer.chunkTexts`). */
+  | 'chunk'
+
+type StreamedItem = Candidate & { textFrom: ItemText }
+
 interface PreparedAnswer {
-  items: Candidate[]
-  memories: Map<string, Memory & { originalContent?: string }>
+  items: StreamedItem[]
+  fetchMemory: boolean
+  memories: Map<string, Memory>
+  /** With fetchMemoryContent: each memory's content, loaded as its definition goes out. */
+  contents?: TextsOnDemand
+  /** The whole texts of the chunks whose search row carried only their start. */
+  chunkTexts?: TextsOnDemand
+  /** This answer's share of the response budget, released when its stream ends. */
+  reservation: Reservation
   /** Starts the LLM call; `signal` cancels it. */
   answer?: (signal: AbortSignal) => Promise<string>
 }
 
-/** A fused candidate with its chunk's text and offsets. */
-type Candidate = FusedChunk & { text: string; startOffset: number; endOffset: number }
+/**
+ * How much of a long chunk's text the answer carries: `whole` (REST and gRPC, loaded as it
+ * streams) or `start` (the first SEARCH_TEXT_CHARS characters, as the search read it: MCP,
+ * which collects the answer into one result before sending it).
+ */
+export type ChunkTextLength = 'whole' | 'start'
+
+/**
+ * A fused candidate with its chunk's text as the search carried it (the whole text, or the
+ * first SEARCH_TEXT_CHARS characters of a longer one) and its offsets.
+ */
+type Candidate = FusedChunk & {
+  text: string
+  /** `text` is the chunk's whole text. */
+  wholeText: boolean
+  /** The whole text's size in UTF-8 bytes. */
+  textBytes: number
+  startOffset: number
+  endOffset: number
+}
 
 /** The text and offsets each fused chunk's search returned with it (every fused chunk is in some list). */
 function withChunkText(lists: WeightedList[], ranked: FusedChunk[]): Candidate[] {
@@ -324,7 +383,17 @@ function withChunkText(lists: WeightedList[], ranked: FusedChunk[]): Candidate[]
   for (const list of lists) for (const chunk of list.chunks) rows.set(chunk.chunk_id, chunk)
   return ranked.map((item) => {
     const row = rows.get(item.chunkId)!
-    return { ...item, text: row.text, startOffset: row.start_offset, endOffset: row.end_offset }
+    // left() counts code points, `length` UTF-16 units (never fewer): a shorter text was not cut,
+    // nor one whose bytes are no more than the characters kept.
+    const wholeText = row.text_bytes <= SEARCH_TEXT_CHARS || row.text.length < SEARCH_TEXT_CHARS
+    return {
+      ...item,
+      text: row.text,
+      wholeText,
+      textBytes: row.text_bytes,
+      startOffset: row.start_offset,
+      endOffset: row.end_offset,
+    }
   })
 }
 
@@ -368,14 +437,64 @@ const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedS
 /** GoodMem's default: each memory is defined once in the stream, before its first chunk. */
 const fetchMemoryOf = (request: RetrieveMemoriesRequest) => request.fetchMemory ?? true
 
+const busy = () =>
+  new AppError(
+    'UNAVAILABLE',
+    `the server is busy sending other answers; try again in ${RETRY_AFTER_SECONDS} s`,
+    [],
+    RETRY_AFTER_SECONDS,
+  )
+
+/**
+ * Which long texts the stream will load, in the order it gives them out: each memory's
+ * content before its first item (fetchMemoryContent), and the whole text of each item whose
+ * search row carried only its start, unless the memory's content just loaded holds it (the
+ * first item of a memory defined with its content).
+ */
+function planTexts(
+  items: Candidate[],
+  fetchMemory: boolean,
+  contentBytes: Map<string, number> | undefined,
+  chunkTextLength: ChunkTextLength,
+): { items: StreamedItem[]; contentNeeds: TextNeed[]; chunkNeeds: TextNeed[] } {
+  const contentNeeds: TextNeed[] = []
+  const chunkNeeds: TextNeed[] = []
+  const defined = new Set<string>()
+  const planned = items.map((item): StreamedItem => {
+    const first = !defined.has(item.memoryId)
+    defined.add(item.memoryId)
+    const withContent = first && fetchMemory && contentBytes !== undefined
+    if (withContent) contentNeeds.push({ id: item.memoryId, bytes: contentBytes.get(item.memoryId) ?? 0 })
+    if (item.wholeText || chunkTextLength === 'start') return { ...item, textFrom: 'row' }
+    if (withContent) return { ...item, textFrom: 'content' }
+    chunkNeeds.push({ id: item.chunkId, bytes: item.textBytes })
+    return { ...item, textFrom: 'chunk' }
+  })
+  return { items: planned, contentNeeds, chunkNeeds }
+}
+
+/**
+ * What the stream holds at most: the items' texts as the searches carried them, and, for
+ * each kind of long text, its largest load while it goes out.
+ */
+function streamBytes(items: Candidate[], contentNeeds: TextNeed[], chunkNeeds: TextNeed[]): number {
+  const rowTexts = items.reduce((sum, item) => sum + item.text.length * BYTES_PER_CHAR, 0)
+  const loads =
+    TextsOnDemand.largestLoad(contentNeeds, TEXT_BATCH_BYTES) + TextsOnDemand.largestLoad(chunkNeeds, TEXT_BATCH_BYTES)
+  return STREAM_OVERHEAD_BYTES + rowTexts + COPIES_WHILE_STREAMING * loads
+}
+
 async function prepare(
   context: DomainContext,
   call: CallContext,
   principal: Principal,
   request: RetrieveMemoriesRequest,
+  chunkTextLength: ChunkTextLength,
 ): Promise<PreparedAnswer> {
   const requestedSize = request.requestedSize ?? DEFAULT_REQUESTED_SIZE
   const post = request.postProcessor ?? {}
+  // Refused before any search when not even the smallest answer would fit.
+  if (!context.responseBudget.fits(STREAM_OVERHEAD_BYTES)) throw busy()
   const reranker =
     post.rerankerId === undefined
       ? undefined
@@ -398,16 +517,21 @@ async function prepare(
   if (post.relevanceThreshold !== undefined)
     items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
   items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
-  const memories = new Map<string, Memory & { originalContent?: string }>()
+  const memories = new Map<string, Memory>()
+  const fetchMemory = fetchMemoryOf(request)
+  const withContent = fetchMemory && request.fetchMemoryContent === true
+  const contentBytes = withContent ? new Map<string, number>() : undefined
   // Only the memoryDefinition events and the chronological order need the memory rows. A
   // found chunk's memory existed when the search read the chunk (memories delete their
   // chunks), so without those there is nothing to read.
-  if (fetchMemoryOf(request) || post.chronologicalResort) {
+  if (fetchMemory || post.chronologicalResort) {
     const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
-      withContent: request.fetchMemoryContent === true,
+      withContentBytes: withContent,
     })
-    for (const row of memoryRows)
-      memories.set(row.id, { ...toMemory(row), ...(row.content === undefined ? {} : { originalContent: row.content }) })
+    for (const row of memoryRows) {
+      memories.set(row.id, toMemory(row))
+      if (row.content_bytes !== undefined) contentBytes?.set(row.id, row.content_bytes)
+    }
     // A memory deleted since the search is left out.
     items = items.filter((item) => memories.has(item.memoryId))
   }
@@ -419,6 +543,7 @@ async function prepare(
         a.startOffset - b.startOffset,
     )
   }
+  // An LLM, like a reranker, reads each chunk as the search carried it: the start of a long one.
   const answer = llm
     ? (signal: AbortSignal) =>
         answerFromPassages({
@@ -432,23 +557,40 @@ async function prepare(
           signal,
         })
     : undefined
-  return { items, memories, answer }
+  const plan = planTexts(items, fetchMemory, contentBytes, chunkTextLength)
+  const reservation = context.responseBudget.tryReserve(streamBytes(items, plan.contentNeeds, plan.chunkNeeds))
+  if (!reservation) throw busy()
+  return {
+    items: plan.items,
+    fetchMemory,
+    memories,
+    contents:
+      plan.contentNeeds.length === 0
+        ? undefined
+        : new TextsOnDemand(
+            plan.contentNeeds,
+            (ids) => memoriesSql.findMemoryContents(context.sql, ids),
+            TEXT_BATCH_BYTES,
+          ),
+    chunkTexts:
+      plan.chunkNeeds.length === 0
+        ? undefined
+        : new TextsOnDemand(plan.chunkNeeds, (ids) => chunksSql.findChunkTexts(context.sql, ids), TEXT_BATCH_BYTES),
+    reservation,
+    answer,
+  }
 }
 
 /**
  * The stream. The LLM call is cancelled when the caller goes away (`call.signal`) and when
  * the consumer stops iterating early, so no provider call outlives the stream it feeds.
  */
-async function* events(
-  prepared: PreparedAnswer,
-  fetchMemory: boolean,
-  callSignal: AbortSignal | undefined,
-): AsyncGenerator<RetrievalEvent> {
+async function* events(prepared: PreparedAnswer, callSignal: AbortSignal | undefined): AsyncGenerator<RetrievalEvent> {
   const resultSetId = crypto.randomUUID()
   // Without an LLM call there is nothing to cancel: an abort costs a DOMException with its
   // stack (about 6 % of memsvc's CPU per VECTOR retrieval in a profile of the benchmark).
   if (!prepared.answer) {
-    yield* streamed(prepared, fetchMemory, resultSetId, undefined)
+    yield* streamed(prepared, resultSetId, undefined)
     return
   }
   const cancel = new AbortController()
@@ -459,15 +601,19 @@ async function* events(
       (text) => ({ text }),
       (error: unknown) => ({ error }),
     )
-    yield* streamed(prepared, fetchMemory, resultSetId, answer)
+    yield* streamed(prepared, resultSetId, answer)
   } finally {
     cancel.abort()
   }
 }
 
+/**
+ * The events, with each long text loaded as its event's turn comes. A memory deleted while
+ * the answer streams (its content or chunk gone) is left out from then on, as one deleted
+ * before the answer started is; `expectedItems` was already sent, and then says more.
+ */
 async function* streamed(
   prepared: PreparedAnswer,
-  fetchMemory: boolean,
   resultSetId: string,
   answer: Promise<{ text: string } | { error: unknown }> | undefined,
 ): AsyncGenerator<RetrievalEvent> {
@@ -475,12 +621,33 @@ async function* streamed(
     resultSetBoundary: { resultSetId, kind: 'BEGIN', stageName: STAGE_NAME, expectedItems: prepared.items.length },
   }
   const memoryIndexes = new Map<string, number>()
+  const deleted = new Set<string>()
   for (const item of prepared.items) {
+    if (deleted.has(item.memoryId)) continue
     let memoryIndex = memoryIndexes.get(item.memoryId)
+    let content: string | undefined
     if (memoryIndex === undefined) {
+      if (prepared.fetchMemory) {
+        const memory = prepared.memories.get(item.memoryId)!
+        if (prepared.contents) {
+          content = await prepared.contents.take(item.memoryId)
+          if (content === undefined) {
+            deleted.add(item.memoryId)
+            continue
+          }
+        }
+        yield { memoryDefinition: { memory: content === undefined ? memory : { ...memory, originalContent: content } } }
+      }
       memoryIndex = memoryIndexes.size
       memoryIndexes.set(item.memoryId, memoryIndex)
-      if (fetchMemory) yield { memoryDefinition: { memory: prepared.memories.get(item.memoryId)! } }
+    }
+    let chunkText: string | undefined = item.text
+    // The chunk is exactly content.slice(startOffset, endOffset) (domain/chunking/chunking-config.ts TextChunk).
+    if (item.textFrom === 'content') chunkText = content?.slice(item.startOffset, item.endOffset)
+    else if (item.textFrom === 'chunk') chunkText = await prepared.chunkTexts!.take(item.chunkId)
+    if (chunkText === undefined) {
+      deleted.add(item.memoryId)
+      continue
     }
     yield {
       retrievedItem: {
@@ -488,7 +655,7 @@ async function* streamed(
           chunkId: item.chunkId,
           memoryId: item.memoryId,
           memoryIndex,
-          chunkText: item.text,
+          chunkText,
           startOffset: item.startOffset,
           endOffset: item.endOffset,
           relevanceScore: item.relevanceScore,
@@ -510,15 +677,54 @@ async function* streamed(
   yield { status: { code: 'UNAVAILABLE', message: `the LLM did not answer: ${message}` } }
 }
 
+/**
+ * The reservations of answers whose consumer dropped them without ending or returning them
+ * (a path that forgets `return()` on an iterator it never started): released when the
+ * iterator is collected, so that a bug there costs memory for a while, not the budget for good.
+ */
+const droppedAnswers = new FinalizationRegistry<Reservation>((reservation) => reservation.release())
+
+/** The events; the answer's reservation is released when they end, fail or are returned, started or not. */
+function releasingAtEnd(
+  source: AsyncGenerator<RetrievalEvent>,
+  reservation: Reservation,
+): AsyncIterable<RetrievalEvent> {
+  const iterator: AsyncIterableIterator<RetrievalEvent> = {
+    async next() {
+      try {
+        const result = await source.next()
+        if (result.done) reservation.release()
+        return result
+      } catch (error) {
+        reservation.release()
+        throw error
+      }
+    },
+    async return(value?: unknown) {
+      reservation.release()
+      return source.return(value)
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  }
+  droppedAnswers.register(iterator, reservation)
+  return iterator
+}
+
 /** Checks and searches, then returns the events to stream (see the comment at the top). */
 export async function retrieveMemories(
   context: DomainContext,
   call: CallContext,
   input: unknown,
+  chunkTextLength: ChunkTextLength = 'whole',
 ): Promise<AsyncIterable<RetrievalEvent>> {
   const principal = await context.authenticate(call)
   const request = parseInput(retrieveMemoriesSchema, input)
   requireVectorStorage(context)
-  const prepared = await prepare(context, call, principal, request)
-  return events(prepared, fetchMemoryOf(request), call.signal)
+  const prepared = await prepare(context, call, principal, request, chunkTextLength)
+  // A caller gone while the answer was prepared will not read it: its share goes back now.
+  if (call.signal?.aborted) {
+    prepared.reservation.release()
+    throw new AppError('UNAVAILABLE', 'the caller went away before the answer started')
+  }
+  return releasingAtEnd(events(prepared, call.signal), prepared.reservation)
 }

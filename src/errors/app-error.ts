@@ -29,6 +29,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: FieldViolation[] = [],
+    /** When to try again, for a refusal that passes (REST Retry-After; gRPC retry-after and grpc-retry-pushback-ms trailers). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message)
     this.name = 'AppError'

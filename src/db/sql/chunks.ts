@@ -1,4 +1,5 @@
 import type { Queryable } from '../database.js'
+import { fitOneRoundTrip, type RowKind, workOf, writePaced } from '../paced-writes.js'
 
 export interface NewChunk {
   id: string
@@ -22,6 +23,33 @@ export interface ChunkVector {
 /** pgvector's text form; JavaScript prints every double exactly enough for a float4. */
 const vectorText = (embedding: number[]) => `[${embedding.join(',')}]`
 
+/**
+ * The embedded database's work per row (paced-writes.ts), at the slowest PGlite was seen: a
+ * chunk's row, tsvector and index entries; a vector's HNSW index entry, which grows with the
+ * dimensions (32 ms at 1,024 once the index holds a few hundred).
+ */
+const CHUNK_ROW_MS = 0.1
+const CHUNK_TEXT_CHAR_MS = 0.0004
+const VECTOR_ROW_MS = 0.75
+const VECTOR_VALUE_MS = 0.03
+/** About what one vector value takes as text: a double printed in full, and its comma. */
+const CHARS_PER_VECTOR_VALUE = 20
+
+type PlacedChunk = NewChunk & { memoryId: string; spaceId: string }
+type PlacedVector = ChunkVector & { memoryId: string; spaceId: string }
+
+const chunkRows = (tx: Queryable): RowKind<PlacedChunk> => ({
+  estimateMs: (chunk) => CHUNK_ROW_MS + chunk.text.length * CHUNK_TEXT_CHAR_MS,
+  chars: (chunk) => chunk.text.length,
+  insert: (chunks) => chunksInsert(tx, chunks),
+})
+
+const vectorRows = (tx: Queryable): RowKind<PlacedVector> => ({
+  estimateMs: (vector) => VECTOR_ROW_MS + vector.embedding.length * VECTOR_VALUE_MS,
+  chars: (vector) => vector.embedding.length * CHARS_PER_VECTOR_VALUE,
+  insert: (vectors) => vectorsInsert(tx, vectors),
+})
+
 /** One memory's chunks and their vectors, as an ingest run stores them. */
 export interface MemoryChunks {
   memoryId: string
@@ -33,7 +61,8 @@ export interface MemoryChunks {
 /**
  * Replaces these memories' chunks and all their vectors with the given ones, in the
  * caller's transaction: a re-run after a crash leaves exactly one set. Arrays through unnest
- * keep it three statements, whatever the number of memories and chunks.
+ * keep it three statements, whatever the number of memories and chunks, and one round trip
+ * unless that would hold the event loop too long (paced-writes.ts).
  */
 export async function replaceChunks(tx: Queryable, memories: MemoryChunks[]): Promise<void> {
   if (memories.length === 0) return
@@ -43,24 +72,33 @@ export async function replaceChunks(tx: Queryable, memories: MemoryChunks[]): Pr
   const vectors = memories.flatMap(({ memoryId, spaceId, vectors }) =>
     vectors.map((vector) => ({ ...vector, memoryId, spaceId })),
   )
-  // Sent together, in this order (a query goes out when it is awaited; Promise.all awaits
-  // them in array order, and one connection runs them in that order): one round trip, not three.
-  await Promise.all([
-    tx`delete from chunks where memory_id = any(${memories.map((memory) => memory.memoryId)}::uuid[])`,
-    ...(chunks.length === 0
-      ? []
-      : [
-          tx`
+  const removal = () =>
+    tx`delete from chunks where memory_id = any(${memories.map((memory) => memory.memoryId)}::uuid[])`
+  const [chunkKind, vectorKind] = [chunkRows(tx), vectorRows(tx)]
+  if (fitOneRoundTrip([workOf(chunks, chunkKind), workOf(vectors, vectorKind)])) {
+    // Sent together, in this order (a query goes out when it is awaited; Promise.all awaits
+    // them in array order, and one connection runs them in that order): one round trip, not three.
+    await Promise.all([
+      removal(),
+      ...(chunks.length === 0 ? [] : [chunkKind.insert(chunks)]),
+      ...(vectors.length === 0 ? [] : [vectorKind.insert(vectors)]),
+    ])
+    return
+  }
+  await removal()
+  await writePaced(chunks, chunkKind)
+  await writePaced(vectors, vectorKind)
+}
+
+function chunksInsert(tx: Queryable, chunks: PlacedChunk[]) {
+  return tx`
     insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
     select id, memory_id, space_id, chunk_index, text, start_offset, end_offset
     from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.memoryId)}::uuid[],
       ${chunks.map((chunk) => chunk.spaceId)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[],
       ${chunks.map((chunk) => chunk.text)}::text[], ${chunks.map((chunk) => chunk.start_offset)}::int[],
       ${chunks.map((chunk) => chunk.end_offset)}::int[])
-      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)`,
-        ]),
-    ...(vectors.length === 0 ? [] : [vectorsInsert(tx, vectors)]),
-  ])
+      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)`
 }
 
 /** Vectors of existing chunks; a vector already stored for a chunk and embedder is replaced. */
@@ -70,15 +108,14 @@ export async function insertVectors(
   spaceId: string,
   vectors: ChunkVector[],
 ): Promise<void> {
-  if (vectors.length === 0) return
-  await vectorsInsert(
-    tx,
+  await writePaced(
     vectors.map((vector) => ({ ...vector, memoryId, spaceId })),
+    vectorRows(tx),
   )
 }
 
 /** The statement itself, not yet sent (postgres.js sends a query when it is awaited), so callers can order it among others. */
-function vectorsInsert(tx: Queryable, vectors: Array<ChunkVector & { memoryId: string; spaceId: string }>) {
+function vectorsInsert(tx: Queryable, vectors: PlacedVector[]) {
   return tx`
     insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
     select chunk_id, embedder_id, space_id, memory_id, embedding::vector
@@ -92,6 +129,12 @@ export async function listChunks(sql: Queryable, memoryId: string): Promise<Chun
   return sql<
     ChunkRow[]
   >`select id, memory_id, space_id, chunk_index, text, start_offset, end_offset from chunks where memory_id = ${memoryId} order by chunk_index`
+}
+
+/** The whole text of the given chunks that still exist (retrieval's chunks too long for the search to carry). */
+export async function findChunkTexts(sql: Queryable, ids: string[]): Promise<Array<{ id: string; text: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<{ id: string; text: string }>>`select id, text from chunks where id in ${sql(ids)}`
 }
 
 export async function countChunks(sql: Queryable, memoryId: string): Promise<number> {

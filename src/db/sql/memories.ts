@@ -87,15 +87,27 @@ export async function findMemoryContent(
   return rows[0]
 }
 
-/** The given memories, with their content when asked for (retrieval's memoryDefinition events). */
+/**
+ * The given memories, without their content: with the size of each one's content when asked
+ * for, so that retrieval can reserve memory for the contents it will load as it streams
+ * them (findMemoryContents). octet_length reads the size from the stored value's header,
+ * without decompressing or fetching a long text.
+ */
 export async function findMemories(
   sql: Queryable,
   ids: string[],
-  options: { withContent: boolean },
-): Promise<Array<MemoryRow & { content?: string }>> {
+  options: { withContentBytes: boolean },
+): Promise<Array<MemoryRow & { content_bytes?: number }>> {
   if (ids.length === 0) return []
-  return sql<Array<MemoryRow & { content?: string }>>`
-    select ${sql(MEMORY_COLUMNS)} ${options.withContent ? sql`, content` : sql``} from memories where id in ${sql(ids)}`
+  return sql<Array<MemoryRow & { content_bytes?: number }>>`
+    select ${sql(MEMORY_COLUMNS)} ${options.withContentBytes ? sql`, octet_length(content) as content_bytes` : sql``}
+    from memories where id in ${sql(ids)}`
+}
+
+/** The content of the given memories that still exist (retrieval's memoryDefinition events, a few at a time). */
+export async function findMemoryContents(sql: Queryable, ids: string[]): Promise<Array<{ id: string; text: string }>> {
+  if (ids.length === 0) return []
+  return sql<Array<{ id: string; text: string }>>`select id, content as text from memories where id in ${sql(ids)}`
 }
 
 /** The oldest memory of this space with this content, for create with dedupe. */

@@ -3,16 +3,29 @@ import { indexedVectorType, MAX_HALFVEC_INDEX_DIMENSIONS } from '../vector-stora
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
 /**
- * One ranked list of chunks, best first. Each row carries its chunk's text and offsets,
- * read by the search statement itself: the answer needs them, and a second query for
- * them would be one more round trip on every retrieval.
+ * The most of a chunk's text a search row carries: all of any chunk of the usual sizes
+ * (512 characters by default), and of a longer one (a memory stored with chunking `none` is
+ * one chunk of up to 4 MiB) the start, which is what a reranker or an LLM is given of it. A
+ * search returns up to twice the requested items per list, most of them not answered: whole
+ * texts were up to 800 MiB per list. The answer loads a longer chunk's whole text when it
+ * streams it (domain/retrieval.ts).
+ */
+export const SEARCH_TEXT_CHARS = 8_192
+
+/**
+ * One ranked list of chunks, best first. Each row carries its chunk's text (up to
+ * SEARCH_TEXT_CHARS) and offsets, read by the search statement itself: the answer needs
+ * them, and a second query for them would be one more round trip on every retrieval.
  */
 export interface RankedChunk {
   chunk_id: string
   memory_id: string
   /** Cosine distance for vectors, ts_rank_cd for keywords. */
   score: number
+  /** The first SEARCH_TEXT_CHARS characters (PostgreSQL reads only those of a long stored text). */
   text: string
+  /** The whole text's size in UTF-8 bytes, read from the stored value's header. */
+  text_bytes: number
   start_offset: number
   end_offset: number
 }
@@ -71,7 +84,8 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
         order by v.embedding::${indexed} <=> ${embedding}::${indexed}
         limit ${query.limit}
       )
-      select n.chunk_id, n.memory_id, n.score::float8 as score, c.text, c.start_offset, c.end_offset
+      select n.chunk_id, n.memory_id, n.score::float8 as score, left(c.text, ${SEARCH_TEXT_CHARS}) as text,
+        octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
       from nearest n join chunks c on c.id = n.chunk_id
       order by n.score, n.chunk_id`,
   ])
@@ -125,7 +139,7 @@ export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promis
       select to_tsquery('simple', string_agg(quote_literal(word), ' | ')) as query from kept
     )
     select c.id as chunk_id, c.memory_id, ts_rank_cd(c.search_vector, terms.query)::float8 as score,
-      c.text, c.start_offset, c.end_offset
+      left(c.text, ${SEARCH_TEXT_CHARS}) as text, octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
     from terms, chunks c
     ${query.filter ? sql`join memories m on m.id = c.memory_id and ${filterFragment(sql, query.filter)}` : sql``}
     where terms.query is not null and c.space_id = ${query.spaceId} and c.search_vector @@ terms.query

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { BinaryReader } from '@bufbuild/protobuf/wire'
 import * as grpc from '@grpc/grpc-js'
 import type { CallContext } from '../../domain/call-context.js'
 import { AppError } from '../../errors/app-error.js'
@@ -7,7 +8,10 @@ import type { Logger } from '../../observability/logger.js'
 import type { ServerMetrics } from '../../observability/metrics.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import { NODE_TLS_OPTIONS } from '../../tls/cipher-policy.js'
+import { DEFAULT_REQUEST_BYTES } from '../../validation/request-limits.js'
+import { AbortableWaits } from '../abortable-waits.js'
 import { type CallRoute, type DrainExemption, RequestPipeline } from '../request-pipeline.js'
+import { GrpcStreamWriter } from './grpc-stream.js'
 import { addHealthService } from './health-service.js'
 import { asciiMetadataValue, wellFormedText } from './metadata-text.js'
 import { addReflectionService } from './reflection-service.js'
@@ -41,24 +45,43 @@ type Implementation = UnaryImplementation<unknown, unknown> | StreamingImplement
  */
 const MAX_TRAILER_VALUE_LENGTH = 1024
 const MAX_ERROR_FIELDS = 20
+const MS_PER_SECOND = 1_000
 
 /**
- * What a request deserialiser returns for bytes that are not the method's message.
- * grpc-js answers a deserialiser's throw with INTERNAL itself, before any handler runs;
- * the wrapper turns this marker into INVALID_ARGUMENT instead, as the client is at fault.
+ * What a request deserialiser returns for bytes it will not decode: more than the method takes,
+ * or not the method's message. grpc-js answers a deserialiser's throw with INTERNAL itself, before
+ * any handler runs; the wrapper answers this marker's error instead, as the client is at fault.
  */
-class MalformedRequest {
-  constructor(readonly reason: string) {}
+class RefusedRequest {
+  constructor(readonly error: AppError) {}
 }
+
+/** proto3 strings are UTF-8: refused when they are not, where the generated decoders would store U+FFFD in place of what was sent. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const decodeStrictUtf8 = (bytes: Uint8Array) => STRICT_UTF8.decode(bytes)
 
 function tolerantDeserialize<Request>(
   deserialize: grpc.deserialize<Request>,
-): grpc.deserialize<Request | MalformedRequest> {
+  path: string,
+  maxBytes: number,
+): grpc.deserialize<Request | RefusedRequest> {
+  const messageName = `${splitPath(path).method} request message`
   return (bytes) => {
+    if (bytes.length > maxBytes)
+      return new RefusedRequest(
+        new AppError(
+          'PAYLOAD_TOO_LARGE',
+          `the ${messageName} of ${bytes.length} bytes exceeds the limit of ${maxBytes} bytes`,
+        ),
+      )
     try {
-      return deserialize(bytes)
+      // The generated decode() takes a reader as well as bytes.
+      return deserialize(new BinaryReader(bytes, decodeStrictUtf8) as unknown as Buffer)
     } catch (error) {
-      return new MalformedRequest((error as Error)?.message ?? String(error))
+      const reason = (error as Error)?.message ?? String(error)
+      return new RefusedRequest(
+        new AppError('INVALID_ARGUMENT', `the request is not a valid ${messageName}: ${reason}`),
+      )
     }
   }
 }
@@ -127,7 +150,11 @@ export class GrpcServer {
           : UnaryImplementation<Request, Response>
         : never
     },
-    options: { drainExempt?: { [Method in keyof Definition]?: DrainExemption } } = {},
+    options: {
+      drainExempt?: { [Method in keyof Definition]?: DrainExemption }
+      /** The largest request message a method takes, before the server's own cap; DEFAULT_REQUEST_BYTES unless given. */
+      maxRequestBytes?: { [Method in keyof Definition]?: number }
+    } = {},
   ): void {
     const handlers: grpc.UntypedServiceImplementation = {}
     const guarded: Record<string, grpc.MethodDefinition<unknown, unknown>> = {}
@@ -139,7 +166,14 @@ export class GrpcServer {
       this.#methods.push({ path: method.path, drainExempt })
       guarded[key] = {
         ...method,
-        requestDeserialize: tolerantDeserialize(method.requestDeserialize),
+        requestDeserialize: tolerantDeserialize(
+          method.requestDeserialize,
+          method.path,
+          Math.min(
+            options.maxRequestBytes?.[key as keyof Definition] ?? DEFAULT_REQUEST_BYTES,
+            this.#options.maxMessageBytes,
+          ),
+        ),
         responseSerialize: passEncoded,
       }
       handlers[key] = method.responseStream
@@ -213,7 +247,7 @@ export class GrpcServer {
       })
     }
     try {
-      if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
+      if (call.request instanceof RefusedRequest) throw call.request.error
       tracked.admit()
     } catch (error) {
       answerFailure(error)
@@ -240,42 +274,54 @@ export class GrpcServer {
 
   /**
    * One server-streaming call, through the same pipeline as a unary one. Messages go out as
-   * the implementation yields them, waiting for 'drain' when grpc-js buffers; a client cancel
-   * aborts the call's signal and stops the iteration (its `return()` cancels the work behind
-   * it). The call is work for the drain until its stream ends.
+   * the implementation yields them, the next one pulled only once the client has taken all
+   * but GRPC_HIGH_WATER_BYTES (grpc-stream.ts, which also resets a stream whose client stopped
+   * reading); a client cancel aborts the call's signal and stops the iteration (its
+   * `return()` cancels the work behind it). The call is work for the drain until its stream ends.
    */
   async #serveStream(method: ServedMethod, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
     const implementation = method.implementation as StreamingImplementation<unknown, unknown>
     const tracked = this.#pipeline.begin(method)
     const requestId = tracked.identify(call.metadata.get('x-request-id')[0])
     const cancellation = new AbortController()
-    const cancelled = new Promise<'cancelled'>((resolve) => {
-      call.once('cancelled', () => {
-        cancellation.abort()
-        tracked.endWork()
-        resolve('cancelled')
-      })
+    const waits = new AbortableWaits()
+    call.once('cancelled', () => {
+      cancellation.abort()
+      tracked.endWork()
+      waits.abort()
     })
     let iterator: AsyncIterator<unknown> | undefined
+    let sourceEnded = false
     let sent = 0
     try {
-      if (call.request instanceof MalformedRequest) throw malformedRequest(method.name, call.request)
+      if (call.request instanceof RefusedRequest) throw call.request.error
       tracked.admit()
       const events = await implementation.open(call.request, {
         ...callContext(call, requestId),
         signal: cancellation.signal,
       })
       iterator = events[Symbol.asyncIterator]()
+      const writer = new GrpcStreamWriter(call, waits)
       for (;;) {
-        const next = await Promise.race([iterator.next(), cancelled])
-        if (next === 'cancelled' || call.cancelled) return
-        if (next.done) break
-        if (!call.write(method.encodeResponse(next.value)))
-          await Promise.race([new Promise((resolve) => call.once('drain', resolve)), cancelled])
+        let next: IteratorResult<unknown> | 'aborted'
+        try {
+          next = await waits.wait(iterator.next())
+        } catch (error) {
+          sourceEnded = true
+          throw error
+        }
+        if (next === 'aborted' || call.cancelled) return
+        if (next.done) {
+          sourceEnded = true
+          break
+        }
+        if ((await writer.write(method.encodeResponse(next.value))) === 'cancelled') return
         sent++
       }
       tracked.finish(method.duration(grpc.status.OK))
       call.end(requestIdTrailer(requestId))
+      // Watched until the client has taken the last messages: one that stops reading now is reset too.
+      await writer.flushed()
     } catch (error) {
       if (call.cancelled) return
       const appError = tracked.failure(error)
@@ -297,7 +343,8 @@ export class GrpcServer {
         metadata: errorTrailer(requestId, appError),
       })
     } finally {
-      if (call.cancelled) void iterator?.return?.().catch(() => {})
+      // Stops the work behind the messages (and gives back what it holds) whenever the loop left before the end.
+      if (!sourceEnded) void iterator?.return?.().catch(() => {})
     }
   }
 
@@ -338,12 +385,6 @@ export class GrpcServer {
  * carry client text (a label key such as "é"), which ASCII metadata cannot hold: they are
  * percent-encoded. If the trailer still cannot be built, the request id alone goes out.
  */
-function malformedRequest(path: string, request: MalformedRequest): AppError {
-  return new AppError(
-    'INVALID_ARGUMENT',
-    `the request is not a valid ${path.split('/')[2] ?? ''} request message: ${request.reason}`,
-  )
-}
 
 function requestIdTrailer(requestId: string): grpc.Metadata {
   const trailer = new grpc.Metadata()
@@ -364,6 +405,11 @@ function errorTrailer(requestId: string, appError: AppError): grpc.Metadata {
   trailer.set('x-request-id', requestId)
   try {
     trailer.set('x-error-status', appError.code)
+    if (appError.retryAfterSeconds !== undefined) {
+      trailer.set('retry-after', String(appError.retryAfterSeconds))
+      // What grpc-js and other clients' retry policies read as the server's pushback.
+      trailer.set('grpc-retry-pushback-ms', String(appError.retryAfterSeconds * MS_PER_SECOND))
+    }
     for (const detail of appError.details.slice(0, MAX_ERROR_FIELDS))
       trailer.add('x-error-field', asciiMetadataValue(detail.field).slice(0, MAX_TRAILER_VALUE_LENGTH))
     return trailer

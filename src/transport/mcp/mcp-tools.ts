@@ -3,7 +3,12 @@ import type { CallContext } from '../../domain/call-context.js'
 import type { DomainContext } from '../../domain/context.js'
 import { listEmbedders } from '../../domain/embedders.js'
 import { createMemory, deleteMemory, getMemory, getMemoryContent } from '../../domain/memories.js'
-import { type RetrievalEvent, type RetrievedChunk, retrieveMemories } from '../../domain/retrieval.js'
+import {
+  type RetrievalEvent,
+  type RetrievedChunk,
+  retrieveMemories,
+  SEARCH_TEXT_CHARS,
+} from '../../domain/retrieval.js'
 import { createSpace, listSpaces } from '../../domain/spaces.js'
 import { AppError } from '../../errors/app-error.js'
 import { MAX_PAGE_SIZE } from '../../validation/common.js'
@@ -53,10 +58,15 @@ const paging = {
   nextToken: { type: 'string', description: 'The nextToken of the previous page, to read the next one.' },
 }
 
-/** What retrieve_memories answers: the retrieval stream (domain/retrieval.ts) collected into one result. */
+/**
+ * What retrieve_memories answers: the retrieval stream (domain/retrieval.ts) collected into
+ * one result. As the whole result is held and sent at once, a long chunk (a memory stored
+ * with chunking `none` is one chunk) is answered with its first SEARCH_TEXT_CHARS characters
+ * and `chunkTextTruncated`; get_memory with includeContent reads the whole memory.
+ */
 export interface RetrievalResult {
   memories: unknown[]
-  chunks: Array<Omit<RetrievedChunk, 'memoryIndex'>>
+  chunks: Array<Omit<RetrievedChunk, 'memoryIndex'> & { chunkTextTruncated?: true }>
   /** The LLM's answer over the chunks, when llmId was given and it answered. */
   answer?: string
   /** Why there is no answer although llmId was given (the chunks are still good). */
@@ -69,7 +79,9 @@ async function collectRetrieval(events: AsyncIterable<RetrievalEvent>): Promise<
     if ('memoryDefinition' in event) result.memories.push(event.memoryDefinition.memory)
     else if ('retrievedItem' in event) {
       const { memoryIndex: _index, ...chunk } = event.retrievedItem.chunk
-      result.chunks.push(chunk)
+      // Offsets count the whole chunk in the memory's text, in the units of chunkText's length.
+      const truncated = chunk.chunkText.length < chunk.endOffset - chunk.startOffset
+      result.chunks.push(truncated ? { ...chunk, chunkTextTruncated: true } : chunk)
     } else if ('abstractReply' in event) result.answer = event.abstractReply.text
     else if ('status' in event) result.answerError = event.status.message
   }
@@ -308,6 +320,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'Search memories by meaning (and keywords) in one or more spaces. Answers the best-matching chunks of text, best first, each with its ' +
       'relevanceScore (0..1) and memoryId, plus the memories they belong to (metadata included). ' +
+      `A chunk longer than ${SEARCH_TEXT_CHARS} characters is cut there and marked chunkTextTruncated; get_memory with includeContent reads it whole. ` +
       "With llmId (a registered LLM), also answers the LLM's reply to the message, grounded in those chunks.",
     inputSchema: {
       type: 'object',
@@ -351,7 +364,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
     annotations: readOnly('Retrieve memories'),
     run: async (context, call, args) => {
       try {
-        return await collectRetrieval(await retrieveMemories(context, call, retrievalRequest(args)))
+        return await collectRetrieval(await retrieveMemories(context, call, retrievalRequest(args), 'start'))
       } catch (error) {
         throw withToolFieldNames(error)
       }

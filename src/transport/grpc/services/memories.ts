@@ -32,6 +32,7 @@ import {
   type SpaceKey,
 } from '../../../generated/memsvc/v1/memories.js'
 import type { batchDeleteMemoriesSchema, createMemorySchema, listMemoriesSchema } from '../../../validation/memory.js'
+import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
 import type { postProcessorSchema, retrieveMemoriesSchema, spaceKeySchema } from '../../../validation/retrieval.js'
 import type { GrpcServer } from '../grpc-server.js'
 import {
@@ -148,35 +149,39 @@ async function* eventsToProto(events: AsyncIterable<RetrievalEvent>): AsyncGener
 }
 
 export function addMemoryService(grpc: GrpcServer, server: ServerContext): void {
-  grpc.addService(MemoryServiceService, {
-    createMemory: async (request, call) =>
-      createdToProto(await createMemory(server.domain, call, defined(createFromProto(request)))),
-    async batchCreateMemories(request, call) {
-      const batch = await batchCreateMemories(server.domain, call, {
-        requests: request.requests.map((item) => defined(createFromProto(item))),
-      })
-      return { results: batch.results.map(batchItemToProto) }
+  grpc.addService(
+    MemoryServiceService,
+    {
+      createMemory: async (request, call) =>
+        createdToProto(await createMemory(server.domain, call, defined(createFromProto(request)))),
+      async batchCreateMemories(request, call) {
+        const batch = await batchCreateMemories(server.domain, call, {
+          requests: request.requests.map((item) => defined(createFromProto(item))),
+        })
+        return { results: batch.results.map(batchItemToProto) }
+      },
+      getMemory: async (request, call) => memoryToProto(await getMemory(server.domain, call, request.memoryId)),
+      getMemoryContent: async (request, call) => getMemoryContent(server.domain, call, request.memoryId),
+      async listMemories(request, call) {
+        const page = await listMemories(server.domain, call, defined(listFromProto(request)))
+        return { memories: page.memories.map(memoryToProto), nextToken: page.nextToken }
+      },
+      async deleteMemory(request, call) {
+        await deleteMemory(server.domain, call, request.memoryId)
+        return {}
+      },
+      async batchDeleteMemories(request, call) {
+        const result = await batchDeleteMemories(server.domain, call, defined(batchDeleteFromProto(request)))
+        return { deletedCount: result.deletedCount, results: result.results ?? [] }
+      },
+      retrieveMemory: {
+        open: async (request, call) =>
+          eventsToProto(await retrieveMemories(server.domain, call, defined(retrieveFromProto(request)))),
+        failureMessage: (error: AppError) => ({
+          event: { $case: 'status', value: { code: error.code, message: error.message } },
+        }),
+      },
     },
-    getMemory: async (request, call) => memoryToProto(await getMemory(server.domain, call, request.memoryId)),
-    getMemoryContent: async (request, call) => getMemoryContent(server.domain, call, request.memoryId),
-    async listMemories(request, call) {
-      const page = await listMemories(server.domain, call, defined(listFromProto(request)))
-      return { memories: page.memories.map(memoryToProto), nextToken: page.nextToken }
-    },
-    async deleteMemory(request, call) {
-      await deleteMemory(server.domain, call, request.memoryId)
-      return {}
-    },
-    async batchDeleteMemories(request, call) {
-      const result = await batchDeleteMemories(server.domain, call, defined(batchDeleteFromProto(request)))
-      return { deletedCount: result.deletedCount, results: result.results ?? [] }
-    },
-    retrieveMemory: {
-      open: async (request, call) =>
-        eventsToProto(await retrieveMemories(server.domain, call, defined(retrieveFromProto(request)))),
-      failureMessage: (error: AppError) => ({
-        event: { $case: 'status', value: { code: error.code, message: error.message } },
-      }),
-    },
-  })
+    { maxRequestBytes: { createMemory: MEMORY_REQUEST_BYTES, batchCreateMemories: MEMORY_BATCH_REQUEST_BYTES } },
+  )
 }

@@ -9,14 +9,17 @@ import {
   listMemories,
 } from '../../../domain/memories.js'
 import { retrieveMemories } from '../../../domain/retrieval.js'
+import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
 import { eventStream } from '../event-stream.js'
 import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
-import type { RestRequest, RestResponse } from '../rest-messages.js'
+import { type RestRequest, type RestResponse, retryLaterResponse } from '../rest-messages.js'
 import { retrieveQuery } from '../retrieve-query.js'
 
 export function registerMemoryRoutes(http: HttpServer, server: ServerContext): void {
   const needsKey = { needsApiKey: true }
+  const withOneMemory = { needsApiKey: true, maxBodyBytes: MEMORY_REQUEST_BYTES }
+  const withMemories = { needsApiKey: true, maxBodyBytes: MEMORY_BATCH_REQUEST_BYTES }
   // 201 while PENDING; 200 with the stored memory when dedupe found the same content.
   http.route(
     'POST',
@@ -25,7 +28,7 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
       const { memory, created } = await createMemory(server.domain, callContext(request), jsonBody(request))
       return { status: created ? 201 : 200, headers: { location: `/v1/memories/${memory.memoryId}` }, json: memory }
     },
-    needsKey,
+    withOneMemory,
   )
   http.route(
     'POST',
@@ -34,7 +37,7 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
       status: 200,
       json: await batchCreateMemories(server.domain, callContext(request), jsonBody(request)),
     }),
-    needsKey,
+    withMemories,
   )
   http.route(
     'POST',
@@ -46,13 +49,17 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
     needsKey,
   )
   // A stream of events (NDJSON, or SSE on Accept: text/event-stream); the GET form takes the same request as query parameters.
-  const retrieve = async (request: RestRequest, input: unknown): Promise<RestResponse> => ({
-    status: 200,
-    stream: eventStream(
-      request,
-      await retrieveMemories(server.domain, { ...callContext(request), signal: request.cancellation() }, input),
-    ),
-  })
+  const retrieve = async (request: RestRequest, input: unknown): Promise<RestResponse> => {
+    try {
+      const call = { ...callContext(request), signal: request.cancellation() }
+      return { status: 200, stream: eventStream(request, await retrieveMemories(server.domain, call, input)) }
+    } catch (error) {
+      // Refused while the server's response budget is spent: 503 with Retry-After.
+      const retryLater = retryLaterResponse(error, request.requestId)
+      if (retryLater) return retryLater
+      throw error
+    }
+  }
   // Accept chooses between NDJSON and SSE.
   const streamed = { ...needsKey, readHeaders: ['accept'] }
   http.route('POST', '/v1/memories:retrieve', (request) => retrieve(request, jsonBody(request)), streamed)
