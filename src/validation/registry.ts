@@ -123,9 +123,7 @@ const apiKeyCredentialSchema = (secretRequired: boolean) =>
   })
 
 const cloudAdcCredentialSchema = v.strictObject({
-  scopes: v.optional(
-    listOf(scopeSchema, MAX_SCOPES, `at most ${MAX_SCOPES} scopes`),
-  ),
+  scopes: v.optional(listOf(scopeSchema, MAX_SCOPES, `at most ${MAX_SCOPES} scopes`)),
   quotaProjectId: v.optional(
     v.pipe(textSchema(), v.regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_", ":" or "-"')),
   ),
