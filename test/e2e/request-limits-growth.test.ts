@@ -24,8 +24,15 @@ import {
 } from '../../src/validation/request-limits.js'
 import { MAX_MESSAGE_LENGTH, MAX_SPACE_KEYS } from '../../src/validation/retrieval.js'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  type Sandbox,
+  type ServerProcess,
+  servePlaintextOnPostgres,
+} from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
+import { callJson } from '../support/http-client.js'
 import { probeLivezFromChild } from '../support/livez-probe.js'
 
 const MIB = 1024 * 1024
@@ -53,11 +60,6 @@ function watchServer(server: ServerProcess) {
   }
 }
 
-interface Answer {
-  status: number
-  json: any
-}
-
 describe('every list and text field grown to its limit and past it', () => {
   let sandbox: Sandbox
   let database: TestDatabase
@@ -67,33 +69,13 @@ describe('every list and text field grown to its limit and past it', () => {
   let embedderId: string
   let spaceId: string
 
-  const post = async (path: string, body: string, key = userKey): Promise<Answer> => {
-    const response = await fetch(`${server.restBase}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body,
-    })
-    const text = await response.text()
-    let json: any
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, json }
-  }
+  const post = (path: string, body: string, key = userKey) => callJson('POST', `${server.restBase}${path}`, key, body)
 
   beforeAll(async () => {
     sandbox = createSandbox()
     database = await createTestDatabase()
     embedder = await startFakeEmbedder()
-    server = ServerProcess.start(sandbox, [
-      '--tls-disabled',
-      '--rest-port=0',
-      '--grpc-port=0',
-      '--bind-address=127.0.0.1',
-      `--db-url=${database.jdbcUrl}`,
-      `--data-dir=${sandbox.makeDir('data')}`,
-    ])
-    await server.waitForReady()
+    server = await servePlaintextOnPostgres(sandbox, database.jdbcUrl)
     const rootKey = (await post('/v1/system/init', '{}', '')).json.rootApiKey
     const user = await post('/v1/users', JSON.stringify({ username: 'grower' }), rootKey)
     userKey = (await post('/v1/apikeys', JSON.stringify({ ownerId: user.json.userId }), rootKey)).json.rawApiKey

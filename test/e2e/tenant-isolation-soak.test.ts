@@ -8,8 +8,15 @@
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
-import { createSandbox, killAllProcesses, type Sandbox, ServerProcess } from '../support/executable.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  type Sandbox,
+  type ServerProcess,
+  servePlaintextOnPostgres,
+} from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
+import { callJson } from '../support/http-client.js'
 import { probeLivezFromChild } from '../support/livez-probe.js'
 
 const KIB = 1024
@@ -31,13 +38,6 @@ const ALICE_RETRIEVAL_BOUND_MS = 12_000
 /** The server's RSS during the soak (20 readers that never read once held 1.1 GB). */
 const RSS_BOUND_KB = 1_024 * KIB
 
-interface Answer {
-  status: number
-  text: string
-  json: any
-  headers: Headers
-}
-
 const percentile = (values: number[], share: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? Number.NaN
@@ -54,19 +54,8 @@ describe('one tenant cannot take the server from another', () => {
   const keys: Record<'root' | 'alice' | 'bob' | 'mallory', string> = { root: '', alice: '', bob: '', mallory: '' }
   const spaces: Record<'alice' | 'bob' | 'mallory', string> = { alice: '', bob: '', mallory: '' }
 
-  const call = async (method: string, path: string, key: string, body?: unknown): Promise<Answer> => {
-    const response = await fetch(`${server.restBase}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-    const text = await response.text()
-    let json: any
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, text, json, headers: response.headers }
-  }
+  const call = (method: string, path: string, key: string, body?: unknown) =>
+    callJson(method, `${server.restBase}${path}`, key, body)
   const timed = async <T>(work: () => Promise<T>): Promise<{ ms: number; result: T }> => {
     const started = performance.now()
     const result = await work()
@@ -136,15 +125,7 @@ describe('one tenant cannot take the server from another', () => {
     database = await createTestDatabase()
     stalled = await startFakeEmbedder()
     healthy = await startFakeEmbedder()
-    server = ServerProcess.start(sandbox, [
-      '--tls-disabled',
-      '--rest-port=0',
-      '--grpc-port=0',
-      '--bind-address=127.0.0.1',
-      `--db-url=${database.jdbcUrl}`,
-      `--data-dir=${sandbox.makeDir('data')}`,
-    ])
-    await server.waitForReady()
+    server = await servePlaintextOnPostgres(sandbox, database.jdbcUrl)
     keys.root = (await call('POST', '/v1/system/init', '')).json.rootApiKey
     keys.alice = await newUser('alice')
     keys.bob = await newUser('bob')

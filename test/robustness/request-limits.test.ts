@@ -16,6 +16,7 @@ import {
 } from '../../src/validation/request-limits.js'
 import { ENGINES } from '../support/databases.js'
 import { rawUnaryCall } from '../support/grpc-clients.js'
+import { callJson } from '../support/http-client.js'
 import { type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
 
 const SOME_ID = '00000000-0000-4000-8000-000000000000'
@@ -26,12 +27,6 @@ const batchDeleteRequest = (memoryIds: string[]) => ({
   memoryIds,
   statusFilter: ProcessingStatus.PROCESSING_STATUS_UNSPECIFIED,
 })
-
-interface Answer {
-  status: number
-  text: string
-  json: any
-}
 
 /** Polls /livez every 20 ms until stopped, keeping the slowest answer and the highest RSS seen. */
 function watchServer(restUrl: string) {
@@ -62,19 +57,8 @@ describe.each(ENGINES)('request limits on %s', (engine) => {
   let embedderId: string
   let spaceId: string
 
-  const post = async (path: string, body: string, key = fixture.alice.apiKey): Promise<Answer> => {
-    const response = await fetch(`${restUrl}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body,
-    })
-    const text = await response.text()
-    let json: any
-    try {
-      json = JSON.parse(text)
-    } catch {}
-    return { status: response.status, text, json }
-  }
+  const post = (path: string, body: string, key = fixture.alice.apiKey) =>
+    callJson('POST', `${restUrl}${path}`, key, body)
   const grpcMetadata = () => {
     const metadata = new grpc.Metadata()
     metadata.set('authorization', `Bearer ${fixture.alice.apiKey}`)

@@ -310,3 +310,17 @@ export class ServerProcess {
 export function formatRss(kb: number): string {
   return `${(kb / KB).toFixed(1)} MB`
 }
+
+/** `memsvc serve` in plaintext on ephemeral loopback ports over a PostgreSQL database, once /readyz answers 200. */
+export async function servePlaintextOnPostgres(sandbox: Sandbox, jdbcUrl: string): Promise<ServerProcess> {
+  const server = ServerProcess.start(sandbox, [
+    '--tls-disabled',
+    '--rest-port=0',
+    '--grpc-port=0',
+    '--bind-address=127.0.0.1',
+    `--db-url=${jdbcUrl}`,
+    `--data-dir=${sandbox.makeDir('data')}`,
+  ])
+  await server.waitForReady()
+  return server
+}

@@ -159,3 +159,26 @@ export function sendRawRequest(
     })
   })
 }
+
+/** A JSON API answer read whole: its status, text, the text parsed (undefined when it is not JSON) and headers. */
+export interface JsonAnswer {
+  status: number
+  text: string
+  json: any
+  headers: Headers
+}
+
+/** One call with an API key and a JSON body (sent as given when it is a string), through fetch. */
+export async function callJson(method: string, url: string, apiKey: string, body?: unknown): Promise<JsonAnswer> {
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let json: any
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: response.status, text, json, headers: response.headers }
+}
