@@ -73,7 +73,8 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     env: 'GRPC_MAX_MESSAGE_SIZE_MB',
     kind: 'positive',
     defaultValue: 1024,
-    describe: 'Largest gRPC message (RESOURCE_EXHAUSTED above it); also the REST body limit (413 above it)',
+    describe:
+      'Largest gRPC message (RESOURCE_EXHAUSTED above it); also caps every REST body limit (413 above it); each operation has its own lower limit',
     group: SERVER,
   },
   {
