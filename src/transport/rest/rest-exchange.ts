@@ -235,8 +235,11 @@ export class RestExchange {
     }
   }
 
+  /** An error that names when to try again (the response budget is spent) carries it as Retry-After. */
   #errorResponse(error: AppError): RestResponse {
-    return { status: error.httpStatus, json: errorBody(error, this.#call.requestId) }
+    const json = errorBody(error, this.#call.requestId)
+    if (error.retryAfterSeconds === undefined) return { status: error.httpStatus, json }
+    return { status: error.httpStatus, headers: { 'retry-after': String(error.retryAfterSeconds) }, json }
   }
 
   #prepare(response: RestResponse): PreparedResponse {

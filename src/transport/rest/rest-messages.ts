@@ -1,5 +1,5 @@
 import type { Principal } from '../../domain/permissions.js'
-import { AppError } from '../../errors/app-error.js'
+import type { AppError } from '../../errors/app-error.js'
 
 /** What a handler sees: plain data, copied out of uWS before anything awaits. */
 export interface RestRequest {
@@ -55,20 +55,6 @@ export function errorBody(error: AppError, requestId: string): unknown {
       details: error.details,
       requestId,
     },
-  }
-}
-
-/**
- * The answer to a refusal that names when to try again (AppError.retryAfterSeconds: the
- * response budget is spent), with its Retry-After header; undefined for any other error,
- * which the exchange answers as usual.
- */
-export function retryLaterResponse(error: unknown, requestId: string): RestResponse | undefined {
-  if (!(error instanceof AppError) || error.retryAfterSeconds === undefined) return undefined
-  return {
-    status: error.httpStatus,
-    headers: { 'retry-after': String(error.retryAfterSeconds) },
-    json: errorBody(error, requestId),
   }
 }
 

@@ -13,7 +13,7 @@ import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../valid
 import { eventStream } from '../event-stream.js'
 import type { HttpServer } from '../http-server.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
-import { type RestRequest, type RestResponse, retryLaterResponse } from '../rest-messages.js'
+import type { RestRequest, RestResponse } from '../rest-messages.js'
 import { retrieveQuery } from '../retrieve-query.js'
 
 export function registerMemoryRoutes(http: HttpServer, server: ServerContext): void {
@@ -50,15 +50,8 @@ export function registerMemoryRoutes(http: HttpServer, server: ServerContext): v
   )
   // A stream of events (NDJSON, or SSE on Accept: text/event-stream); the GET form takes the same request as query parameters.
   const retrieve = async (request: RestRequest, input: unknown): Promise<RestResponse> => {
-    try {
-      const call = { ...callContext(request), signal: request.cancellation() }
-      return { status: 200, stream: eventStream(request, await retrieveMemories(server.domain, call, input)) }
-    } catch (error) {
-      // Refused while the server's response budget is spent: 503 with Retry-After.
-      const retryLater = retryLaterResponse(error, request.requestId)
-      if (retryLater) return retryLater
-      throw error
-    }
+    const call = { ...callContext(request), signal: request.cancellation() }
+    return { status: 200, stream: eventStream(request, await retrieveMemories(server.domain, call, input)) }
   }
   // Accept chooses between NDJSON and SSE.
   const streamed = { ...needsKey, readHeaders: ['accept'] }
