@@ -2,55 +2,12 @@ import type * as grpc from '@grpc/grpc-js'
 import { status } from '@grpc/grpc-js'
 import * as v1 from '../../generated/grpc/reflection/v1/reflection.js'
 import * as v1alpha from '../../generated/grpc/reflection/v1alpha/reflection.js'
-
-/** @grpc/reflection's own loader options; the package definition only feeds its descriptor index. */
-const REFLECTION_LOADER_OPTIONS = { longs: String, enums: String, bytes: Array, defaults: true, oneofs: true }
-
-/**
- * The library's handler speaks proto-loader objects loaded from .proto text: camelCase
- * fields, and a oneof as a virtual field naming the member that is set. A descriptor
- * set loads with the descriptor's snake_case names instead, so the wire side goes
- * through the generated (ts-proto) service and these two adapters.
- */
-interface LibraryRequest {
-  host: string
-  messageRequest?: string
-  [member: string]: unknown
-}
-type LibraryResponse = { validHost: string } & Record<string, unknown>
-
-interface ReflectionHandler {
-  handleServerReflectionRequest(message: LibraryRequest): LibraryResponse
-}
+import { type DescriptorIndex, indexDescriptorSet, withDependencies } from './descriptor-index.js'
 
 /** v1 and v1alpha messages have the same shape; only the package differs. */
 type WireRequest = v1.ServerReflectionRequest
 type WireResponse = v1.ServerReflectionResponse
-
-const RESPONSE_MEMBERS = [
-  'fileDescriptorResponse',
-  'allExtensionNumbersResponse',
-  'listServicesResponse',
-  'errorResponse',
-] as const
-
-function toLibraryRequest(request: WireRequest): LibraryRequest {
-  const member = request.messageRequest
-  return member
-    ? { host: request.host, messageRequest: member.$case, [member.$case]: member.value }
-    : { host: request.host }
-}
-
-function toWireResponse(response: LibraryResponse, request: WireRequest): WireResponse {
-  const member = RESPONSE_MEMBERS.find((name) => response[name] !== undefined)
-  return {
-    validHost: response.validHost,
-    originalRequest: request,
-    messageResponse: member
-      ? ({ $case: member, value: response[member] } as WireResponse['messageResponse'])
-      : undefined,
-  }
-}
+type Answer = NonNullable<WireResponse['messageResponse']>
 
 /** Served beside the application services by addStandardServices. */
 const STANDARD_SERVICES = [
@@ -59,64 +16,85 @@ const STANDARD_SERVICES = [
   'grpc.reflection.v1alpha.ServerReflection',
 ]
 
-/** Both versions' handlers over one index of the descriptor set. */
-async function createHandlers(
-  descriptorSet: Buffer,
-  serviceNames: string[],
-): Promise<{ v1: ReflectionHandler; v1Alpha: ReflectionHandler }> {
-  const [{ loadFileDescriptorSetFromBuffer }, { ReflectionService }] = await Promise.all([
-    import('@grpc/proto-loader'),
-    import('@grpc/reflection'),
-  ])
-  const packageDefinition = loadFileDescriptorSetFromBuffer(descriptorSet, REFLECTION_LOADER_OPTIONS)
-  return new ReflectionService(packageDefinition, { services: [...STANDARD_SERVICES, ...serviceNames] }) as unknown as {
-    v1: ReflectionHandler
-    v1Alpha: ReflectionHandler
+function notFound(message: string): Answer {
+  return { $case: 'errorResponse', value: { errorCode: status.NOT_FOUND, errorMessage: message } }
+}
+
+function filesAnswer(index: DescriptorIndex, fileName: string): Answer {
+  return {
+    $case: 'fileDescriptorResponse',
+    value: { fileDescriptorProto: withDependencies(index, fileName).map((file) => Buffer.from(file.encoded)) },
+  }
+}
+
+/** The reflection protocol's answer to one request, over the descriptor index. */
+function answer(index: DescriptorIndex, serviceNames: readonly string[], request: WireRequest): Answer {
+  const asked = request.messageRequest
+  switch (asked?.$case) {
+    case 'fileByFilename':
+      return index.files.has(asked.value) ? filesAnswer(index, asked.value) : notFound(`file not found: ${asked.value}`)
+    case 'fileContainingSymbol': {
+      const fileName = index.fileBySymbol.get(asked.value.replace(/^\./, ''))
+      return fileName ? filesAnswer(index, fileName) : notFound(`symbol not found: ${asked.value}`)
+    }
+    case 'fileContainingExtension': {
+      const { containingType, extensionNumber } = asked.value
+      const fileName = index.extensionFiles.get(containingType.replace(/^\./, ''))?.get(extensionNumber)
+      return fileName
+        ? filesAnswer(index, fileName)
+        : notFound(`extension not found: ${containingType} field ${extensionNumber}`)
+    }
+    case 'allExtensionNumbersOfType': {
+      const typeName = asked.value.replace(/^\./, '')
+      if (!index.messageTypes.has(typeName)) return notFound(`type not found: ${asked.value}`)
+      const numbers = [...(index.extensionFiles.get(typeName)?.keys() ?? [])]
+      return { $case: 'allExtensionNumbersResponse', value: { baseTypeName: typeName, extensionNumber: numbers } }
+    }
+    case 'listServices':
+      return { $case: 'listServicesResponse', value: { service: serviceNames.map((name) => ({ name })) } }
+    default:
+      return {
+        $case: 'errorResponse',
+        value: { errorCode: status.INVALID_ARGUMENT, errorMessage: 'message_request: set one of its fields' },
+      }
   }
 }
 
 /**
- * Server reflection v1 and v1alpha, so grpcurl works without proto files. The library
- * indexes our descriptor set; we register its handler ourselves because its own
- * addToServer reads .proto files from node_modules, which the executable does not have.
- * It lists only the services this server registered: the descriptor set may describe
- * more (a proto whose service is not wired yet), and listing those would advertise
- * methods that answer UNIMPLEMENTED. The libraries are loaded and the index built on the
- * first reflection call: decoding every file of the descriptor set (once per version) took
- * about a third of the time from exec to READY, and most servers are never asked.
+ * Server reflection v1 and v1alpha, so grpcurl and clients that build their stubs from
+ * reflection work without proto files. Each answer holds files of the build's descriptor
+ * set (buf's own encoding, under their own names, with their imports), never a rewrite.
+ * It lists only the services this server registered: the descriptor set may describe more
+ * (a proto whose service is not wired yet), and listing those would advertise methods
+ * that answer UNIMPLEMENTED. The descriptor set is read and indexed on the first
+ * reflection call, because most servers are never asked.
  */
 export function addReflectionService(
   server: grpc.Server,
   loadDescriptorSet: () => Buffer,
   serviceNames: string[],
 ): void {
-  let handlers: ReturnType<typeof createHandlers> | undefined
-  const register = (
-    definition: typeof v1.ServerReflectionService | typeof v1alpha.ServerReflectionService,
-    pick: (loaded: Awaited<ReturnType<typeof createHandlers>>) => ReflectionHandler,
-  ) =>
-    server.addService(definition, {
-      serverReflectionInfo(stream: grpc.ServerDuplexStream<WireRequest, WireResponse>) {
-        // Every request waits on the one before, so answers keep the order of the requests.
-        let answered: Promise<boolean> = Promise.resolve(true)
-        stream.on('data', (request: WireRequest) => {
-          handlers ??= createHandlers(loadDescriptorSet(), serviceNames)
-          const loading = handlers
-          answered = answered.then(async (open) => {
-            if (!open) return false
-            try {
-              const handler = pick(await loading)
-              stream.write(toWireResponse(handler.handleServerReflectionRequest(toLibraryRequest(request)), request))
-              return true
-            } catch {
-              stream.emit('error', { code: status.INTERNAL, details: 'server reflection is unavailable' })
-              return false
-            }
-          })
-        })
-        stream.on('end', () => void answered.then((open) => open && stream.end()))
-      },
-    })
-  register(v1.ServerReflectionService, (loaded) => loaded.v1)
-  register(v1alpha.ServerReflectionService, (loaded) => loaded.v1Alpha)
+  let index: DescriptorIndex | undefined
+  const listed = () => [...STANDARD_SERVICES, ...serviceNames]
+  const implementation = {
+    serverReflectionInfo(stream: grpc.ServerDuplexStream<WireRequest, WireResponse>) {
+      let failed = false
+      stream.on('data', (request: WireRequest) => {
+        if (failed) return
+        let messageResponse: Answer
+        try {
+          index ??= indexDescriptorSet(loadDescriptorSet())
+          messageResponse = answer(index, listed(), request)
+        } catch {
+          failed = true
+          stream.emit('error', { code: status.INTERNAL, details: 'server reflection is unavailable' })
+          return
+        }
+        stream.write({ validHost: request.host, originalRequest: request, messageResponse })
+      })
+      stream.on('end', () => stream.end())
+    },
+  }
+  server.addService(v1.ServerReflectionService, implementation)
+  server.addService(v1alpha.ServerReflectionService, implementation)
 }
