@@ -44,14 +44,15 @@ async function main(): Promise<void> {
     .alias('h', 'help')
     .wrap(Math.min(MAX_HELP_WIDTH, process.stdout.columns || DEFAULT_HELP_WIDTH))
     .fail((message, error) => {
-      if (error) throw error
+      // yargs raises its own parse errors (a flag without its value) as a YError: still a wrong command line.
+      if (error && error.name !== 'YError') throw error
       // A wrong command line: one line, then where to look, exit 2 (nothing was sent).
       const command = args
         .filter((arg) => !arg.startsWith('-'))
         .slice(0, 2)
         .join(' ')
       process.stderr.write(
-        `error: ${message.replace(/\s*\n\s*/g, ' ')}\nRun "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`,
+        `error: ${(message ?? error?.message ?? '').replace(/\s*\n\s*/g, ' ')}\nRun "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`,
       )
       process.exit(EXIT_BAD_INPUT)
     })

@@ -6,6 +6,16 @@ import { parseInteger, parseLabels } from './option-parsing.js'
 
 const MAX_PAGE_SIZE = 1000
 
+/**
+ * A repeatable option: `--label a=1 --label b=2`, one value per occurrence. A yargs array
+ * otherwise takes every word up to the next flag, so `--space S "a question"` would swallow
+ * the positional after it. Say "repeatable" in `describe`: the help's [array] alone does not
+ * tell people to repeat the flag.
+ */
+export function repeatable(options: Omit<Options, 'type' | 'array' | 'nargs'> & { describe: string }): Options {
+  return { ...options, type: 'string', array: true, nargs: 1 }
+}
+
 export const PAGING_OPTIONS = {
   'max-results': { type: 'string', describe: `Page size, 1-${MAX_PAGE_SIZE} (server default 100)`, requiresArg: true },
   'next-token': { type: 'string', describe: 'Continue from the token a previous page printed', requiresArg: true },
@@ -17,31 +27,23 @@ export const OWNER_FILTER_OPTION = {
 } as const satisfies Record<string, Options>
 
 export const LABEL_FILTER_OPTION = {
-  label: {
-    type: 'string',
-    describe: 'Only those with this label, key=value (repeatable; all must match)',
-    requiresArg: true,
-  },
+  label: repeatable({ describe: 'Only those with this label, key=value (repeatable; all must match)' }),
 } as const satisfies Record<string, Options>
 
 export const LABEL_OPTION = {
-  label: { type: 'string', describe: 'A label, key=value (repeatable)', requiresArg: true },
+  label: repeatable({ describe: 'A label, key=value (repeatable)' }),
 } as const satisfies Record<string, Options>
 
 /** --replace-label / --merge-label / --clear-labels: one way to change labels per update. */
 export const LABEL_UPDATE_OPTIONS = {
-  'replace-label': {
-    type: 'string',
+  'replace-label': repeatable({
     describe: 'Replace ALL labels with these, key=value (repeatable)',
-    requiresArg: true,
     conflicts: ['merge-label', 'clear-labels'],
-  },
-  'merge-label': {
-    type: 'string',
+  }),
+  'merge-label': repeatable({
     describe: 'Add or change these labels, keeping the others, key=value (repeatable)',
-    requiresArg: true,
     conflicts: ['clear-labels'],
-  },
+  }),
   'clear-labels': { type: 'boolean', describe: 'Remove every label' },
 } as const satisfies Record<string, Options>
 

@@ -3,7 +3,7 @@
 // key syntax, ranges, URLs) stay with the server, which owns the rules.
 import { badInput } from './exit-codes.js'
 
-/** A repeatable string option arrives as undefined, one string, or several. */
+/** An option as a list: undefined, one string, or an array (a repeatable option, or a plain one given twice). */
 export function asList(value: unknown): string[] {
   if (value === undefined || value === null) return []
   return (Array.isArray(value) ? value : [value]).map(String)

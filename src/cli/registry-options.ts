@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import type { Options } from 'yargs'
 import { type Credentials, Credentials_Kind, Modality, type ProbeStatus } from '../generated/memsvc/v1/registry.js'
 import type { Args } from './command.js'
+import { repeatable } from './common-options.js'
 import { badInput } from './exit-codes.js'
 import { asList, lastValue, parseChoice, parseInteger, parseNumber } from './option-parsing.js'
 import { formatTime } from './output.js'
@@ -13,6 +14,8 @@ import { formatTime } from './output.js'
 const INT32_MAX = 2_147_483_647
 
 export type SettingKind = 'text' | 'int' | 'number' | 'choice' | 'choices' | 'list' | 'json'
+/** Kinds whose flag is given once per value (the others take the last value given). */
+const REPEATABLE_KINDS: ReadonlySet<SettingKind> = new Set(['choices', 'list'])
 
 export interface Setting {
   flag: string
@@ -105,12 +108,7 @@ export const CREDENTIAL_OPTIONS = {
     describe: 'Cloud application default credentials (also implied by --adc-scope / --adc-quota-project)',
     group: CREDENTIALS_GROUP,
   },
-  'adc-scope': {
-    type: 'string',
-    describe: 'Additional OAuth scope for cloud ADC (repeatable)',
-    group: CREDENTIALS_GROUP,
-    requiresArg: true,
-  },
+  'adc-scope': repeatable({ describe: 'Additional OAuth scope for cloud ADC (repeatable)', group: CREDENTIALS_GROUP }),
   'adc-quota-project': {
     type: 'string',
     describe: 'Quota project for cloud ADC',
@@ -181,13 +179,11 @@ export function settingOptions(settings: Setting[], command: 'create' | 'update'
   const options: Record<string, Options> = {}
   for (const setting of settings) {
     if (setting.on === 'create' && command !== 'create') continue
+    const common = { describe: setting.describe, ...(setting.group ? { group: setting.group } : {}) }
     // Always strings: numbers and enums are parsed here with messages naming the flag.
-    options[setting.flag] = {
-      type: 'string',
-      describe: setting.describe,
-      requiresArg: true,
-      ...(setting.group ? { group: setting.group } : {}),
-    }
+    options[setting.flag] = REPEATABLE_KINDS.has(setting.kind)
+      ? repeatable(common)
+      : { ...common, type: 'string', requiresArg: true }
   }
   return options
 }

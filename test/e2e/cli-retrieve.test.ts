@@ -226,6 +226,30 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
     })
   })
 
+  it('--space before the message: one space per --space, and the message still reaches the server', async () => {
+    const result = await shown([
+      'memory',
+      'retrieve',
+      '--space',
+      travel.spaceId,
+      '--space',
+      science.spaceId,
+      'How do plant leaves turn sunlight into glucose?',
+      '--mode',
+      'keyword',
+      '--size',
+      '1',
+      '-o',
+      'json',
+    ])
+    const events = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    const item = events.find((event) => event.retrievedItem)?.retrievedItem
+    expect(science.ids.get(item?.chunk.memoryId)).toBe('photosynthesis')
+  })
+
   it('an LLM that fails after the items went out: the rows, then one error line and exit 1', async () => {
     const result = await shown(
       [

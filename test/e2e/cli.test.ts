@@ -276,6 +276,9 @@ describe('memsvc client, plaintext server', { timeout: TEST_TIMEOUT_MS }, () => 
       ['apikey', 'list', '--output', 'xml'],
       ['apikey'],
       ['apikey', 'update', 'x', '--merge-label', 'a=1', '--replace-label', 'b=2'],
+      // A flag without its value: yargs raises this one as an error object, not a message.
+      ['apikey', 'create', '--label'],
+      ['apikey', 'list', '--max-results'],
     ]) {
       const result = await user.run(args)
       expect({ args, code: result.code, stdout: result.stdout }).toEqual({ args, code: EXIT.BAD_INPUT, stdout: '' })

@@ -167,7 +167,10 @@ export function apiKeyCommand(yargs: Argv): Argv {
         withOptions(command.positional('id', { type: 'string', describe: 'API key id (UUID)' }), UPDATE_OPTIONS)
           .example('$0 apikey update 7c1d… --status INACTIVE', 'stop a key from working (reversible)')
           .example('$0 apikey update 7c1d… --merge-label owner=ana', 'add a label, keep the others')
-          .example('$0 apikey update 7c1d… --replace-label env=dev', 'replace all labels'),
+          .example(
+            '$0 apikey update --replace-label env=dev --replace-label team=search 7c1d…',
+            'replace all labels, one --replace-label each',
+          ),
       handler: update,
     },
     {

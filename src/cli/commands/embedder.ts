@@ -105,7 +105,7 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
         'a local model',
       ],
       [
-        '$0 embedder create … --provider-type VENDORA --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
+        '$0 embedder create --display-name "Hosted large" --provider-type VENDORA --endpoint-url https://api.vendora.example/v1 --model-identifier embed-large --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
         'a hosted model with an API key',
       ],
     ],
@@ -122,6 +122,7 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
         'change a setting and add a label',
       ],
       ['$0 embedder update 5b0e… --api-key-secret-file new-key.txt', 'rotate the provider key'],
+      ['$0 embedder update --modality TEXT --modality IMAGE 5b0e…', 'replace the modalities, one --modality each'],
     ],
   },
   rpc: {

@@ -205,11 +205,11 @@ export const LLM_KIND: RegistryKind<Llm> = {
         'a local model',
       ],
       [
-        '$0 llm create … --provider-type VENDORA --function-calling --temperature 0.2 --stop-sequence "###" --api-key-secret-file key.txt',
+        '$0 llm create --display-name "Hosted chat" --provider-type VENDORA --endpoint-url https://api.vendora.example --model-identifier chat-large --function-calling --temperature 0.2 --stop-sequence "###" --api-key-secret-file key.txt',
         'hosted, with sampling defaults',
       ],
       [
-        '$0 llm create … --adc-scope https://example.com/auth/cloud --adc-quota-project my-project',
+        '$0 llm create --display-name "Cloud chat" --provider-type CUSTOM_VENDORA_COMPATIBLE --endpoint-url https://llm.example.com --model-identifier chat-large --adc-scope https://example.com/auth/cloud --adc-quota-project my-project',
         'cloud application default credentials',
       ],
     ],
@@ -223,6 +223,10 @@ export const LLM_KIND: RegistryKind<Llm> = {
         'change one capability and one sampling setting, keep the rest',
       ],
       ['$0 llm update 9a1c… --client-config @client.json --replace-label env=staging', 'new client config and labels'],
+      [
+        '$0 llm update --stop-sequence "###" --stop-sequence END 9a1c…',
+        'replace the stop sequences, one --stop-sequence each',
+      ],
     ],
   },
   rpc: {

@@ -6,6 +6,7 @@ import {
   type RetrieveMemoryRequest,
 } from '../../generated/memsvc/v1/memories.js'
 import { type Args, clientHandler, withOptions } from '../command.js'
+import { repeatable } from '../common-options.js'
 import { withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { asList, lastValue, parseChoice, parseInteger } from '../option-parsing.js'
@@ -130,12 +131,7 @@ export function retrieveSubcommand() {
       'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; optionally rerank them and have an LLM answer',
     builder: (command: Argv) =>
       withOptions(command.positional('message', { type: 'string', describe: 'The question or text to match' }), {
-        space: {
-          type: 'string',
-          array: true,
-          describe: 'A space to search (repeat for several; required)',
-          requiresArg: true,
-        },
+        space: repeatable({ describe: 'A space to search (required; repeatable: --space A --space B)' }),
         filter: {
           type: 'string',
           describe: "A metadata filter for every space, e.g. \"val('$.topic') = 'travel'\"",
@@ -151,7 +147,11 @@ export function retrieveSubcommand() {
           '$0 memory retrieve "tower" --space 7f3a… --filter "val(\'$.topic\') = \'travel\'" --reranker 41d2… --llm 0c9e…',
           'filtered, reranked, with an answer',
         )
-        .example('$0 memory retrieve "tower" --space 7f3a… -o json', 'the events as NDJSON, one per line'),
+        .example('$0 memory retrieve "tower" --space 7f3a… -o json', 'the events as NDJSON, one per line')
+        .example(
+          '$0 memory retrieve --space 7f3a… --space 9b1c… "what moon has an ocean"',
+          'options before the message: one space per --space',
+        ),
     handler: retrieve,
   }
 }

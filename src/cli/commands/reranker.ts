@@ -82,7 +82,7 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
         'a local model',
       ],
       [
-        '$0 reranker create … --provider-type VENDORD --model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod',
+        '$0 reranker create --display-name "Hosted rerank" --provider-type VENDORD --endpoint-url https://api.vendord.example --model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod',
         'a hosted model with an API key',
       ],
     ],
@@ -99,6 +99,7 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
         'change the model and add a label',
       ],
       ['$0 reranker update 7d2f… --api-key-secret-file new-key.txt', 'rotate the provider key'],
+      ['$0 reranker update --merge-label tier=gold --merge-label team=search 7d2f…', 'add two labels, keep the others'],
     ],
   },
   rpc: {

@@ -16,6 +16,7 @@ import {
   OWNER_OPTION,
   PAGING_OPTIONS,
   pagingRequest,
+  repeatable,
 } from '../common-options.js'
 import { withConnection } from '../connection.js'
 import { badInput } from '../exit-codes.js'
@@ -225,11 +226,7 @@ export function spaceCommand(yargs: Argv): Argv {
                 requiresArg: true,
                 demandOption: true,
               },
-              embedder: {
-                type: 'string',
-                describe: 'An embedder id, or ID=WEIGHT (repeatable; at least one)',
-                requiresArg: true,
-              },
+              embedder: repeatable({ describe: 'An embedder id, or ID=WEIGHT (repeatable; at least one)' }),
               id: {
                 type: 'string',
                 describe: 'Use this UUID as the space id instead of a generated one',
@@ -269,7 +266,12 @@ export function spaceCommand(yargs: Argv): Argv {
             { name: { type: 'string', describe: 'A new name', requiresArg: true } },
             PUBLIC_READ_OPTION,
             LABEL_UPDATE_OPTIONS,
-          ),
+          )
+            .example('$0 space update 7f3a… --name travel-notes --public-read', 'rename it and let other users read it')
+            .example(
+              '$0 space update --merge-label tier=gold --merge-label team=search 7f3a…',
+              'add two labels, keep the others',
+            ),
         handler: update,
       },
       {
