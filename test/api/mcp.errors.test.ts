@@ -143,7 +143,7 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     )
     expect(error).toBeInstanceOf(McpError)
     expect((error as McpError).code).toBe(-32602)
-    expect((error as McpError).message).toContain('unknown tool "drop_database"')
+    expect((error as McpError).message).toContain('Unknown tool: "drop_database"')
   })
 
   it('refuses HTTP requests that are not MCP messages, and keeps serving', async () => {
@@ -170,7 +170,7 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     expect(deep.json().error).toMatchObject({ code: -32700, message: expect.stringContaining('nested more than') })
     const notJsonRpc = await post('{"hello": "world"}')
     expect(notJsonRpc.status).toBe(400)
-    expect(notJsonRpc.json().error.code).toBe(-32700)
+    expect(notJsonRpc.json().error.code).toBe(-32600)
     expect((await post('{}', { accept: 'application/json' })).status).toBe(406)
     expect(
       (await post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', { 'content-type': 'text/plain' })).status,

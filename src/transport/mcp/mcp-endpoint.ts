@@ -1,19 +1,25 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   CallToolRequestSchema,
   type CallToolResult,
   ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
-  McpError,
+  PingRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
+import type { ZodType } from 'zod/v4'
 import type { CallContext } from '../../domain/call-context.js'
 import type { ServerContext } from '../../domain/context.js'
 import { AppError, toAppError } from '../../errors/app-error.js'
 import type { SeriesHistogram } from '../../observability/series-histogram.js'
 import { parsedJson } from '../rest/request-input.js'
 import { errorBody, type RestRequest, type RestResponse } from '../rest/rest-messages.js'
+import { echoed, invalidBody, invalidParams, JsonRpcError, type JsonRpcErrorObject } from './json-rpc-errors.js'
 import { ZodJsonSchemaValidator } from './json-schema-validator.js'
 import { MCP_TOOLS, type McpTool } from './mcp-tools.js'
 
@@ -58,6 +64,18 @@ const TOOL_LIST: Tool[] = MCP_TOOLS.map(({ name, description, inputSchema, annot
 }))
 const TOOLS_BY_NAME = new Map<string, McpTool>(MCP_TOOLS.map((tool) => [tool.name, tool]))
 
+/**
+ * The requests this server answers, each with the SDK schema its handler parses it by: initialize and
+ * ping are answered by the SDK itself, the tools by mcpServer. A request for any other method is
+ * answered -32601 before the SDK sees it, so a handler added without its entry here fails at once.
+ */
+const ANSWERED_REQUESTS = new Map<string, ZodType>(
+  [InitializeRequestSchema, PingRequestSchema, ListToolsRequestSchema, CallToolRequestSchema].map((schema) => [
+    schema.shape.method.value,
+    schema,
+  ]),
+)
+
 export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Promise<RestResponse> {
   const refusal = crossOriginRefusal(request.headers)
   if (refusal) return jsonRpcError(refusal, request.requestId)
@@ -82,14 +100,47 @@ export async function serveMcp(endpoint: McpEndpoint, request: RestRequest): Pro
     enableJsonResponse: true,
   })
   await mcp.connect(transport)
+  refuseMalformedRequests(transport)
   try {
     const response = await transport.handleRequest(
       new Request(ENDPOINT_URL, { method: 'POST', headers: request.headers }),
       { parsedBody: body },
     )
+    // The transport answers a body that is JSON but no JSON-RPC message -32700, which JSON-RPC keeps for
+    // text that is not JSON (answered above), and an empty batch 202, as if it held only notifications.
+    // Its refusals of the HTTP request itself (406, 415) come first and stand.
+    const bodyRefusal = response.status === 400 || response.status === 202 ? invalidBody(body) : undefined
+    if (bodyRefusal) return { status: 400, json: { jsonrpc: '2.0', id: null, error: bodyRefusal } }
     return await restResponse(response)
   } finally {
     await mcp.close()
+  }
+}
+
+/**
+ * Answers a request for a method this server does not answer (-32601, naming it) or whose params the
+ * method's schema refuses (-32602, naming the field) before the SDK dispatches it: the SDK would answer
+ * the latter -32603, an internal error, with zod's issue list as the message.
+ */
+function refuseMalformedRequests(transport: Transport): void {
+  const dispatch = transport.onmessage
+  transport.onmessage = (message, extra) => {
+    if (!isJSONRPCRequest(message)) return dispatch?.(message, extra)
+    const refusal = requestRefusal(message)
+    if (refusal === undefined) return dispatch?.(message, extra)
+    // Sent as the SDK sends a handler's error: the transport answers once every request in the body has its answer.
+    transport
+      .send({ jsonrpc: '2.0', id: message.id, error: refusal })
+      .catch((error: unknown) => transport.onerror?.(error as Error))
+  }
+}
+
+function requestRefusal(request: JSONRPCRequest): JsonRpcErrorObject | undefined {
+  const schema = ANSWERED_REQUESTS.get(request.method)
+  if (schema) return invalidParams(request, schema)
+  return {
+    code: ErrorCode.MethodNotFound,
+    message: `Method not found: ${JSON.stringify(echoed(request.method))} (this server answers ${[...ANSWERED_REQUESTS.keys()].join(', ')})`,
   }
 }
 
@@ -107,9 +158,12 @@ function mcpServer(endpoint: McpEndpoint, call: CallContext): Server {
 }
 
 /**
- * Runs a tool. Its failure is a tool result with isError, carrying the REST API's error body
- * (the same code, status, message and field details), so the model can read it and correct
- * itself; only a tool that does not exist is a protocol error (MCP specification, tools).
+ * Runs a tool. Its failure, invalid arguments included, is a tool result with isError, carrying the
+ * REST API's error body (the same code, status, message and field details), so the model can read it
+ * and correct itself; a tool that does not exist is a protocol error, -32602 (MCP specification
+ * 2025-11-25, server/tools, "Error Handling": input validation errors are tool execution errors, an
+ * unknown tool a protocol error). The SDK's McpServer answers both as tool results; this follows the
+ * specification.
  */
 async function callTool(
   endpoint: McpEndpoint,
@@ -118,11 +172,12 @@ async function callTool(
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(name)
-  if (!tool)
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `unknown tool ${JSON.stringify(name.slice(0, 100))}; tools/list names the tools`,
-    )
+  if (!tool) {
+    const message = `Unknown tool: ${JSON.stringify(echoed(name))} (tools/list names the tools)`
+    throw new JsonRpcError(ErrorCode.InvalidParams, message, {
+      details: [{ field: 'params.name', description: 'names no tool this server has' }],
+    })
+  }
   const started = process.hrtime.bigint()
   const observe = (status: string) =>
     endpoint.toolDuration
