@@ -56,12 +56,13 @@ export async function startFloor(
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const deadline = Date.now() + START_TIMEOUT_MS
-  let match: RegExpExecArray | null
-  while (!(match = LISTENING_LINE.exec(stdout))) {
+  let match = LISTENING_LINE.exec(stdout)
+  while (!match) {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`floor ${name} exited before listening:\n${stderr}`)
     if (Date.now() > deadline) throw new Error(`floor ${name} did not listen within ${START_TIMEOUT_MS} ms:\n${stderr}`)
     await sleep(START_POLL_MS)
+    match = LISTENING_LINE.exec(stdout)
   }
   return { name, child, pid: child.pid!, port: Number(match[1]), stop: () => stopProcess(child) }
 }

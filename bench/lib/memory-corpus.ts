@@ -87,7 +87,10 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
   // Zipf (s = 1): cumulative weights 1/1, 1/2, …, searched by bisection.
   const cumulative: number[] = []
   let total = 0
-  for (let rank = 1; rank <= words.length; rank++) cumulative.push((total += 1 / rank))
+  for (let rank = 1; rank <= words.length; rank++) {
+    total += 1 / rank
+    cumulative.push(total)
+  }
   const zipfWord = (random: () => number) => {
     const target = random() * total
     let low = 0

@@ -74,11 +74,12 @@ export async function startMemsvc(options: StartOptions): Promise<RunningServer>
   exited.catch(() => {})
 
   const deadline = started + READY_TIMEOUT_MS
-  let listening: RegExpExecArray | null = null
-  while (!(listening = LISTENING_LINE.exec(stderr))) {
+  let listening = LISTENING_LINE.exec(stderr)
+  while (!listening) {
     if (performance.now() > deadline)
       throw new Error(`memsvc did not log its ports within ${READY_TIMEOUT_MS} ms:\n${stderr.slice(-4000)}`)
     await Promise.race([sleep(READY_POLL_MS), exited])
+    listening = LISTENING_LINE.exec(stderr)
   }
   const [, scheme, restPort, grpcPort] = listening
   const restUrl = `${scheme}://127.0.0.1:${restPort}`

@@ -38,8 +38,14 @@ export async function profileWindow(url: string, seconds: number, file: string):
       const id = nextId++
       const timer = setTimeout(() => reject(new Error(`inspector: ${method} timed out`)), COMMAND_TIMEOUT_MS)
       pending.set(id, {
-        resolve: (result) => (clearTimeout(timer), resolve(result)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
+        resolve: (result) => {
+          clearTimeout(timer)
+          resolve(result)
+        },
+        reject: (error) => {
+          clearTimeout(timer)
+          reject(error)
+        },
       })
       socket.send(JSON.stringify({ id, method, params }))
     })

@@ -175,11 +175,13 @@ async function main(): Promise<void> {
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()))
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const deadline = Date.now() + START_TIMEOUT_MS
-    let listening: RegExpExecArray | null
-    while (!(listening = (target.isFloor ? FLOOR_LISTENING : MEMSVC_LISTENING).exec(output))) {
+    const listeningLine = target.isFloor ? FLOOR_LISTENING : MEMSVC_LISTENING
+    let listening = listeningLine.exec(output)
+    while (!listening) {
       if (child.exitCode !== null || Date.now() > deadline)
         throw new Error(`${target.name} did not start under callgrind:\n${output.slice(-4000)}`)
       await sleep(START_POLL_MS)
+      listening = listeningLine.exec(output)
     }
     const address = target.isFloor ? `127.0.0.1:${listening[1]}` : listening[1]!
     // Counted calls must be the ones under test: ten keys and gRPC status 0.

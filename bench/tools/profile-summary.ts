@@ -37,7 +37,9 @@ function summarise(file: string, top: number, filter?: string, linesOf?: string)
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
 
   const selfUs = new Map<number, number>()
-  profile.samples.forEach((id, index) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0)))
+  for (const [index, id] of profile.samples.entries()) {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[index] ?? 0))
+  }
   let totalUs = 0
   let idleUs = 0
   for (const [id, us] of selfUs) {

@@ -80,7 +80,7 @@ export function packageDirOf(file: string): string | undefined {
   if (marker === -1) return undefined
   const rest = normalised.slice(marker + 'node_modules/'.length).split('/')
   const depth = rest[0]?.startsWith('@') ? 2 : 1
-  return normalised.slice(0, marker) + 'node_modules/' + rest.slice(0, depth).join('/')
+  return `${normalised.slice(0, marker)}node_modules/${rest.slice(0, depth).join('/')}`
 }
 
 /** Package directories (relative to root) of every bundled input file. */

@@ -10,4 +10,5 @@ const question = { message: 'which tower is in Paris', spaceKeys: [{ spaceId: SP
 for await (const { event } of client.memories.retrieve(question)) {
   if (event?.$case === 'retrievedItem') console.log(event.value.chunk.relevanceScore, event.value.chunk.chunkText)
 }
-admin.close(), client.close()
+admin.close()
+client.close()

@@ -6,6 +6,7 @@ import {
   resolveServerConfig,
   SELF_SIGNED_HOSTNAMES_ENV,
   SERVER_OPTIONS,
+  type ServerConfig,
 } from '../config/server-config.js'
 import { DataDirInUseError } from '../db/embedded.js'
 import { STARTUP_KEEPALIVE_MS } from '../lifecycle/startup-keepalive.js'
@@ -55,7 +56,7 @@ export function describeServeOptions<T>(yargs: Argv<T>): Argv<T> {
  */
 export async function runServe(flags: Record<string, unknown>, rawArgs: string[], mainStartMs: number): Promise<void> {
   const { properties } = extractSystemProperties(rawArgs)
-  let config
+  let config: ServerConfig
   try {
     config = resolveServerConfig(flags, process.env, properties)
   } catch (error) {
@@ -77,7 +78,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
   startup.add('cli', mainStartMs)
   // Type=notify units (memsvc system install): systemd counts the service started at READY, not at exec.
   const notify = systemdNotifier(log)
-  let server
+  let server: Awaited<ReturnType<typeof startServer>>
   try {
     server = await startServer(config, log, {
       startup,

@@ -32,7 +32,8 @@ export function terminalWidth(stream: NodeJS.WriteStream = process.stdout): numb
 /** Characters as the terminal shows them (code points, not UTF-16 units). */
 const displayLength = (text: string) => [...text].length
 
-function fit(text: string, width: number): string {
+/** Pads or cuts (with an ellipsis) to exactly `width` characters as the terminal counts them. */
+export function fitToWidth(text: string, width: number): string {
   if (!Number.isFinite(width)) return text
   const chars = [...text]
   if (chars.length <= width) return text + ' '.repeat(width - chars.length)
@@ -40,6 +41,7 @@ function fit(text: string, width: number): string {
 }
 
 /** One line per row; control characters in values are shown as spaces so rows stay rows. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job
 const clean = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, ' ')
 
 /** Shrinks the widest column one character at a time until the total fits or nothing can give. */
@@ -95,10 +97,10 @@ export function renderTable<Row>(rows: Row[], allColumns: Column<Row>[], width =
   const line = (values: string[]) =>
     values
       .map((value, index) =>
-        index === values.length - 1 ? fit(value, widths[index]!).trimEnd() : fit(value, widths[index]!),
+        index === values.length - 1 ? fitToWidth(value, widths[index]!).trimEnd() : fitToWidth(value, widths[index]!),
       )
       .join(GAP)
-  return [line(columns.map((column) => column.header)), ...cells.map(line)].join('\n') + '\n'
+  return `${[line(columns.map((column) => column.header)), ...cells.map(line)].join('\n')}\n`
 }
 
 /** Splits text into lines of at most `width` characters, at spaces where possible. */
@@ -136,12 +138,12 @@ export function renderFields(fields: Array<[string, string | undefined]>, width 
   const valueWidth = Math.max(DEFAULT_MIN_WIDTH * 2, width - nameWidth - GAP.length)
   const indent = ' '.repeat(nameWidth + GAP.length)
   return (
-    shown
+    `${shown
       .map(([name, value]) =>
         wrap(clean(value), valueWidth)
-          .map((line, index) => `${index === 0 ? fit(name, nameWidth) + GAP : indent}${line}`)
+          .map((line, index) => `${index === 0 ? fitToWidth(name, nameWidth) + GAP : indent}${line}`)
           .join('\n'),
       )
-      .join('\n') + '\n'
+      .join('\n')}\n`
   )
 }

@@ -10,7 +10,7 @@ import { repeatable } from '../common-options.js'
 import { withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { asList, lastValue, parseChoice, parseInteger } from '../option-parsing.js'
-import { terminalWidth } from '../table.js'
+import { fitToWidth, terminalWidth } from '../table.js'
 import { chunkingJson } from './space.js'
 
 const MODES = [RetrievalMode.HYBRID, RetrievalMode.VECTOR, RetrievalMode.KEYWORD] as const
@@ -64,11 +64,6 @@ function eventJson(message: RetrieveMemoryEvent): Record<string, unknown> {
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
 
-function fit(text: string, width: number): string {
-  const chars = [...text]
-  return chars.length <= width ? text.padEnd(width) : `${chars.slice(0, width - 1).join('')}…`
-}
-
 /** Prints the table rows and the answer as events arrive; remembers a status for the end. */
 class TablePrinter {
   readonly #chunkWidth: number
@@ -96,7 +91,7 @@ class TablePrinter {
         String(this.#rank).padEnd(RANK_WIDTH),
         chunk.relevanceScore.toFixed(3).padEnd(SCORE_WIDTH),
         chunk.memoryId.padEnd(MEMORY_WIDTH),
-        fit(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd(),
+        fitToWidth(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd(),
       ]
       process.stdout.write(`${row.join(GAP)}\n`)
     } else if (event?.$case === 'abstractReply') {

@@ -206,7 +206,7 @@ const createBatch = clientHandler(async (argv, settings) => {
           progress(`${memory.processingStatus.toLowerCase()} ${done}/${stored.length}: ${memory.memoryId}`)
         },
       )
-      finished.forEach((memory, index) => (stored[index]!.memory = memory))
+      for (const [index, memory] of finished.entries()) stored[index]!.memory = memory
     }
     return results
   })

@@ -2,7 +2,6 @@
 // executable up as a systemd service, or take it away again.
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Argv } from 'yargs'
 import { LICENSES_DIR } from '../../install/releases.js'
 import {
   DEFAULT_GRPC_PORT,
