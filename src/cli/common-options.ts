@@ -1,10 +1,9 @@
 // Option tables shared by several command groups, so that e.g. paging and labels
 // read the same everywhere.
 import type { Options } from 'yargs'
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../validation/limits.js'
 import type { Args } from './command.js'
 import { parseInteger, parseLabels } from './option-parsing.js'
-
-const MAX_PAGE_SIZE = 1000
 
 /**
  * A repeatable option: `--label a=1 --label b=2`, one value per occurrence. A yargs array
@@ -17,7 +16,11 @@ export function repeatable(options: Omit<Options, 'type' | 'array' | 'nargs'> & 
 }
 
 export const PAGING_OPTIONS = {
-  'max-results': { type: 'string', describe: `Page size, 1-${MAX_PAGE_SIZE} (server default 100)`, requiresArg: true },
+  'max-results': {
+    type: 'string',
+    describe: `Page size, 1-${MAX_PAGE_SIZE} (server default ${DEFAULT_PAGE_SIZE})`,
+    requiresArg: true,
+  },
   'next-token': { type: 'string', describe: 'Continue from the token a previous page printed', requiresArg: true },
   all: { type: 'boolean', describe: 'Follow every page and print them as one list' },
 } as const satisfies Record<string, Options>

@@ -1,12 +1,11 @@
 // The chunking settings of a space (its default) and of a memory (an optional override):
 // a strategy and the sizes that strategy takes. Unset sizes are left out, so the
 // server's defaults apply (recursive, 512 characters, overlap 64, KEEP_END).
+import { DEFAULT_CHUNK_SIZE, MAX_CHUNK_SIZE } from '../validation/limits.js'
 import { type Child, h } from './dom.js'
 import { type FormErrors, field, input, select } from './forms.js'
 import type { ChunkingConfig } from './types.js'
 
-/** The server's limit on a chunk size (src/validation/memory.ts MAX_CHUNK_SIZE). */
-const MAX_CHUNK_SIZE = 100_000
 const KEEP_STRATEGIES: Array<[string, string]> = [
   ['KEEP_END', 'With the piece before it (KEEP_END)'],
   ['KEEP_START', 'With the piece after it (KEEP_START)'],
@@ -17,7 +16,10 @@ export const INHERIT = 'inherit'
 
 export interface ChunkingFields {
   element: HTMLElement
-  /** The request's chunkingConfig (sizes left out take the server's defaults); undefined for INHERIT (the memory takes its space's setting). */
+  /**
+   * The request's chunkingConfig (sizes left out take the server's defaults); undefined for INHERIT
+   * (the memory takes its space's setting).
+   */
   collect(): Record<string, unknown> | undefined
 }
 
@@ -43,7 +45,7 @@ export function chunkingFields(
   const strategy = field(errors, { name, label: 'Chunking strategy' }, select(strategies))
   const chunkSize = field(
     errors,
-    { name: `${name}.recursive.chunkSize`, label: 'Chunk size', hint: 'Characters; default 512.' },
+    { name: `${name}.recursive.chunkSize`, label: 'Chunk size', hint: `Characters; default ${DEFAULT_CHUNK_SIZE}.` },
     sizeInput(1),
   )
   const chunkOverlap = field(
@@ -62,7 +64,11 @@ export function chunkingFields(
   )
   const maxChunkSize = field(
     errors,
-    { name: `${name}.sentence.maxChunkSize`, label: 'Max chunk size', hint: 'Characters; default 512.' },
+    {
+      name: `${name}.sentence.maxChunkSize`,
+      label: 'Max chunk size',
+      hint: `Characters; default ${DEFAULT_CHUNK_SIZE}.`,
+    },
     sizeInput(1),
   )
   const minChunkSize = field(

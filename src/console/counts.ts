@@ -1,7 +1,7 @@
 // Counting a listing by paging through it (the API has no count endpoint).
+import { MAX_PAGE_SIZE } from '../validation/limits.js'
 import { type ApiError, call, query } from './api.js'
 
-const PAGE_SIZE = 1000
 const MAX_PAGES = 10
 
 export interface Count {
@@ -20,7 +20,7 @@ export async function countAll(action: string, path: string, listField: string):
     const result = await call<Record<string, unknown>>(
       action,
       'GET',
-      `${path}${query({ maxResults: PAGE_SIZE, nextToken })}`,
+      `${path}${query({ maxResults: MAX_PAGE_SIZE, nextToken })}`,
     )
     if (!result.ok) return result.status === 404 ? { unavailable: true } : { error: result.error }
     count += ((result.data?.[listField] as unknown[] | undefined) ?? []).length

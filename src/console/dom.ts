@@ -22,7 +22,6 @@ export function h<K extends keyof HTMLElementTagNameMap>(
       } else if (PROPERTIES.has(name)) {
         ;(element as unknown as Record<string, unknown>)[name] = value
       } else if (value === false) {
-        continue
       } else {
         element.setAttribute(name, value === true ? '' : String(value))
       }

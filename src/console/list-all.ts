@@ -1,8 +1,8 @@
 // Every item of a listing, page by page, for choosers (the embedders a space can use, the
 // spaces to retrieve from). 404 means the server has no such API.
+import { MAX_PAGE_SIZE } from '../validation/limits.js'
 import { type ApiError, call, query } from './api.js'
 
-const PAGE_SIZE = 1000
 /** Choosers are for people: past this many items a select is no help anyway. */
 const MAX_ITEMS = 5000
 
@@ -16,7 +16,7 @@ export async function listAll<T>(
   action: string,
   path: string,
   listField: string,
-  pageSize = PAGE_SIZE,
+  pageSize = MAX_PAGE_SIZE,
 ): Promise<AllItems<T>> {
   const items: T[] = []
   let nextToken: string | undefined

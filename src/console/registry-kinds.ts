@@ -1,5 +1,7 @@
 // What differs between the embedder, LLM and reranker registries, as the console shows
-// them. The lists and default paths are the server's own (src/validation/registry-values.ts).
+// them. The lists, default paths and ranges are the server's own (src/validation/registry-values.ts, limits.ts).
+
+import { MAX_PENALTY, MAX_TEMPERATURE, MAX_TOP_P } from '../validation/limits.js'
 import {
   DEFAULT_LLM_API_PATH,
   defaultEmbedderApiPath,
@@ -98,12 +100,23 @@ export interface NumberSpec {
   hint: string
 }
 
+const WHOLE = 'A positive whole number.'
+/** A decimal setting from min to max, with its range as the hint ("0.0 to 2.0"). */
+const decimal = (name: string, label: string, min: number, max: number): NumberSpec => ({
+  name,
+  label,
+  min,
+  max,
+  step: '0.01',
+  hint: `${min.toFixed(1)} to ${max.toFixed(1)}`,
+})
+
 /** Sampling settings and their ranges, as the server's validation (samplingParamsSchema) accepts them. */
 export const SAMPLING: NumberSpec[] = [
-  { name: 'maxTokens', label: 'Max tokens', min: 1, max: INT32_MAX, step: '1', hint: 'A positive whole number.' },
-  { name: 'temperature', label: 'Temperature', min: 0, max: 2, step: '0.01', hint: '0.0 to 2.0' },
-  { name: 'topP', label: 'Top-p', min: 0, max: 1, step: '0.01', hint: '0.0 to 1.0' },
-  { name: 'topK', label: 'Top-k', min: 1, max: INT32_MAX, step: '1', hint: 'A positive whole number.' },
-  { name: 'frequencyPenalty', label: 'Frequency penalty', min: -2, max: 2, step: '0.01', hint: '-2.0 to 2.0' },
-  { name: 'presencePenalty', label: 'Presence penalty', min: -2, max: 2, step: '0.01', hint: '-2.0 to 2.0' },
+  { name: 'maxTokens', label: 'Max tokens', min: 1, max: INT32_MAX, step: '1', hint: WHOLE },
+  decimal('temperature', 'Temperature', 0, MAX_TEMPERATURE),
+  decimal('topP', 'Top-p', 0, MAX_TOP_P),
+  { name: 'topK', label: 'Top-k', min: 1, max: INT32_MAX, step: '1', hint: WHOLE },
+  decimal('frequencyPenalty', 'Frequency penalty', -MAX_PENALTY, MAX_PENALTY),
+  decimal('presencePenalty', 'Presence penalty', -MAX_PENALTY, MAX_PENALTY),
 ]

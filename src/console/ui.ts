@@ -165,6 +165,46 @@ export function keyValueTable(rows: Array<[string, Child]>): HTMLElement {
   )
 }
 
+/** A table with its header row, in a wrapper that scrolls; the `optional` columns are hidden where it is narrow. */
+export function dataTable(label: string, columns: string[], optional: string[], tbody: HTMLElement): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'table', 'aria-label': label },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          columns.map((title) =>
+            h('th', { scope: 'col', class: optional.includes(title) ? 'optional-col' : undefined }, title),
+          ),
+        ),
+      ),
+      tbody,
+    ),
+  )
+}
+
+/** "Load more" while the server says there is more (a next page token), else nothing. */
+export function loadMoreButton(nextToken: string | undefined, loadMore: () => unknown): HTMLElement | null {
+  return nextToken ? h('button', { type: 'button', class: 'button', onClick: loadMore }, 'Load more') : null
+}
+
+/**
+ * Removes a table row after its item was deleted. Answers the step that moves the focus to where the
+ * row was: the next (or else the previous) row's first link or button, or the page's title.
+ */
+export function removeRow(row: HTMLTableRowElement, root: HTMLElement): () => void {
+  const next = (row.nextElementSibling ?? row.previousElementSibling) as HTMLElement | null
+  row.remove()
+  return () =>
+    (next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title'))?.focus()
+}
+
 export function section(title: string, ...children: Child[]): HTMLElement {
   const id = `section-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`
   return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), ...children)

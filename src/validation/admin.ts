@@ -1,8 +1,9 @@
 import * as v from 'valibot'
 import { boundedText } from './common.js'
+import { DEFAULT_DRAIN_TIMEOUT_SEC, MAX_DRAIN_REASON_LENGTH, MAX_DRAIN_TIMEOUT_SEC } from './limits.js'
 
-export const DEFAULT_DRAIN_TIMEOUT_SEC = 30
-const MAX_DRAIN_TIMEOUT_SEC = 3600
+/** Defined in limits.ts, which the console shares; the server's code reads it from here as well. */
+export { DEFAULT_DRAIN_TIMEOUT_SEC }
 
 export const drainSchema = v.strictObject({
   timeoutSec: v.optional(
@@ -14,6 +15,6 @@ export const drainSchema = v.strictObject({
     ),
     DEFAULT_DRAIN_TIMEOUT_SEC,
   ),
-  reason: v.optional(boundedText(500), 'not given'),
+  reason: v.optional(boundedText(MAX_DRAIN_REASON_LENGTH), 'not given'),
   waitForQuiesce: v.optional(v.boolean('must be true or false'), false),
 })

@@ -1,10 +1,9 @@
 import * as v from 'valibot'
+import { DEFAULT_PAGE_SIZE, MAX_LABEL_KEY_LENGTH, MAX_LABEL_VALUE_LENGTH, MAX_LABELS, MAX_PAGE_SIZE } from './limits.js'
 
-export const MAX_LABELS = 20
-export const LABEL_KEY_PATTERN = /^[a-z0-9._-]{1,63}$/
-export const MAX_LABEL_VALUE_LENGTH = 255
-export const DEFAULT_PAGE_SIZE = 100
-export const MAX_PAGE_SIZE = 1000
+/** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
+export { DEFAULT_PAGE_SIZE, MAX_LABEL_VALUE_LENGTH, MAX_LABELS, MAX_PAGE_SIZE }
+export const LABEL_KEY_PATTERN = new RegExp(`^[a-z0-9._-]{1,${MAX_LABEL_KEY_LENGTH}}$`)
 /** Guards the JSON column and the log lines against absurd input; far above any real use. */
 export const MAX_TEXT_LENGTH = 2048
 
@@ -47,7 +46,7 @@ export function unstorableJson(value: unknown, maxDepth: number): JsonValueProbl
     } else if (item !== null && typeof item === 'object' && path.length >= maxDepth) {
       return { path, description: `is nested more than ${maxDepth} levels deep` }
     } else if (Array.isArray(item)) {
-      item.forEach((element, index) => pending.push({ value: element, path: [...path, String(index)] }))
+      for (const [index, element] of item.entries()) pending.push({ value: element, path: [...path, String(index)] })
     } else if (item !== null && typeof item === 'object') {
       for (const [key, member] of Object.entries(item)) {
         if (!isStorableText(key)) return { path: [...path, key], description: `keys ${UNSTORABLE_TEXT}` }
@@ -90,7 +89,10 @@ export const labelsSchema = v.pipe(
     `at most ${MAX_LABELS} labels`,
   ),
   v.record(
-    v.pipe(textSchema(), v.regex(LABEL_KEY_PATTERN, 'label keys are 1-63 characters of a-z, 0-9, ".", "_" or "-"')),
+    v.pipe(
+      textSchema(),
+      v.regex(LABEL_KEY_PATTERN, `label keys are 1-${MAX_LABEL_KEY_LENGTH} characters of a-z, 0-9, ".", "_" or "-"`),
+    ),
     v.pipe(
       textSchema('label values must be strings'),
       v.maxLength(MAX_LABEL_VALUE_LENGTH, `label values are at most ${MAX_LABEL_VALUE_LENGTH} characters`),

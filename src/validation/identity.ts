@@ -10,6 +10,7 @@ import {
   textSchema,
   uuidSchema,
 } from './common.js'
+import { MAX_USER_DISPLAY_NAME_LENGTH, MAX_USERNAME_LENGTH } from './limits.js'
 
 const apiKeyStatus = v.picklist(['ACTIVE', 'INACTIVE'], 'must be ACTIVE or INACTIVE')
 
@@ -36,15 +37,15 @@ export const listApiKeysSchema = v.strictObject({
   labelFilter: v.optional(labelsSchema),
 })
 
-const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/
+const USERNAME_PATTERN = new RegExp(`^[A-Za-z0-9._@-]{1,${MAX_USERNAME_LENGTH}}$`)
 
 export const createUserSchema = v.strictObject({
   userId: v.optional(uuidSchema),
   username: v.pipe(
     textSchema(),
-    v.regex(USERNAME_PATTERN, 'must be 1-64 characters of letters, digits, ".", "_", "@" or "-"'),
+    v.regex(USERNAME_PATTERN, `must be 1-${MAX_USERNAME_LENGTH} characters of letters, digits, ".", "_", "@" or "-"`),
   ),
-  displayName: v.optional(boundedText(200)),
+  displayName: v.optional(boundedText(MAX_USER_DISPLAY_NAME_LENGTH)),
   role: v.optional(v.picklist(['ADMIN', 'USER'], 'must be ADMIN or USER'), 'USER'),
 })
 

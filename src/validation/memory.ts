@@ -13,6 +13,13 @@ import {
   textSchema,
   uuidSchema,
 } from './common.js'
+import {
+  DEFAULT_RETRIEVAL_WEIGHT,
+  MAX_CHUNK_SIZE,
+  MAX_MEMORY_PAGE_SIZE,
+  MAX_RETRIEVAL_WEIGHT,
+  MAX_SPACE_NAME_LENGTH,
+} from './limits.js'
 
 /** Spaces, memories and their chunking settings. */
 
@@ -21,12 +28,10 @@ export type ContentType = (typeof CONTENT_TYPES)[number]
 export const MEMORY_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
 export type MemoryStatus = (typeof MEMORY_STATUSES)[number]
 
-export const MAX_SPACE_NAME_LENGTH = 200
+/** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
+export { DEFAULT_RETRIEVAL_WEIGHT, MAX_CHUNK_SIZE, MAX_MEMORY_PAGE_SIZE, MAX_RETRIEVAL_WEIGHT, MAX_SPACE_NAME_LENGTH }
 /** More embedders per space would multiply every ingest by as many provider calls. */
 export const MAX_SPACE_EMBEDDERS = 10
-export const MAX_RETRIEVAL_WEIGHT = 1_000
-export const DEFAULT_RETRIEVAL_WEIGHT = 1
-export const MAX_CHUNK_SIZE = 100_000
 export const MAX_SEPARATORS = 20
 export const MAX_SEPARATOR_LENGTH = 100
 export const MAX_METADATA_PROPERTIES = 50
@@ -36,7 +41,6 @@ export const MAX_METADATA_BYTES = 64 * 1024
 export const MAX_METADATA_DEPTH = 16
 /** Content of one memory, in UTF-8 bytes: larger answers 413. */
 export const MAX_CONTENT_BYTES = 4 * 1024 * 1024
-export const MAX_MEMORY_PAGE_SIZE = 500
 export const MAX_BATCH_SIZE = 500
 export const SORT_ORDERS = ['ASCENDING', 'DESCENDING'] as const
 export const MEMORY_SORT_FIELDS = ['createdAt'] as const

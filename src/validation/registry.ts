@@ -12,6 +12,16 @@ import {
   uuidSchema,
 } from './common.js'
 import {
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
+  MAX_MODEL_IDENTIFIER_LENGTH,
+  MAX_PENALTY,
+  MAX_STOP_SEQUENCES,
+  MAX_TEMPERATURE,
+  MAX_TOP_P,
+  MAX_VERSION_LENGTH,
+} from './limits.js'
+import {
   CREDENTIAL_KINDS,
   DISTRIBUTION_TYPES,
   EMBEDDER_PROVIDER_TYPES,
@@ -22,16 +32,19 @@ import {
 } from './registry-values.js'
 
 export * from './registry-values.js'
+/** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
+export {
+  MAX_DESCRIPTION_LENGTH,
+  MAX_DISPLAY_NAME_LENGTH,
+  MAX_MODEL_IDENTIFIER_LENGTH,
+  MAX_STOP_SEQUENCES,
+  MAX_VERSION_LENGTH,
+}
 export const MAX_URL_LENGTH = 2048
 export const MAX_API_PATH_LENGTH = 512
-export const MAX_MODEL_IDENTIFIER_LENGTH = 256
-export const MAX_DISPLAY_NAME_LENGTH = 200
-export const MAX_DESCRIPTION_LENGTH = 2000
-export const MAX_VERSION_LENGTH = 128
 export const MAX_CLIENT_CONFIG_LENGTH = 65_536
 export const MAX_SECRET_LENGTH = 8192
 export const MAX_SCOPES = 50
-export const MAX_STOP_SEQUENCES = 16
 export const MAX_STOP_SEQUENCE_LENGTH = 256
 
 const oneOf = <const T extends readonly string[]>(values: T) =>
@@ -89,6 +102,7 @@ const modalitiesSchema = v.pipe(
   v.transform((items) => [...new Set(items)]),
 )
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's job
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/
 
 /** Messages here never quote the input: it is a secret. */
@@ -197,11 +211,11 @@ export const capabilitiesSchema = v.strictObject({
 
 export const samplingParamsSchema = v.strictObject({
   maxTokens: v.optional(positiveInt32),
-  temperature: v.optional(numberFrom(0, 2)),
-  topP: v.optional(numberFrom(0, 1)),
+  temperature: v.optional(numberFrom(0, MAX_TEMPERATURE)),
+  topP: v.optional(numberFrom(0, MAX_TOP_P)),
   topK: v.optional(positiveInt32),
-  frequencyPenalty: v.optional(numberFrom(-2, 2)),
-  presencePenalty: v.optional(numberFrom(-2, 2)),
+  frequencyPenalty: v.optional(numberFrom(-MAX_PENALTY, MAX_PENALTY)),
+  presencePenalty: v.optional(numberFrom(-MAX_PENALTY, MAX_PENALTY)),
   stopSequences: v.optional(
     listOf(
       v.pipe(

@@ -1,14 +1,13 @@
 import * as v from 'valibot'
 import { boundedText, choiceOf, filterTextSchema, integerFrom, listOf, numberFrom, uuidSchema } from './common.js'
+import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE, MAX_TEMPERATURE } from './limits.js'
 import { MAX_RETRIEVAL_WEIGHT, MAX_SPACE_EMBEDDERS } from './memory.js'
 
 export const RETRIEVAL_MODES = ['HYBRID', 'VECTOR', 'KEYWORD'] as const
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number]
 
-export const DEFAULT_REQUESTED_SIZE = 10
-export const MAX_REQUESTED_SIZE = 100
-/** A message is a question or a passage to match, not a document. */
-export const MAX_MESSAGE_LENGTH = 10_000
+/** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
+export { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE }
 export const MAX_SPACE_KEYS = 20
 /** pgvector takes ef_search from 1 to 1,000. */
 export const MAX_EF_SEARCH = 1_000
@@ -38,7 +37,7 @@ export const postProcessorSchema = v.strictObject({
   relevanceThreshold: v.optional(numberFrom(0, 1)),
   chronologicalResort: v.optional(v.boolean('must be true or false')),
   llmId: v.optional(uuidSchema),
-  llmTemperature: v.optional(numberFrom(0, 2)),
+  llmTemperature: v.optional(numberFrom(0, MAX_TEMPERATURE)),
   maxResults: v.optional(integerFrom(1, MAX_REQUESTED_SIZE)),
   systemPrompt: v.optional(boundedText(MAX_SYSTEM_PROMPT_LENGTH)),
 })

@@ -3,6 +3,7 @@ import type { Argv } from 'yargs'
 import { MemsvcError } from '../../../sdk/src/index.js'
 import { HealthCheckResponse_ServingStatus as ServingStatus } from '../../generated/grpc/health/v1/health.js'
 import type { SystemInfo } from '../../generated/memsvc/v1/system.js'
+import { DEFAULT_DRAIN_TIMEOUT_SEC, MAX_DRAIN_TIMEOUT_SEC } from '../../validation/limits.js'
 import type { ClientSettings } from '../client-settings.js'
 import { clientHandler, commandGroup, withOptions } from '../command.js'
 import { type Connection, withConnection } from '../connection.js'
@@ -13,7 +14,6 @@ import { renderFields } from '../table.js'
 import { SYSTEM_INSTALL_COMMANDS } from './system-install.js'
 
 const HEALTH_DEADLINE_MS = 10_000
-const MAX_DRAIN_TIMEOUT_SEC = 3600
 /** Extra time the call gets beyond the drain timeout, for the server to answer. */
 const DRAIN_DEADLINE_MARGIN_MS = 30_000
 const PROBES = ['LIVE', 'READY', 'STARTUP'] as const
@@ -42,7 +42,7 @@ const DRAIN_OPTIONS = {
   },
   timeout: {
     type: 'string',
-    describe: `Seconds in-flight work may take to finish, 0-${MAX_DRAIN_TIMEOUT_SEC} (server default 30)`,
+    describe: `Seconds in-flight work may take to finish, 0-${MAX_DRAIN_TIMEOUT_SEC} (server default ${DEFAULT_DRAIN_TIMEOUT_SEC})`,
     requiresArg: true,
   },
 } as const

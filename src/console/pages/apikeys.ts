@@ -1,5 +1,6 @@
 // API keys: create (labels, expiry; the raw key shown once), list, activate/deactivate,
 // edit labels, delete with confirmation. Admins can pick whose keys they manage.
+import { MAX_LABEL_KEY_LENGTH, MAX_LABELS, MAX_PAGE_SIZE } from '../../validation/limits.js'
 import { type ApiResult, call, describeError, query } from '../api.js'
 import { h, replace } from '../dom.js'
 import { FormErrors, field, formatLabels, input, parseLabels, select, textarea } from '../forms.js'
@@ -10,9 +11,11 @@ import {
   badge,
   confirmDialog,
   copyButton,
+  dataTable,
   errorNotice,
   labelChips,
   loading,
+  loadMoreButton,
   notice,
   pageHeading,
   section,
@@ -21,7 +24,7 @@ import {
 } from '../ui.js'
 
 const PAGE_SIZE = 50
-const LABELS_HINT = 'One key=value per line. Keys: 1-63 of a-z 0-9 . _ -; at most 20 labels.'
+const LABELS_HINT = `One key=value per line. Keys: 1-${MAX_LABEL_KEY_LENGTH} of a-z 0-9 . _ -; at most ${MAX_LABELS} labels.`
 
 const isSessionKey = (key: ApiKey) => session.apiKey?.slice(0, key.keyPrefix.length) === key.keyPrefix
 
@@ -407,33 +410,17 @@ async function loadKeys(view: KeysView, reset: boolean): Promise<void> {
   } else {
     replace(
       view.tableSlot,
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'table', 'aria-label': 'API keys' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'].map((title) =>
-                h('th', { scope: 'col', class: title === 'Created' ? 'optional-col' : undefined }, title),
-              ),
-            ),
-          ),
-          tbody,
-        ),
+      dataTable(
+        'API keys',
+        ['Key', 'Status', 'Labels', 'Expires', 'Last used', 'Created', 'Actions'],
+        ['Created'],
+        tbody,
       ),
     )
   }
   replace(
     view.moreSlot,
-    view.nextToken
-      ? h('button', { type: 'button', class: 'button', onClick: () => loadKeys(view, false) }, 'Load more')
-      : null,
+    loadMoreButton(view.nextToken, () => loadKeys(view, false)),
   )
 }
 
@@ -464,7 +451,11 @@ async function ownerControls(view: KeysView): Promise<{ picker: HTMLElement; not
   const picker = h('div', { class: 'inline-field' })
   let users: User[] = []
   if (me.role === 'ADMIN') {
-    const usersResult = await call<{ users: User[] }>('List users', 'GET', `/v1/users${query({ maxResults: 1000 })}`)
+    const usersResult = await call<{ users: User[] }>(
+      'List users',
+      'GET',
+      `/v1/users${query({ maxResults: MAX_PAGE_SIZE })}`,
+    )
     users = usersResult.data?.users ?? []
     if (users.length > 1) {
       const choice = select(

@@ -2,6 +2,7 @@
 // from POST /v1/memories:retrieve (NDJSON, one event per line): each chunk with its
 // score and the memory it belongs to, then the LLM's answer if one was asked for. A
 // `status` event (an error after the stream began) shows after the results.
+import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE } from '../../validation/limits.js'
 import { type ApiError, streamCall } from '../api.js'
 import { h, replace } from '../dom.js'
 import { FormErrors, field, groupField, input, nativeViolations, select, textarea } from '../forms.js'
@@ -9,10 +10,6 @@ import { listAll } from '../list-all.js'
 import type { Memory, PageContext, Registration, RetrievalEvent, RetrievedChunk, Space } from '../types.js'
 import { announce, errorNotice, loading, notice, pageHeading, section, setBusy } from '../ui.js'
 
-/** The server's limits (src/validation/retrieval.ts). */
-const DEFAULT_REQUESTED_SIZE = 10
-const MAX_REQUESTED_SIZE = 100
-const MAX_MESSAGE_LENGTH = 10_000
 const MODES: Array<[string, string]> = [
   ['HYBRID', 'Hybrid (vectors and keywords)'],
   ['VECTOR', 'Vector'],

@@ -2,6 +2,7 @@
 // endpoint: a GET to it answers 405 when it exists, 404 when it does not).
 
 import type { LicenseSummary } from '../../domain/licenses.js'
+import { DEFAULT_DRAIN_TIMEOUT_SEC, MAX_DRAIN_REASON_LENGTH, MAX_DRAIN_TIMEOUT_SEC } from '../../validation/limits.js'
 import { call } from '../api.js'
 import { h, replace } from '../dom.js'
 import { input } from '../forms.js'
@@ -130,15 +131,19 @@ export async function systemPage(context: PageContext): Promise<void> {
       type: 'button',
       class: 'button danger',
       onClick: async () => {
-        const reason = input({ id: reasonId, placeholder: 'e.g. upgrade to the next version', maxlength: 500 })
+        const reason = input({
+          id: reasonId,
+          placeholder: 'e.g. upgrade to the next version',
+          maxlength: MAX_DRAIN_REASON_LENGTH,
+        })
         const timeout = input({
           id: timeoutId,
           type: 'number',
           min: 0,
-          max: 3600,
+          max: MAX_DRAIN_TIMEOUT_SEC,
           step: '1',
           inputmode: 'numeric',
-          placeholder: '30 (server default)',
+          placeholder: `${DEFAULT_DRAIN_TIMEOUT_SEC} (server default)`,
         })
         const wait = h('input', { type: 'checkbox', id: 'drain-wait' })
         const sure = await confirmDialog({
@@ -147,7 +152,8 @@ export async function systemPage(context: PageContext): Promise<void> {
             h(
               'p',
               null,
-              'The server stops being ready and refuses new API requests; requests in flight may finish. Load balancers and probes will take it out of service.',
+              'The server stops being ready and refuses new API requests; requests in flight may finish. ' +
+                'Load balancers and probes will take it out of service.',
             ),
             h(
               'p',
@@ -209,7 +215,8 @@ export async function systemPage(context: PageContext): Promise<void> {
     h(
       'p',
       null,
-      'Draining takes this server out of service: readiness and gRPC health turn false first, background work stops, in-flight requests finish (up to a timeout).',
+      'Draining takes this server out of service: readiness and gRPC health turn false first, background work stops, ' +
+        'in-flight requests finish (up to a timeout).',
     ),
     h('div', { class: 'actions' }, drainButton),
     result,

@@ -1,4 +1,5 @@
 // Users (admins only): create, list, delete; a shortcut to create a key for a user.
+import { MAX_PAGE_SIZE, MAX_USER_DISPLAY_NAME_LENGTH, MAX_USERNAME_LENGTH } from '../../validation/limits.js'
 import { call, query } from '../api.js'
 import { h, replace } from '../dom.js'
 import { FormErrors, field, input, nativeViolations, select } from '../forms.js'
@@ -7,6 +8,7 @@ import {
   announce,
   badge,
   confirmDialog,
+  dataTable,
   errorNotice,
   loading,
   notice,
@@ -28,10 +30,19 @@ export async function usersPage(context: PageContext): Promise<void> {
   const errors = new FormErrors()
   const username = field(
     errors,
-    { name: 'username', label: 'Username', required: true, hint: '1-64 letters, digits, ".", "_", "@" or "-".' },
-    input({ autocomplete: 'off', spellcheck: 'false', maxlength: 64 }),
+    {
+      name: 'username',
+      label: 'Username',
+      required: true,
+      hint: `1-${MAX_USERNAME_LENGTH} letters, digits, ".", "_", "@" or "-".`,
+    },
+    input({ autocomplete: 'off', spellcheck: 'false', maxlength: MAX_USERNAME_LENGTH }),
   )
-  const displayName = field(errors, { name: 'displayName', label: 'Display name' }, input({ maxlength: 200 }))
+  const displayName = field(
+    errors,
+    { name: 'displayName', label: 'Display name' },
+    input({ maxlength: MAX_USER_DISPLAY_NAME_LENGTH }),
+  )
   const role = field(
     errors,
     { name: 'role', label: 'Role' },
@@ -127,7 +138,7 @@ export async function usersPage(context: PageContext): Promise<void> {
       const result = await call<{ users: User[]; nextToken?: string }>(
         'List users',
         'GET',
-        `/v1/users${query({ maxResults: 1000, nextToken })}`,
+        `/v1/users${query({ maxResults: MAX_PAGE_SIZE, nextToken })}`,
       )
       if (!result.ok || !result.data) {
         replace(tableSlot, errorNotice(result.error!, 'Could not list the users'))
@@ -138,29 +149,7 @@ export async function usersPage(context: PageContext): Promise<void> {
     } while (nextToken && users.length < 10_000)
     if (!context.isCurrent()) return
     tbody.replaceChildren(...users.map(row))
-    replace(
-      tableSlot,
-      h(
-        'div',
-        { class: 'table-wrap' },
-        h(
-          'table',
-          { class: 'table', 'aria-label': 'Users' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Username', 'Display name', 'Role', 'ID', 'Created', 'Actions'].map((title) =>
-                h('th', { scope: 'col' }, title),
-              ),
-            ),
-          ),
-          tbody,
-        ),
-      ),
-    )
+    replace(tableSlot, dataTable('Users', ['Username', 'Display name', 'Role', 'ID', 'Created', 'Actions'], [], tbody))
   }
 
   root.append(pageHeading('Users'), section('Create a user', form), section('Users', tableSlot))

@@ -3,6 +3,7 @@
  * Sizes and offsets count UTF-16 code units (JavaScript string indices), like the
  * offsets stored with each chunk.
  */
+import { DEFAULT_CHUNK_SIZE } from '../../validation/limits.js'
 
 export const KEEP_STRATEGIES = ['KEEP_START', 'KEEP_END', 'DISCARD'] as const
 export type KeepStrategy = (typeof KEEP_STRATEGIES)[number]
@@ -28,7 +29,7 @@ export type ChunkingConfig =
   | { recursive: RecursiveChunking }
   | { sentence: SentenceChunking }
 
-export const DEFAULT_CHUNK_SIZE = 512
+export { DEFAULT_CHUNK_SIZE }
 export const DEFAULT_CHUNK_OVERLAP = 64
 export const DEFAULT_SEPARATORS = ['\n\n', '\n', ' ', '']
 export const DEFAULT_MIN_SENTENCE_CHUNK = 0

@@ -1,0 +1,85 @@
+// What the views of spaces and memories share: their addresses, a memory's status, delete,
+// and the refresh that follows work still running in the background.
+import { call } from '../../api.js'
+import { h } from '../../dom.js'
+import type { Memory, PageContext, Space } from '../../types.js'
+import { announce, confirmDialog } from '../../ui.js'
+
+/** How often a page asks again while memories are processing or an embedder is back-filling. */
+const REFRESH_INTERVAL_MS = 1500
+
+export const spaceHref = (spaceId: string) => `#/spaces/${encodeURIComponent(spaceId)}`
+export const memoryHref = (memory: Pick<Memory, 'spaceId' | 'memoryId'>) =>
+  `${spaceHref(memory.spaceId)}/memories/${encodeURIComponent(memory.memoryId)}`
+export const unfinished = (memory: Memory) =>
+  memory.processingStatus === 'PENDING' || memory.processingStatus === 'PROCESSING'
+
+const STATUS_TONE: Record<Memory['processingStatus'], 'ok' | 'warn' | 'bad' | 'neutral'> = {
+  PENDING: 'neutral',
+  PROCESSING: 'warn',
+  COMPLETED: 'ok',
+  FAILED: 'bad',
+}
+
+/** The status badge, and for FAILED the reason the server gave. */
+export function memoryStatus(memory: Memory): HTMLElement {
+  return h(
+    'div',
+    { class: 'status-cell', 'data-status': memory.processingStatus },
+    h(
+      'span',
+      { class: `badge ${STATUS_TONE[memory.processingStatus]}`, 'data-testid': 'memory-status' },
+      memory.processingStatus,
+    ),
+    memory.processingError
+      ? h('p', { class: 'field-error failure', 'data-testid': 'memory-error' }, memory.processingError)
+      : null,
+  )
+}
+
+export async function deleteSpace(space: Space): Promise<boolean> {
+  const sure = await confirmDialog({
+    title: `Delete space "${space.name}"?`,
+    message: 'Its memories, chunks and vectors are deleted with it. This cannot be undone.',
+    confirmLabel: 'Delete space',
+    danger: true,
+  })
+  if (!sure) return false
+  const result = await call('Delete space', 'DELETE', `/v1/spaces/${encodeURIComponent(space.spaceId)}`)
+  if (!result.ok) {
+    announce(`Not deleted: ${result.error!.message}`)
+    return false
+  }
+  announce(`Space "${space.name}" deleted`)
+  return true
+}
+
+export async function deleteMemory(memory: Memory): Promise<boolean> {
+  const sure = await confirmDialog({
+    title: 'Delete this memory?',
+    message: [
+      'The memory ',
+      h('code', null, memory.memoryId),
+      ', its chunks and vectors are deleted. This cannot be undone.',
+    ],
+    confirmLabel: 'Delete memory',
+    danger: true,
+  })
+  if (!sure) return false
+  const result = await call('Delete memory', 'DELETE', `/v1/memories/${encodeURIComponent(memory.memoryId)}`)
+  if (!result.ok) {
+    announce(`Not deleted: ${result.error!.message}`)
+    return false
+  }
+  announce('Memory deleted')
+  return true
+}
+
+/** Calls `tick` every REFRESH_INTERVAL_MS while it answers true and the page is still shown. */
+export function refreshWhile(context: PageContext, tick: () => Promise<boolean>): void {
+  const step = async () => {
+    if (!context.isCurrent()) return
+    if (await tick()) window.setTimeout(step, REFRESH_INTERVAL_MS)
+  }
+  window.setTimeout(step, REFRESH_INTERVAL_MS)
+}
