@@ -52,7 +52,8 @@ async function main(): Promise<void> {
         .slice(0, 2)
         .join(' ')
       process.stderr.write(
-        `error: ${(message ?? error?.message ?? '').replace(/\s*\n\s*/g, ' ')}\nRun "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`,
+        `error: ${(message ?? error?.message ?? '').replace(/\s*\n\s*/g, ' ')}\n` +
+          `Run "memsvc ${command ? `${command} ` : ''}--help" for usage.\n`,
       )
       process.exit(EXIT_BAD_INPUT)
     })

@@ -17,7 +17,9 @@ const GLOBAL_GROUP = 'Global options:'
 export const CONNECTION_OPTIONS = {
   server: {
     type: 'string',
-    describe: `gRPC server: https://host:port (TLS), http://host:port (plaintext) or host:port [env ${SERVER_ENV}] (default: the config file's server, else ${DEFAULT_SERVER})`,
+    describe:
+      `gRPC server: https://host:port (TLS), http://host:port (plaintext) or host:port [env ${SERVER_ENV}] ` +
+      `(default: the config file's server, else ${DEFAULT_SERVER})`,
     group: GLOBAL_GROUP,
     requiresArg: true,
   },

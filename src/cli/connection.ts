@@ -23,8 +23,19 @@ const TCP_PROBE_TIMEOUT_MS = 5_000
 /** One attempt per command: a person retries by running it again, and a draining server is reported as such. */
 const SINGLE_ATTEMPT = { maxAttempts: 1 }
 /** Errors grpc-js makes up itself when no HTTP/2 conversation with a server happened. */
-const TRANSPORT_FAILURE =
-  /No connection established|Connection dropped|Protocol error|Failed to connect|name resolution|DNS resolution failed|Received HTTP status code|Channel closed before/i
+const TRANSPORT_FAILURE = new RegExp(
+  [
+    'No connection established',
+    'Connection dropped',
+    'Protocol error',
+    'Failed to connect',
+    'name resolution',
+    'DNS resolution failed',
+    'Received HTTP status code',
+    'Channel closed before',
+  ].join('|'),
+  'i',
+)
 
 export interface OpenOptions {
   /** Sends the API key; fails with exit 2 before connecting when there is none. */

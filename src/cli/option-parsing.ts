@@ -54,7 +54,8 @@ export function parseTime(text: string, flag: string, now = Date.now()): number 
     if (!Number.isNaN(parsed)) return parsed
   }
   throw badInput(
-    `--${flag} "${text}": give epoch milliseconds (1767225600000), an ISO date (2026-01-01 or 2026-01-01T12:00:00Z) or a duration from now (30d, 12h, 90m)`,
+    `--${flag} "${text}": give epoch milliseconds (1767225600000), ` +
+      'an ISO date (2026-01-01 or 2026-01-01T12:00:00Z) or a duration from now (30d, 12h, 90m)',
   )
 }
 

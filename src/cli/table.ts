@@ -137,13 +137,11 @@ export function renderFields(fields: Array<[string, string | undefined]>, width 
   const nameWidth = Math.max(0, ...shown.map(([name]) => displayLength(name)))
   const valueWidth = Math.max(DEFAULT_MIN_WIDTH * 2, width - nameWidth - GAP.length)
   const indent = ' '.repeat(nameWidth + GAP.length)
-  return (
-    `${shown
-      .map(([name, value]) =>
-        wrap(clean(value), valueWidth)
-          .map((line, index) => `${index === 0 ? fitToWidth(name, nameWidth) + GAP : indent}${line}`)
-          .join('\n'),
-      )
-      .join('\n')}\n`
-  )
+  return `${shown
+    .map(([name, value]) =>
+      wrap(clean(value), valueWidth)
+        .map((line, index) => `${index === 0 ? fitToWidth(name, nameWidth) + GAP : indent}${line}`)
+        .join('\n'),
+    )
+    .join('\n')}\n`
 }

@@ -116,7 +116,8 @@ export function fetchCertificate(server: ServerAddress, timeoutMs = PROBE_TIMEOU
       socket.destroy()
       reject(
         unreachable(
-          `cannot connect to ${server.target}: no TLS handshake within ${timeoutMs / 1000} s; check the address or choose another with --server`,
+          `cannot connect to ${server.target}: no TLS handshake within ${timeoutMs / 1000} s; ` +
+            'check the address or choose another with --server',
         ),
       )
     })
@@ -139,8 +140,10 @@ export function fetchCertificate(server: ServerAddress, timeoutMs = PROBE_TIMEOU
 export function pinMismatchMessage(settings: ClientSettings, presented: string): string {
   return (
     `the TLS certificate of ${settings.server.url} has CHANGED: pinned SHA-256 ${settings.pin}, server now presents ${presented}. ` +
-    'This happens when the server got a new certificate (e.g. a new data directory), but it can also mean someone is intercepting the connection. ' +
-    `If you expected it, re-pin with "memsvc init --repin" (or put the new fingerprint in pinnedCertificateSha256 in ${settings.configPath}); ` +
+    'This happens when the server got a new certificate (e.g. a new data directory), ' +
+    'but it can also mean someone is intercepting the connection. ' +
+    'If you expected it, re-pin with "memsvc init --repin" ' +
+    `(or put the new fingerprint in pinnedCertificateSha256 in ${settings.configPath}); ` +
     '--insecure skips verification for one command'
   )
 }
@@ -148,7 +151,8 @@ export function pinMismatchMessage(settings: ClientSettings, presented: string):
 export function untrustedMessage(settings: ClientSettings, presented: PresentedCertificate): string {
   return (
     `the TLS certificate of ${settings.server.url} is not trusted (${presented.trustError}; SHA-256 ${presented.fingerprint}). ` +
-    `For a self-signed server run "memsvc init" (or "memsvc init --api-key KEY" if it is already initialised) to pin it; --insecure skips verification`
+    'For a self-signed server run "memsvc init" (or "memsvc init --api-key KEY" if it is already initialised) to pin it; ' +
+    '--insecure skips verification'
   )
 }
 
@@ -183,7 +187,8 @@ export async function channelCredentials(settings: ClientSettings): Promise<Chan
   const now = Date.now()
   if (presented.validTo.getTime() < now || presented.validFrom.getTime() > now) {
     throw unreachable(
-      `the pinned certificate of ${settings.server.url} is outside its validity (${presented.validFrom.toISOString()} to ${presented.validTo.toISOString()}); ` +
+      `the pinned certificate of ${settings.server.url} is outside its validity ` +
+        `(${presented.validFrom.toISOString()} to ${presented.validTo.toISOString()}); ` +
         'restart the server so that it renews it, then re-pin with "memsvc init --repin"; --insecure skips verification',
     )
   }

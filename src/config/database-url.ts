@@ -75,7 +75,7 @@ export function parseDatabaseUrl(raw: string): DatabaseTarget {
   const hosts: string[] = []
   const ports: number[] = []
   for (const entry of hostList.split(',')) {
-    const match = /^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+)(?::(\d+))?$/.exec(entry)
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d+))?$/.exec(entry)
     if (!match) throw new DatabaseUrlError(`invalid host "${entry}"`)
     const port = match[2] === undefined ? DEFAULT_POSTGRES_PORT : Number(match[2])
     if (!Number.isInteger(port) || port < 1 || port > MAX_TCP_PORT)

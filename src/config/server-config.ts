@@ -74,7 +74,8 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     kind: 'positive',
     defaultValue: 1024,
     describe:
-      'Largest gRPC message (RESOURCE_EXHAUSTED above it); also caps every REST body limit (413 above it); each operation has its own lower limit',
+      'Largest gRPC message (RESOURCE_EXHAUSTED above it); also caps every REST body limit (413 above it); ' +
+      'each operation has its own lower limit',
     group: SERVER,
   },
   {
@@ -221,7 +222,8 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     kind: 'string',
     defaultText: '<data-dir>/encryption.key, created if absent',
     describe:
-      'Key (32 bytes: raw, 64 hex digits or base64) encrypting stored provider secrets; every server sharing the database must use the same one',
+      'Key (32 bytes: raw, 64 hex digits or base64) encrypting stored provider secrets; ' +
+      'every server sharing the database must use the same one',
     group: SECURITY,
   },
 ]

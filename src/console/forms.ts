@@ -61,7 +61,7 @@ export class FormErrors {
     for (const detail of error.details) {
       const path = this.#aliased(detail.field)
       const field = this.#fieldFor(path)
-      if (!field || !field.wrapper.isConnected || field.wrapper.closest('[hidden]')) {
+      if (!field?.wrapper.isConnected || field.wrapper.closest('[hidden]')) {
         unplaced.push(detail)
         continue
       }

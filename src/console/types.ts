@@ -3,8 +3,8 @@
 // console bundle drops, so no server code reaches the browser.
 import type { User } from '../domain/users.js'
 
+export type { ChunkingConfig } from '../chunking/chunking-config.js'
 export type { ApiKey } from '../domain/api-keys.js'
-export type { ChunkingConfig } from '../domain/chunking/chunking-config.js'
 export type { Memory, MemoryContent } from '../domain/memories.js'
 export type { RetrievalEvent, RetrievedChunk } from '../domain/retrieval.js'
 export type { Space, SpaceEmbedder } from '../domain/spaces.js'

@@ -249,7 +249,8 @@ function createInChildProcess(dataDir: string): Promise<void> {
 function requireParentHoldsLock(dataDir: string): void {
   if (lockHolder(lockFileOf(dataDir)) !== process.ppid)
     throw new DataDirInUseError(
-      `${CREATE_EMBEDDED_DATABASE_COMMAND} is run by memsvc serve on a first start, under its lock on ${dataDir}; it does not run on its own`,
+      `${CREATE_EMBEDDED_DATABASE_COMMAND} is run by memsvc serve on a first start, ` +
+        `under its lock on ${dataDir}; it does not run on its own`,
     )
 }
 
@@ -306,14 +307,14 @@ export async function startEmbeddedPostgres(
       ? await listenForDebugging(server, debugListen).catch(async (error: unknown) => {
           await server.stop()
           await db.close()
-          throw new Error(
-            `--debug-db-listen ${debugListen.host}:${debugListen.port}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-          )
+          const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+          throw new Error(`--debug-db-listen ${debugListen.host}:${debugListen.port}: ${reason}`)
         })
       : undefined
     if (debugListener) {
       log.warn(
-        'DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD; never enable this on a shared or production host',
+        'DEBUG INSTALL: the embedded database accepts PostgreSQL connections WITHOUT A PASSWORD; ' +
+          'never enable this on a shared or production host',
         {
           listen: describeAddress(debugListener),
           user: 'postgres',

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { conflictOf } from '../db/conflicts.js'
 import type { Queryable } from '../db/database.js'
 import type { ApiKeyRow } from '../db/sql/api-keys.js'
 import * as apiKeysSql from '../db/sql/api-keys.js'
@@ -42,8 +43,6 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
   }
 }
 
-const UNIQUE_VIOLATION = '23505'
-
 /** Creates a key for `ownerId` (already authorised) and returns its row and the one-time raw key. */
 export async function issueApiKey(
   sql: Queryable,
@@ -67,8 +66,7 @@ export async function issueApiKey(
   try {
     await apiKeysSql.insertApiKey(sql, row, hashApiKey(rawApiKey))
   } catch (error) {
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION)
-      throw alreadyExists(`an API key with id ${row.id} already exists`)
+    if (conflictOf(error) === 'duplicate-api-key-id') throw alreadyExists(`an API key with id ${row.id} already exists`)
     throw error
   }
   return { row, rawApiKey }

@@ -177,7 +177,11 @@ export class Authenticator {
     const pending = new Set(peers.map((peer) => peer.name))
     const confirmed = new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), REVOCATION_SYNC_TIMEOUT_MS)
-      this.#syncWaiters.set(nonce, { pending, done: () => (clearTimeout(timer), resolve(true)) })
+      const done = () => {
+        clearTimeout(timer)
+        resolve(true)
+      }
+      this.#syncWaiters.set(nonce, { pending, done })
     })
     try {
       await this.database.primary`select pg_notify(${AUTH_CHANGE_CHANNEL}, ${`sync:${nonce}`})`

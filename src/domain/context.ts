@@ -1,10 +1,10 @@
 import type { Database, Sql } from '../db/database.js'
 import type { VectorSupport } from '../db/vector-storage.js'
-import type { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { AppError, databaseUnreachable } from '../errors/app-error.js'
 import type { DrainController } from '../lifecycle/drain.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
+import type { QueryEmbeddingCache } from '../providers/query-embedding-cache.js'
 import type { SecretBox } from '../secrets/secret-box.js'
 import { Authenticator } from './auth.js'
 import type { CallContext } from './call-context.js'
@@ -46,6 +46,7 @@ export interface DomainContext extends ServerFacts, DomainParts {}
  * What the use cases need from a running server, complete from the moment it exists: the
  * server builds it once, when it becomes READY (see ServerContext for the time before).
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the constructor assigns every fact and part (Object.assign)
 export class DomainContext {
   readonly authenticator: Authenticator
   /** The memory streamed answers may hold at once, shared by every retrieval of this server. */

@@ -1,4 +1,6 @@
 import crypto from 'node:crypto'
+import type { ChunkingConfig } from '../chunking/chunking-config.js'
+import { conflictOf } from '../db/conflicts.js'
 import type { Queryable, Tx } from '../db/database.js'
 import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
 import * as memoriesSql from '../db/sql/memories.js'
@@ -18,13 +20,11 @@ import {
 } from '../validation/memory.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
-import type { ChunkingConfig } from './chunking/chunking-config.js'
 import type { DomainContext } from './context.js'
 import { metadataFilter } from './filters/metadata-filter.js'
 import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf } from './paging.js'
 import type { Principal } from './permissions.js'
-import { FOREIGN_KEY_VIOLATION, UNIQUE_VIOLATION } from './registry.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
 export interface Memory {
@@ -183,7 +183,7 @@ async function createOne(
   try {
     stored = await memoriesSql.insertMemoriesSkippingTakenIds(tx, [row])
   } catch (error) {
-    if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw notFound(`space ${row.space_id}`)
+    if (conflictOf(error) === 'missing-reference') throw notFound(`space ${row.space_id}`)
     throw error
   }
   if (stored.size === 0) throw alreadyExists(`a memory with id ${row.id} already exists`)

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { conflictOf } from '../db/conflicts.js'
 import type { CredentialColumns } from '../db/sql/credential-columns.js'
 import type { StoredProbe } from '../db/sql/probes.js'
 import type { RegistrationRow } from '../db/sql/registration-table.js'
@@ -202,20 +203,19 @@ export function sameColumns(
   return columns.every((column) => stableJson(current[column] ?? null) === stableJson(next[column] ?? null))
 }
 
-/** PostgreSQL error codes the use cases map to API errors. */
-export const UNIQUE_VIOLATION = '23505'
-export const FOREIGN_KEY_VIOLATION = '23503'
-
 /** Maps the database's uniqueness and owner constraints to the API's errors. */
 export function registrationConflict(error: unknown, noun: string, id: string, ownerId: string): unknown {
-  const code = (error as { code?: string }).code
-  if (code === UNIQUE_VIOLATION) {
-    const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
-    if (constraint.endsWith('_pkey')) return alreadyExists(`an ${noun} with id ${id} already exists`)
-    return alreadyExists(
-      `this owner already has an identical ${noun} registration (same provider type, endpoint URL, API path, model${noun === 'embedder' ? ', dimensionality' : ''} and credentials)`,
-    )
+  switch (conflictOf(error)) {
+    case 'duplicate-registration-id':
+      return alreadyExists(`an ${noun} with id ${id} already exists`)
+    case 'duplicate-registration':
+      return alreadyExists(
+        `this owner already has an identical ${noun} registration (same provider type, endpoint URL, API path, ` +
+          `model${noun === 'embedder' ? ', dimensionality' : ''} and credentials)`,
+      )
+    case 'missing-reference':
+      return notFound(`user ${ownerId}`)
+    default:
+      return error
   }
-  if (code === FOREIGN_KEY_VIOLATION) return notFound(`user ${ownerId}`)
-  return error
 }

@@ -7,17 +7,12 @@ import * as retrievalSql from '../db/sql/retrieval.js'
 import { type RankedChunk, SEARCH_TEXT_CHARS } from '../db/sql/retrieval.js'
 import type { EmbedderTargetRow, SpaceEmbedderTarget, SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
-import {
-  type EmbeddingCall,
-  EmbeddingError,
-  embedderProfile,
-  embedTexts,
-  QUERY_EMBEDDING_POLICY,
-} from '../embedding/embedding-client.js'
+import { MAX_INDEXED_VECTOR_VALUE } from '../db/vector-storage.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
-import { answerFromPassages } from '../llm/llm-answer.js'
-import { ProviderCallError, QUERY_PROVIDER_TIMEOUT_MS } from '../probes/provider-http.js'
-import { rerankDocuments } from '../rerank/rerank-client.js'
+import { answerFromPassages } from '../providers/chat.js'
+import { type EmbeddingCall, EmbeddingError, embedTexts, QUERY_EMBEDDING_POLICY } from '../providers/embed.js'
+import { ProviderCallError, QUERY_PROVIDER_TIMEOUT_MS } from '../providers/http.js'
+import { rerankDocuments } from '../providers/rerank.js'
 import { parseInput } from '../validation/parse.js'
 import {
   DEFAULT_REQUESTED_SIZE,
@@ -32,7 +27,7 @@ import { metadataFilter } from './filters/metadata-filter.js'
 import { findUsableLlm } from './llms.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
-import { providerAccess } from './provider-access.js'
+import { embedderProfile, llmProfile, openProviderAccess, rerankerProfile } from './registered-providers.js'
 import { findUsableReranker } from './rerankers.js'
 import { RETRY_AFTER_SECONDS, type Reservation } from './response-budget.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
@@ -221,8 +216,9 @@ async function embedMessage(
       const vector = await context.queryEmbeddings.embed(key, async () => {
         const call: EmbeddingCall = {
           embedder: embedderProfile(target),
-          access: providerAccess(context.secrets, 'embedders', target),
+          access: openProviderAccess(context.secrets, 'embedders', target),
           policy: QUERY_EMBEDDING_POLICY,
+          maxVectorValue: MAX_INDEXED_VECTOR_VALUE,
         }
         const [embedded] = await embedTexts(call, [message], key.inputType)
         return embedded!
@@ -408,8 +404,8 @@ async function reranked(
   let scores: number[]
   try {
     scores = await rerankDocuments({
-      reranker,
-      access: providerAccess(context.secrets, 'rerankers', reranker),
+      reranker: rerankerProfile(reranker),
+      access: openProviderAccess(context.secrets, 'rerankers', reranker),
       query: message,
       documents: candidates.map((item) => item.text),
       timeoutMs: RERANK_TIMEOUT_MS,
@@ -547,8 +543,8 @@ async function prepare(
   const answer = llm
     ? (signal: AbortSignal) =>
         answerFromPassages({
-          llm,
-          access: providerAccess(context.secrets, 'llms', llm),
+          llm: llmProfile(llm),
+          access: openProviderAccess(context.secrets, 'llms', llm),
           message: request.message,
           passages: items.map((item) => item.text),
           temperature: post.llmTemperature,
@@ -642,7 +638,7 @@ async function* streamed(
       memoryIndexes.set(item.memoryId, memoryIndex)
     }
     let chunkText: string | undefined = item.text
-    // The chunk is exactly content.slice(startOffset, endOffset) (domain/chunking/chunking-config.ts TextChunk).
+    // The chunk is exactly content.slice(startOffset, endOffset) (chunking/chunking-config.ts TextChunk).
     if (item.textFrom === 'content') chunkText = content?.slice(item.startOffset, item.endOffset)
     else if (item.textFrom === 'chunk') chunkText = await prepared.chunkTexts!.take(item.chunkId)
     if (chunkText === undefined) {

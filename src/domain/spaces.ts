@@ -1,4 +1,6 @@
 import crypto from 'node:crypto'
+import { type ChunkingConfig, DEFAULT_CHUNKING } from '../chunking/chunking-config.js'
+import { conflictOf } from '../db/conflicts.js'
 import type { Queryable } from '../db/database.js'
 import * as chunksSql from '../db/sql/chunks.js'
 import { type EmbedderRow, embeddersTable } from '../db/sql/embedders.js'
@@ -19,12 +21,11 @@ import {
 } from '../validation/memory.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
-import { type ChunkingConfig, DEFAULT_CHUNKING } from './chunking/chunking-config.js'
 import type { DomainContext } from './context.js'
 import { SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
 import { hasPermission, type Principal, ROLE_PERMISSIONS, type Role, requireOwnership } from './permissions.js'
-import { FOREIGN_KEY_VIOLATION, nextLabels, sameColumns, UNIQUE_VIOLATION } from './registry.js'
+import { nextLabels, sameColumns } from './registry.js'
 import { findAccessibleSpace, requireVectorStorage } from './space-access.js'
 
 export interface SpaceEmbedder {
@@ -83,16 +84,18 @@ async function withEmbedders(sql: Queryable, row: SpaceRow): Promise<Space> {
 }
 
 function spaceConflict(error: unknown, spaceId: string, name: string | undefined): unknown {
-  const code = (error as { code?: string }).code
-  const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
-  if (code === UNIQUE_VIOLATION && constraint === 'spaces_pkey')
-    return alreadyExists(`a space with id ${spaceId} already exists`)
-  if (code === UNIQUE_VIOLATION && constraint === 'spaces_name_per_owner')
-    return alreadyExists(`this owner already has a space named "${name}"`)
-  if (code === UNIQUE_VIOLATION && constraint === 'space_embedders_pkey')
-    return alreadyExists('the embedder is already in this space')
-  if (code === FOREIGN_KEY_VIOLATION) return notFound('embedder or owner (deleted meanwhile)')
-  return error
+  switch (conflictOf(error)) {
+    case 'duplicate-space-id':
+      return alreadyExists(`a space with id ${spaceId} already exists`)
+    case 'duplicate-space-name':
+      return alreadyExists(`this owner already has a space named "${name}"`)
+    case 'duplicate-space-embedder':
+      return alreadyExists('the embedder is already in this space')
+    case 'missing-reference':
+      return notFound('embedder or owner (deleted meanwhile)')
+    default:
+      return error
+  }
 }
 
 /**

@@ -28,7 +28,7 @@ export class TextsOnDemand {
   /** `needs` in the order the stream will take them; a load reads up to `batchBytes` (always at least one text). */
   constructor(needs: TextNeed[], load: TextLoader, batchBytes: number) {
     this.#needs = needs
-    needs.forEach((need, position) => this.#positions.set(need.id, position))
+    for (const [position, need] of needs.entries()) this.#positions.set(need.id, position)
     this.#load = load
     this.#batchBytes = batchBytes
   }

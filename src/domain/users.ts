@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { conflictOf } from '../db/conflicts.js'
 import type { UserRow } from '../db/sql/users.js'
 import * as usersSql from '../db/sql/users.js'
 import { AppError, alreadyExists, notFound } from '../errors/app-error.js'
@@ -29,8 +30,6 @@ export function toUser(row: UserRow): User {
   }
 }
 
-const UNIQUE_VIOLATION = '23505'
-
 export async function createUser(context: DomainContext, call: CallContext, input: unknown): Promise<User> {
   const principal = await context.authenticate(call)
   requirePermission(principal, 'CREATE_USER')
@@ -47,12 +46,9 @@ export async function createUser(context: DomainContext, call: CallContext, inpu
   try {
     await usersSql.insertUser(context.sql, row)
   } catch (error) {
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
-      const constraint = (error as { constraint_name?: string }).constraint_name ?? ''
-      throw constraint.includes('username')
-        ? alreadyExists(`a user named "${request.username}" already exists`)
-        : alreadyExists(`a user with id ${row.id} already exists`)
-    }
+    const conflict = conflictOf(error)
+    if (conflict === 'duplicate-username') throw alreadyExists(`a user named "${request.username}" already exists`)
+    if (conflict === 'duplicate-user-id') throw alreadyExists(`a user with id ${row.id} already exists`)
     throw error
   }
   return toUser(row)

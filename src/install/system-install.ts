@@ -156,14 +156,18 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
   let userCreated = previous?.userCreated ?? false
   if (layout.staging) {
     steps.push({
-      say: `skip creating system user ${options.user}: staging into ${options.root} (users belong to the target host; files stay owned by ${process.getuid?.() ?? '?'})`,
+      say:
+        `skip creating system user ${options.user}: staging into ${options.root} ` +
+        `(users belong to the target host; files stay owned by ${process.getuid?.() ?? '?'})`,
     })
   } else if (userExists(options.user)) {
     steps.push({ say: `system user ${options.user} exists` })
   } else {
     userCreated = true
     steps.push({
-      say: `create system user ${options.user} (useradd --system --user-group --home-dir ${layout.stateDir} --no-create-home --shell /usr/sbin/nologin)`,
+      say:
+        `create system user ${options.user} ` +
+        `(useradd --system --user-group --home-dir ${layout.stateDir} --no-create-home --shell /usr/sbin/nologin)`,
       run: () =>
         run('useradd', [
           '--system',
@@ -182,15 +186,18 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
   const running = currentRelease(layout.at(options.prefix))
   const was =
     running && path.basename(running) !== options.version ? ` (was ${path.basename(running)}, kept for rollback)` : ''
+  const release = path.join(options.prefix, 'releases', options.version)
   steps.push({
-    say: `install ${options.version} as ${path.join(options.prefix, 'releases', options.version)} (executable + licenses/) and point ${currentLink(options.prefix)} at it${was}`,
+    say: `install ${options.version} as ${release} (executable + licenses/) and point ${currentLink(options.prefix)} at it${was}`,
     run: () => {
       ensureDir(layout.at(options.prefix), DIR_MODE)
       const activated = activateRelease(layout.at(options.prefix), options.version, options.files)
-      if (activated.previous)
+      if (activated.previous) {
+        const rollbackTo = path.relative(layout.at(options.prefix), activated.previous)
         notes.push(
-          `previous release kept: roll back with  ln -sfn ${path.relative(layout.at(options.prefix), activated.previous)} ${currentLink(options.prefix)} && systemctl restart memsvc`,
+          `previous release kept: roll back with  ln -sfn ${rollbackTo} ${currentLink(options.prefix)} && systemctl restart memsvc`,
         )
+      }
     },
   })
   steps.push({
@@ -226,8 +233,12 @@ export function planInstall(options: InstallOptions): { steps: Step[]; notes: st
     if (ignored.length > 0)
       notes.push(`${ignored.join(', ')} not applied: ${layout.envFile} exists and is kept; edit it instead`)
   } else {
+    const database = options.dbUrl ? 'DB_URL' : 'embedded database'
+    const debugPort = options.debug ? `, DEBUG database port ${DEFAULT_DEBUG_DB_LISTEN}` : ''
     steps.push({
-      say: `write ${layout.envFile} (0640, root:${options.user}): ports ${restPort}/${grpcPort}, ${options.dbUrl ? 'DB_URL' : 'embedded database'}, a new metrics secret${options.debug ? `, DEBUG database port ${DEFAULT_DEBUG_DB_LISTEN}` : ''}`,
+      say:
+        `write ${layout.envFile} (0640, root:${options.user}): ` +
+        `ports ${restPort}/${grpcPort}, ${database}, a new metrics secret${debugPort}`,
       run: () => {
         ensureDir(path.dirname(envPath), ENV_DIR_MODE)
         chownUnlessStaging(layout, path.dirname(envPath), owner, 'group')

@@ -79,7 +79,9 @@ export class DrainController {
       ? { quiesced: true, message: `quiesced after ${this.#elapsed()} ms` }
       : {
           quiesced: false,
-          message: `still draining after ${Math.round(timeoutMs / 1000)} s: ${this.lifecycle.inFlight} request(s) in flight; it becomes QUIESCED when they finish`,
+          message:
+            `still draining after ${Math.round(timeoutMs / 1000)} s: ` +
+            `${this.lifecycle.inFlight} request(s) in flight; it becomes QUIESCED when they finish`,
         }
   }
 }

@@ -1,8 +1,6 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Queryable } from '../db/database.js'
-import * as encryptionKeySql from '../db/sql/encryption-key.js'
 import type { Logger } from '../observability/logger.js'
 import { ENCRYPTION_KEY_BYTES, SecretBox } from './secret-box.js'
 
@@ -33,7 +31,8 @@ export function parseEncryptionKey(content: Buffer, file: string): Buffer {
   if (HEX_KEY.test(text)) return Buffer.from(text, 'hex')
   if (BASE64_KEY.test(text)) return Buffer.from(text, 'base64')
   throw new EncryptionKeyError(
-    `encryption key file ${file} must hold ${ENCRYPTION_KEY_BYTES} bytes: raw, as 64 hex digits or in base64 (e.g. "openssl rand -hex 32 > ${path.basename(file)}")`,
+    `encryption key file ${file} must hold ${ENCRYPTION_KEY_BYTES} bytes: raw, as 64 hex digits or in base64 ` +
+      `(e.g. "openssl rand -hex 32 > ${path.basename(file)}")`,
   )
 }
 
@@ -68,7 +67,8 @@ export function loadEncryptionKey(configuredFile: string | undefined, dataDir: s
       })
       log.warn(
         'created a new encryption key for stored provider secrets; every server sharing this database must use the same key ' +
-          '(copy the file and pass --encryption-key-file or SERVICE_ENCRYPTION_KEY_FILE), and without it stored secrets cannot be recovered: back it up',
+          '(copy the file and pass --encryption-key-file or SERVICE_ENCRYPTION_KEY_FILE), ' +
+          'and without it stored secrets cannot be recovered: back it up',
         { file },
       )
     } catch (error) {
@@ -92,15 +92,17 @@ export function loadEncryptionKey(configuredFile: string | undefined, dataDir: s
 }
 
 /**
- * Records the key's id in the database on first use; afterwards a different key is
- * refused, rather than writing secrets nobody can decrypt or failing to read old ones.
+ * The database records the id of the first key it sees (db/sql/encryption-key.ts); a
+ * different key is refused, rather than writing secrets nobody can decrypt or failing to
+ * read old ones.
  */
-export async function verifyEncryptionKey(sql: Queryable, key: LoadedKey): Promise<void> {
-  const stored = await encryptionKeySql.recordKeyId(sql, key.box.keyId)
-  if (stored !== key.box.keyId) {
+export function verifyEncryptionKey(key: LoadedKey, recordedKeyId: string): void {
+  if (recordedKeyId !== key.box.keyId) {
     throw new EncryptionKeyError(
-      `encryption key mismatch: ${key.file} holds key ${shortId(key.box.keyId)} but this database's secrets are encrypted with key ${shortId(stored)}; ` +
-        'start with the original key file (--encryption-key-file or SERVICE_ENCRYPTION_KEY_FILE) — every server sharing the database must use the same key',
+      `encryption key mismatch: ${key.file} holds key ${shortId(key.box.keyId)} ` +
+        `but this database's secrets are encrypted with key ${shortId(recordedKeyId)}; ` +
+        'start with the original key file (--encryption-key-file or SERVICE_ENCRYPTION_KEY_FILE) — ' +
+        'every server sharing the database must use the same key',
     )
   }
 }

@@ -2,14 +2,13 @@ import type { ServerConfig } from '../config/server-config.js'
 import { type Database, openDatabase } from '../db/database.js'
 import { migrate } from '../db/migrations.js'
 import { currentSchemaVectorSupport } from '../db/schema-state.js'
+import * as encryptionKeySql from '../db/sql/encryption-key.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
 import { upkeepVectorIndexes } from '../db/vector-index-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { SpaceRowsCache } from '../domain/space-rows-cache.js'
-import type { EmbeddingPolicy } from '../embedding/embedding-client.js'
-import { QueryEmbeddingCache } from '../embedding/query-embedding-cache.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
 import { JobProcessor, type JobProcessorOptions } from '../jobs/job-processor.js'
@@ -19,6 +18,8 @@ import { keepingStartupAlive, type StartupKeepalive } from '../lifecycle/startup
 import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
+import type { EmbeddingPolicy } from '../providers/embed.js'
+import { QueryEmbeddingCache } from '../providers/query-embedding-cache.js'
 import { readAsset } from '../runtime/assets.js'
 import { preparePrivateDataDir } from '../runtime/data-dir.js'
 import { VERSION } from '../runtime/environment.js'
@@ -65,8 +66,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
       ms,
     )
     promise.then(
-      (value) => (clearTimeout(timer), resolve(value)),
-      (error) => (clearTimeout(timer), reject(error)),
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error) => {
+        clearTimeout(timer)
+        reject(error)
+      },
     )
   })
 }
@@ -363,7 +370,7 @@ async function prepareDatabase(
       if (applied.length > 0) log.info('applied migrations', { versions: applied.join(',') })
       const vectorSupport = await prepareVectorStorage(database.primary)
       if (!vectorSupport.available) log.warn('memories are unavailable', { reason: vectorSupport.reason })
-      await verifyEncryptionKey(database.primary, encryptionKey)
+      verifyEncryptionKey(encryptionKey, await encryptionKeySql.recordKeyId(database.primary, encryptionKey.box.keyId))
       return vectorSupport
     } catch (error) {
       if (error instanceof EncryptionKeyError) throw error

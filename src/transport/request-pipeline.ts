@@ -55,12 +55,14 @@ export class Call {
 
   /** The caller's request id once `identify` has seen it; a fresh one if the call failed before that. */
   get requestId(): string {
-    return (this.#requestId ??= requestIdFrom(undefined))
+    this.#requestId ??= requestIdFrom(undefined)
+    return this.#requestId
   }
 
   /** Keeps the caller's X-Request-Id when it is a plain token, otherwise makes one. */
   identify(incoming: unknown): string {
-    return (this.#requestId = requestIdFrom(incoming))
+    this.#requestId = requestIdFrom(incoming)
+    return this.#requestId
   }
 
   /** Refuses work once draining has started, and counts it in flight until `endWork` or `finish`. */

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../domain/chunking/chunking-config.js'
-import { firstSeparatorRegexProblem } from '../domain/chunking/separator-regex.js'
+import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../chunking/chunking-config.js'
+import { firstSeparatorRegexProblem } from '../chunking/separator-regex.js'
 import {
   filterTextSchema,
   labelsSchema,

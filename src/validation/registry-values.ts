@@ -32,14 +32,20 @@ export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
 /** The largest protobuf int32: the bound of every whole-number setting (dimensionality, token counts). */
 export const INT32_MAX = 2_147_483_647
 
-/** Where an embedder's provider serves embeddings when the registration names no path: VENDORD /v2/embed, TEI /embed, all others /embeddings. */
+/**
+ * Where an embedder's provider serves embeddings when the registration names no path:
+ * VENDORD /v2/embed, TEI /embed, all others /embeddings.
+ */
 export function defaultEmbedderApiPath(providerType: string): string {
   if (providerType === 'VENDORD') return '/v2/embed'
   if (providerType === 'TEI') return '/embed'
   return '/embeddings'
 }
 
-/** Where a reranker's provider serves reranking when the registration names no path: VENDORD /v2/rerank, TEI /rerank, all others /v1/rerank. */
+/**
+ * Where a reranker's provider serves reranking when the registration names no path:
+ * VENDORD /v2/rerank, TEI /rerank, all others /v1/rerank.
+ */
 export function defaultRerankerApiPath(providerType: string): string {
   if (providerType === 'VENDORD') return '/v2/rerank'
   if (providerType === 'TEI') return '/rerank'

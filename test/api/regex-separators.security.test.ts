@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { REGEX_CHUNKING_BUDGET_MS } from '../../src/domain/chunking/chunk-text.js'
-import { MAX_SEPARATOR_PROGRAM_SIZE } from '../../src/domain/chunking/separator-regex.js'
+import { REGEX_CHUNKING_BUDGET_MS } from '../../src/chunking/chunk-text.js'
+import { MAX_SEPARATOR_PROGRAM_SIZE } from '../../src/chunking/separator-regex.js'
 import { MAX_BATCH_REGEX_SEPARATORS } from '../../src/validation/memory.js'
 import { TRANSPORTS, type Transport } from '../support/api-client.js'
 import { ENGINES } from '../support/databases.js'
@@ -52,7 +52,7 @@ const refusedSeparator = (
           spaceEmbedders: [{ embedderId: prepared.embedderId }],
           defaultChunkingConfig: regexChunking(separators),
         },
-  then: (result) => expect(result.message).toMatch(reason),
+  verify: (result) => expect(result.message).toMatch(reason),
 })
 
 const REFUSED: ApiCase[] = [
@@ -96,7 +96,7 @@ const REFUSED: ApiCase[] = [
         batchItem(prepared.spaceId, index, [`\\n${index}`]),
       ),
     }),
-    then: (result) => expect(result.message).toMatch(/different regex separators/),
+    verify: (result) => expect(result.message).toMatch(/different regex separators/),
   },
 ]
 
@@ -118,7 +118,7 @@ const ACCEPTED: ApiCase[] = [
         batchItem(prepared.spaceId, index, ['\\n#{1,6} ', '[.!?]\\s+']),
       ),
     }),
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.results).toHaveLength(3 * MAX_BATCH_REGEX_SEPARATORS)
       for (const item of result.body.results) expect(item.memory?.memoryId).toEqual(expect.any(String))
     },

@@ -239,7 +239,7 @@ describe('background jobs shared by several processes (postgresql)', () => {
     databases.push(database)
     const servers = [await start('postgresql', database), await start('postgresql', database)]
     const runs: Array<{ server: number; id: string }> = []
-    servers.forEach((server, index) =>
+    for (const [index, server] of servers.entries()) {
       server.server.jobs.register({
         kind: 'test.count',
         maxAttempts: 1,
@@ -247,8 +247,8 @@ describe('background jobs shared by several processes (postgresql)', () => {
           runs.push({ server: index, id: String(payload.n) })
           await new Promise((resolve) => setTimeout(resolve, 2))
         },
-      }),
-    )
+      })
+    }
     const jobs = servers[0]!.server.jobs
     await jobs.sql.begin(async (tx) => {
       for (let n = 0; n < 200; n++) await jobs.enqueue(tx, 'test.count', { n })

@@ -104,9 +104,9 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
       Array<{ embedding: string }>
     >`select embedding::text from chunk_vectors where chunk_id = ${chunks[0]!.id}`
     const expected = hashedBagOfWords(chunks[0]!.text, fixture.embedder.dimensions)
-    JSON.parse(stored!.embedding).forEach((value: number, index: number) =>
-      expect(value).toBeCloseTo(expected[index]!, 5),
-    )
+    for (const [index, value] of (JSON.parse(stored!.embedding) as number[]).entries()) {
+      expect(value).toBeCloseTo(expected[index]!, 5)
+    }
     const content = await memories.getMemoryContent(context(), alice, memory.memoryId)
     expect(content).toEqual({ memoryId: memory.memoryId, contentType: 'text/plain', originalContent: ARTICLE })
   })
@@ -434,7 +434,7 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     }
     const [index] = await sql()<
       Array<{ indexdef: string }>
-    >`select indexdef from pg_indexes where indexname = ${'chunk_vectors_hnsw_' + second.replace(/-/g, '')}`
+    >`select indexdef from pg_indexes where indexname = ${`chunk_vectors_hnsw_${second.replace(/-/g, '')}`}`
     expect(index!.indexdef).toContain('halfvec(24)')
     const removed = await spaces.removeSpaceEmbedder(context(), alice, space.spaceId, { embedderId: second })
     expect(removed.spaceEmbedders.map((entry) => entry.embedderId)).toEqual([embedderId])

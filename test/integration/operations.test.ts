@@ -420,7 +420,7 @@ describe.each(ENGINES)('GET /metrics with --metrics-auth-disabled (%s)', (engine
   })
 
   it('logs a warning that metrics are unprotected', () => {
-    expect(server.logs.some((line) => / WARN  .*metrics.*without a secret/.test(line))).toBe(true)
+    expect(server.logs.some((line) => / WARN {2}.*metrics.*without a secret/.test(line))).toBe(true)
   })
 })
 
@@ -442,6 +442,6 @@ describe.each(ENGINES)('GET /metrics with the built-in default secret (%s)', (en
     })
     expect(response.status).toBe(200)
     expect((await httpRequest(`${server.restUrl}/metrics`)).status).toBe(401)
-    expect(server.logs.some((line) => / WARN  .*built-in default secret/.test(line))).toBe(true)
+    expect(server.logs.some((line) => / WARN {2}.*built-in default secret/.test(line))).toBe(true)
   })
 })

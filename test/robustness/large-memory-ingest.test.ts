@@ -11,7 +11,7 @@
 // measured and printed on both engines, and held to the bound on PostgreSQL only.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from '../../src/domain/chunking/chunking-config.js'
+import { DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from '../../src/chunking/chunking-config.js'
 import { MAX_CONTENT_BYTES } from '../../src/validation/memory.js'
 import { newSpace } from '../api/memory-cases.js'
 import { ENGINES } from '../support/databases.js'

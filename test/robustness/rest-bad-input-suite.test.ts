@@ -162,7 +162,7 @@ describe('REST bad input and hostile clients (raw HTTP)', () => {
           exchangeRaw(port, parts, { waitMs: ANSWER_WAIT_MS, expectResponses: options.expectResponses ?? 1 }),
         ),
       )
-      replies.forEach((reply, index) => classify(reply, offset + index))
+      for (const [index, reply] of replies.entries()) classify(reply, offset + index)
     }
     row.ms = Date.now() - started
     rows.push(row)

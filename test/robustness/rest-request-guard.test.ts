@@ -118,13 +118,13 @@ describe('route parameters with a malformed percent escape', () => {
   it('answer 400 naming the parameter on every parameterised route, and the server keeps serving', async () => {
     expect(parameterised.length).toBeGreaterThanOrEqual(11)
     for (const { method, pattern } of parameterised) {
-      for (const escape of ['%ZZ', '%', '%E0%A4%A', '%C0%AF', '%ED%A0%80']) {
-        const response = await httpRequest(`${server.restUrl}${pathFor({ method, pattern }, escape)}`, {
+      for (const badEscape of ['%ZZ', '%', '%E0%A4%A', '%C0%AF', '%ED%A0%80']) {
+        const response = await httpRequest(`${server.restUrl}${pathFor({ method, pattern }, badEscape)}`, {
           method,
           headers: { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' },
           body: sendsBody(method) ? '{}' : undefined,
         })
-        const label = `${method} ${pattern} with ${escape}`
+        const label = `${method} ${pattern} with ${badEscape}`
         expect(response.status, label).toBe(400)
         const parameter = /\/:(\w+)/.exec(pattern)![1]
         expect(response.json().error.details, label).toEqual([

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { ChangeFeedHandlers, Database } from '../../src/db/database.js'
 import { generateApiKey, isWellFormedApiKey } from '../../src/domain/api-key-format.js'
 import { Authenticator, apiKeyFromAuthorization, LAST_USED_RESOLUTION_MS } from '../../src/domain/auth.js'
-import { AppError } from '../../src/errors/app-error.js'
+import type { AppError } from '../../src/errors/app-error.js'
 import { createLogger } from '../../src/observability/logger.js'
 
 /** A database whose every query is recorded and answered by `answer`. */

@@ -7,12 +7,8 @@ import {
   MAX_CHUNKED_LENGTH,
   MAX_CHUNKS_PER_MEMORY,
   REGEX_SEARCH_LIMIT_MS,
-} from '../../src/domain/chunking/chunk-text.js'
-import {
-  type ChunkingConfig,
-  DEFAULT_CHUNKING,
-  type RecursiveChunking,
-} from '../../src/domain/chunking/chunking-config.js'
+} from '../../src/chunking/chunk-text.js'
+import { type ChunkingConfig, DEFAULT_CHUNKING, type RecursiveChunking } from '../../src/chunking/chunking-config.js'
 
 /**
  * Ingestion chunks a memory in turns with the event loop (chunkTextInTurns): the largest

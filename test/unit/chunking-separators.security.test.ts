@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { ChunkingTooSlow, chunkText } from '../../src/domain/chunking/chunk-text.js'
-import { DEFAULT_CHUNKING, type RecursiveChunking, type TextChunk } from '../../src/domain/chunking/chunking-config.js'
+import { ChunkingTooSlow, chunkText } from '../../src/chunking/chunk-text.js'
+import { DEFAULT_CHUNKING, type RecursiveChunking, type TextChunk } from '../../src/chunking/chunking-config.js'
 import {
   firstSeparatorRegexProblem,
   MAX_SEPARATOR_PROGRAM_SIZE,
   separatorRegexProblem,
-} from '../../src/domain/chunking/separator-regex.js'
-import { runWithinTimeBudget, TimeBudgetExceeded } from '../../src/domain/chunking/time-budget.js'
+} from '../../src/chunking/separator-regex.js'
+import { runWithinTimeBudget, TimeBudgetExceeded } from '../../src/chunking/time-budget.js'
 
 /**
  * Separators are user input that runs on the event loop while a memory is ingested. Each

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { chunkText } from '../../src/domain/chunking/chunk-text.js'
-import { DEFAULT_CHUNKING, type RecursiveChunking, type TextChunk } from '../../src/domain/chunking/chunking-config.js'
+import { chunkText } from '../../src/chunking/chunk-text.js'
+import { DEFAULT_CHUNKING, type RecursiveChunking, type TextChunk } from '../../src/chunking/chunking-config.js'
 
 const recursive = (overrides: Partial<RecursiveChunking>) => ({
   recursive: { ...(DEFAULT_CHUNKING as { recursive: RecursiveChunking }).recursive, ...overrides },
@@ -15,7 +15,7 @@ const PROSE = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} talks a
 const PARAGRAPHS = [
   'First paragraph line one.\nLine two of it.',
   'Second paragraph, rather short.',
-  'Third ' + 'word '.repeat(60),
+  `Third ${'word '.repeat(60)}`,
 ].join('\n\n')
 
 describe('chunking', () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_INDEXED_VECTOR_VALUE } from '../../src/db/vector-storage.js'
 import {
   CHARS_PER_TOKEN_ESTIMATE,
   DEFAULT_EMBEDDING_POLICY,
@@ -7,10 +8,10 @@ import {
   embedTexts,
   retryDelay,
   truncateForEmbedder,
-} from '../../src/embedding/embedding-client.js'
-import { ProviderCalls } from '../../src/probes/provider-calls.js'
-import { parseRetryAfter } from '../../src/probes/provider-http.js'
-import { allEmbeddings } from '../../src/probes/provider-protocol.js'
+} from '../../src/providers/embed.js'
+import { parseRetryAfter } from '../../src/providers/http.js'
+import { allEmbeddings } from '../../src/providers/protocol.js'
+import { ProviderCalls } from '../../src/providers/provider-calls.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../support/fake-embedder.js'
 
 const SECRET = 'sk-embedding-client-secret-42'
@@ -42,6 +43,7 @@ describe('embedding client', () => {
       redact: (text) => text.split(SECRET).join('[redacted]'),
     },
     policy: { ...DEFAULT_EMBEDDING_POLICY, batchSize: 2, retryBaseMs: 100, maxRetryDelayMs: 5_000, ...overrides },
+    maxVectorValue: MAX_INDEXED_VECTOR_VALUE,
     sleep: async (ms) => void waits.push(ms),
   })
 

@@ -14,14 +14,14 @@ describe('logger format', () => {
     log.info('listening', { rest: 'http://127.0.0.1:8080/v1', attempt: 2, tls: 'off' })
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  listening rest=http:\/\/127\.0\.0\.1:8080\/v1 attempt=2 tls=off$/,
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}listening rest=http:\/\/127\.0\.0\.1:8080\/v1 attempt=2 tls=off$/,
     )
   })
 
   it('quotes values with spaces, quotes or equals signs; skips undefined fields', () => {
     const { lines, log } = capture()
     log.warn('x', { reason: 'two words', eq: 'a=b', gone: undefined })
-    expect(lines[0]).toMatch(/ WARN  x reason="two words" eq="a=b"$/)
+    expect(lines[0]).toMatch(/ WARN {2}x reason="two words" eq="a=b"$/)
   })
 
   it('prints an Error field as its message', () => {

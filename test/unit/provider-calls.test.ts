@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type AdmittedCall, ProviderCalls, type StallRefusal } from '../../src/probes/provider-calls.js'
+import { type AdmittedCall, ProviderCalls, type StallRefusal } from '../../src/providers/provider-calls.js'
 
 const COOLDOWN_MS = 30_000
 

@@ -4,7 +4,7 @@ import {
   QueryEmbeddingCache,
   type QueryEmbeddingKey,
   type QueryEmbeddingOutcome,
-} from '../../src/embedding/query-embedding-cache.js'
+} from '../../src/providers/query-embedding-cache.js'
 
 const EMBEDDER = '0b8a1f4e-5c0d-4a57-9d0e-3f1b2c4d5e6f'
 const CREATED = new Date('2026-11-25T10:00:00.000Z')

@@ -82,7 +82,8 @@ const create = clientHandler(async (argv, settings) => {
   print(settings.output, {
     json: created,
     text: () =>
-      `API key created. Copy it now: it is shown only this once.\n\n  ${created.rawApiKey}\n\n${renderFields(apiKeyFields(created.apiKeyMetadata!))}`,
+      `API key created. Copy it now: it is shown only this once.\n\n  ${created.rawApiKey}\n\n` +
+      renderFields(apiKeyFields(created.apiKeyMetadata!)),
   })
 })
 

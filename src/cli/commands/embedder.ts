@@ -101,11 +101,13 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
   examples: {
     create: [
       [
-        '$0 embedder create --display-name "TEI local" --provider-type TEI --endpoint-url http://tei:8080 --model-identifier BAAI/bge-small-en-v1.5 --dimensionality 384 --no-credentials',
+        '$0 embedder create --display-name "TEI local" --provider-type TEI --endpoint-url http://tei:8080 ' +
+          '--model-identifier BAAI/bge-small-en-v1.5 --dimensionality 384 --no-credentials',
         'a local model',
       ],
       [
-        '$0 embedder create --display-name "Hosted large" --provider-type VENDORA --endpoint-url https://api.vendora.example/v1 --model-identifier embed-large --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
+        '$0 embedder create --display-name "Hosted large" --provider-type VENDORA --endpoint-url https://api.vendora.example/v1 ' +
+          '--model-identifier embed-large --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
         'a hosted model with an API key',
       ],
     ],

@@ -138,7 +138,8 @@ const init = clientHandler(async (argv: Args, settings) => {
           configFile: settings.configPath,
         },
         text: () =>
-          `${settings.server.url} is already initialised; saved your key for user ${me.username} (${me.userId}) in ${settings.configPath}\n`,
+          `${settings.server.url} is already initialised; ` +
+          `saved your key for user ${me.username} (${me.userId}) in ${settings.configPath}\n`,
       })
       return
     }
@@ -152,8 +153,12 @@ const init = clientHandler(async (argv: Args, settings) => {
           pinnedCertificateSha256: trust.pin,
           configFile: settings.configPath,
         },
-        text: () =>
-          `${trust.pin ? `Re-pinned ${settings.server.url}: SHA-256 ${trust.pin}` : `${settings.server.url} needs no pin (its certificate is trusted by the system CAs)`}; the saved API key is unchanged\n`,
+        text: () => {
+          const pinned = trust.pin
+            ? `Re-pinned ${settings.server.url}: SHA-256 ${trust.pin}`
+            : `${settings.server.url} needs no pin (its certificate is trusted by the system CAs)`
+          return `${pinned}; the saved API key is unchanged\n`
+        },
       })
       return
     }
@@ -162,7 +167,8 @@ const init = clientHandler(async (argv: Args, settings) => {
       `${settings.server.url} is already initialised; its root key was shown once, to whoever ran init first. ` +
         (saved
           ? `${settings.configPath} already holds a key for it, so there is nothing to do: try "memsvc user me". `
-          : `Use an existing key: pass --api-key KEY or set ${API_KEY_ENV}, or save it with "memsvc init --api-key KEY"; an admin can make you one with "memsvc apikey create --owner-id …". `) +
+          : `Use an existing key: pass --api-key KEY or set ${API_KEY_ENV}, or save it with "memsvc init --api-key KEY"; ` +
+            'an admin can make you one with "memsvc apikey create --owner-id …". ') +
         'Nothing was changed',
       EXIT_FAILED,
     )

@@ -201,15 +201,19 @@ export const LLM_KIND: RegistryKind<Llm> = {
   examples: {
     create: [
       [
-        '$0 llm create --display-name Llama --provider-type OLLAMA --endpoint-url http://ollama:11434 --model-identifier llama3.1 --streaming --no-credentials',
+        '$0 llm create --display-name Llama --provider-type OLLAMA --endpoint-url http://ollama:11434 ' +
+          '--model-identifier llama3.1 --streaming --no-credentials',
         'a local model',
       ],
       [
-        '$0 llm create --display-name "Hosted chat" --provider-type VENDORA --endpoint-url https://api.vendora.example --model-identifier chat-large --function-calling --temperature 0.2 --stop-sequence "###" --api-key-secret-file key.txt',
+        '$0 llm create --display-name "Hosted chat" --provider-type VENDORA --endpoint-url https://api.vendora.example ' +
+          '--model-identifier chat-large --function-calling --temperature 0.2 --stop-sequence "###" ' +
+          '--api-key-secret-file key.txt',
         'hosted, with sampling defaults',
       ],
       [
-        '$0 llm create --display-name "Cloud chat" --provider-type CUSTOM_VENDORA_COMPATIBLE --endpoint-url https://llm.example.com --model-identifier chat-large --adc-scope https://example.com/auth/cloud --adc-quota-project my-project',
+        '$0 llm create --display-name "Cloud chat" --provider-type CUSTOM_VENDORA_COMPATIBLE --endpoint-url https://llm.example.com ' +
+          '--model-identifier chat-large --adc-scope https://example.com/auth/cloud --adc-quota-project my-project',
         'cloud application default credentials',
       ],
     ],

@@ -123,7 +123,8 @@ export function retrieveSubcommand() {
   return {
     command: 'retrieve <message>',
     describe:
-      'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; optionally rerank them and have an LLM answer',
+      'Find the chunks most relevant to a message in one or more spaces, printed as they arrive; ' +
+      'optionally rerank them and have an LLM answer',
     builder: (command: Argv) =>
       withOptions(command.positional('message', { type: 'string', describe: 'The question or text to match' }), {
         space: repeatable({ describe: 'A space to search (required; repeatable: --space A --space B)' }),

@@ -78,11 +78,13 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
   examples: {
     create: [
       [
-        '$0 reranker create --display-name "TEI rerank" --provider-type TEI --endpoint-url http://tei-rerank:8080 --model-identifier BAAI/bge-reranker-base --no-credentials',
+        '$0 reranker create --display-name "TEI rerank" --provider-type TEI --endpoint-url http://tei-rerank:8080 ' +
+          '--model-identifier BAAI/bge-reranker-base --no-credentials',
         'a local model',
       ],
       [
-        '$0 reranker create --display-name "Hosted rerank" --provider-type VENDORD --endpoint-url https://api.vendord.example --model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod',
+        '$0 reranker create --display-name "Hosted rerank" --provider-type VENDORD --endpoint-url https://api.vendord.example ' +
+          '--model-identifier rerank-v3.5 --api-key-secret-file key.txt --label env=prod',
         'a hosted model with an API key',
       ],
     ],

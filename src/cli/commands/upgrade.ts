@@ -47,7 +47,8 @@ async function upgradeFromBundle(
     const { sha256, bytes } = await download(source, tarball)
     if (sha256 !== expected.sha256) {
       throw new CliError(
-        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`,
+        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} ` +
+          `(from ${expected.from}), got ${sha256}; nothing was changed`,
         EXIT_FAILED,
       )
     }
@@ -69,8 +70,10 @@ async function upgradeFromBundle(
             : { ...summary, dryRun: true, replaced: false },
           text: () =>
             mode.check
-              ? `current    ${VERSION}  (${process.execPath})\ncandidate  ${unpacked.version}  (${describeSource(source)}, SHA-256 verified)\n`
-              : `verified ${unpacked.version} (SHA-256 ${sha256}) with its licences; a real run would replace ${process.execPath}. Nothing was changed.\n`,
+              ? `current    ${VERSION}  (${process.execPath})\n` +
+                `candidate  ${unpacked.version}  (${describeSource(source)}, SHA-256 verified)\n`
+              : `verified ${unpacked.version} (SHA-256 ${sha256}) with its licences; ` +
+                `a real run would replace ${process.execPath}. Nothing was changed.\n`,
         })
         return
       }
@@ -119,7 +122,8 @@ const upgrade = plainHandler(async (argv: Args) => {
     const { sha256, bytes } = await download(source, staged.file)
     if (sha256 !== expected.sha256) {
       throw new CliError(
-        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} (from ${expected.from}), got ${sha256}; nothing was changed`,
+        `checksum mismatch for ${describeSource(source)}: expected ${expected.sha256} ` +
+          `(from ${expected.from}), got ${sha256}; nothing was changed`,
         EXIT_FAILED,
       )
     }
@@ -172,7 +176,8 @@ const upgrade = plainHandler(async (argv: Args) => {
       note(
         isOnPath(staged.dir)
           ? `${staged.dir} is on your PATH; make sure it comes before ${path.dirname(current)}.`
-          : `${staged.dir} must be on your PATH (before ${path.dirname(current)}): add  export PATH="${staged.dir}:$PATH"  to your shell profile.`,
+          : `${staged.dir} must be on your PATH (before ${path.dirname(current)}): ` +
+              `add  export PATH="${staged.dir}:$PATH"  to your shell profile.`,
       )
     }
   } finally {

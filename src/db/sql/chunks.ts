@@ -126,9 +126,9 @@ function vectorsInsert(tx: Queryable, vectors: PlacedVector[]) {
 }
 
 export async function listChunks(sql: Queryable, memoryId: string): Promise<ChunkRow[]> {
-  return sql<
-    ChunkRow[]
-  >`select id, memory_id, space_id, chunk_index, text, start_offset, end_offset from chunks where memory_id = ${memoryId} order by chunk_index`
+  return sql<ChunkRow[]>`
+    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset
+    from chunks where memory_id = ${memoryId} order by chunk_index`
 }
 
 /** The whole text of the given chunks that still exist (retrieval's chunks too long for the search to carry). */

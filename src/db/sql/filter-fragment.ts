@@ -1,6 +1,9 @@
 import type { Queryable } from '../database.js'
 
-/** A compiled metadata filter (src/domain/filters): SQL text pieces and the values bound between them; strings.length === values.length + 1. */
+/**
+ * A compiled metadata filter (src/domain/filters): SQL text pieces and the values bound between them;
+ * strings.length === values.length + 1.
+ */
 export interface CompiledFilter {
   strings: string[]
   values: unknown[]

@@ -78,7 +78,9 @@ export async function claimJobs(
 ): Promise<ClaimedJobRow[]> {
   const widest = Math.max(1, ...batchLimits.map((batch) => batch.limit))
   const closed = [...lanes.running.filter((lane) => lane.runs >= lanes.maxRunsPerLane), ...lanes.held]
-  const laneOfJob = sql`payload ->> (${lanes.keys.map((key) => key.payloadKey)}::text[])[array_position(${lanes.keys.map((key) => key.kind)}::text[], kind)]`
+  const payloadKeys = lanes.keys.map((key) => key.payloadKey)
+  const laneKinds = lanes.keys.map((key) => key.kind)
+  const laneOfJob = sql`payload ->> (${payloadKeys}::text[])[array_position(${laneKinds}::text[], kind)]`
   return sql<ClaimedJobRow[]>`
     with candidates as materialized (
       select id, kind, run_after, ${laneOfJob} as lane from jobs
@@ -176,7 +178,8 @@ export async function findJob(sql: Queryable, id: string): Promise<JobRow | unde
 
 /** Finished jobs are kept for a while for inspection, then removed. */
 export async function deleteFinishedJobs(sql: Queryable, olderThanSeconds: number): Promise<number> {
-  const rows =
-    await sql`delete from jobs where status in ('SUCCEEDED', 'FAILED') and finished_at < now() - make_interval(secs => ${olderThanSeconds}) returning id`
+  const rows = await sql`
+    delete from jobs where status in ('SUCCEEDED', 'FAILED') and finished_at < now() - make_interval(secs => ${olderThanSeconds})
+    returning id`
   return rows.length
 }

@@ -10,7 +10,7 @@ export interface MemoryRow {
   content_type: string
   content_sha256: Buffer
   metadata: Record<string, unknown>
-  /** A ChunkingConfig (src/domain/chunking/chunking-config.ts). */
+  /** A ChunkingConfig (src/chunking/chunking-config.ts). */
   chunking: Record<string, unknown>
   status: MemoryStatus
   processing_error: string | null

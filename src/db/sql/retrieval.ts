@@ -70,11 +70,12 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
   const stored = sql.unsafe(`vector(${dimensions})`)
   const embedder = sql.unsafe(`'${query.embedderId}'`)
   const embedding = `[${query.embedding.join(',')}]`
+  const efSearch = String(Math.trunc(query.efSearch))
   const [, rows] = await pipelinedTransaction<[unknown, RankedChunk[]]>(sql, (tx) => [
     // Before pgvector 0.8 there is no hnsw.iterative_scan to set (and the prefix is reserved).
     query.iterativeScan
-      ? tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
-      : tx`select set_config('hnsw.ef_search', ${String(Math.trunc(query.efSearch))}, true)`,
+      ? tx`select set_config('hnsw.ef_search', ${efSearch}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
+      : tx`select set_config('hnsw.ef_search', ${efSearch}, true)`,
     tx<RankedChunk[]>`
       with nearest as materialized (
         select v.chunk_id, v.memory_id, v.embedding::${stored} <=> ${embedding}::${stored} as score

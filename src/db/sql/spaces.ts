@@ -6,7 +6,7 @@ export interface SpaceRow {
   owner_id: string
   name: string
   labels: Record<string, string>
-  /** A ChunkingConfig (src/domain/chunking/chunking-config.ts). */
+  /** A ChunkingConfig (src/chunking/chunking-config.ts). */
   default_chunking: Record<string, unknown>
   public_read: boolean
   created_at: Date
@@ -39,7 +39,8 @@ export interface SpaceFilter {
 }
 
 export async function insertSpace(sql: Queryable, row: SpaceRow): Promise<void> {
-  await sql`insert into spaces ${sql({ ...row, labels: sql.json(row.labels), default_chunking: sql.json(row.default_chunking as never) } as never)}`
+  const values = { ...row, labels: sql.json(row.labels), default_chunking: sql.json(row.default_chunking as never) }
+  await sql`insert into spaces ${sql(values as never)}`
 }
 
 export async function insertSpaceEmbedders(sql: Queryable, rows: SpaceEmbedderRow[]): Promise<void> {

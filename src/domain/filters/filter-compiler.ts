@@ -59,7 +59,8 @@ function writeJson(template: Template, target: ValueReference, column: MetadataC
 function writeTarget(template: Template, target: ValueReference, column: MetadataColumn): void {
   switch (target.cast) {
     case undefined:
-      return writeJson(template, target, column)
+      writeJson(template, target, column)
+      return
     case 'TEXT':
       template.text(`(${column} #>> `).value(target.path).text('::text[])')
       return

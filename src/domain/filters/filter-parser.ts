@@ -46,7 +46,8 @@ export function parsePath(path: string, position: number): string[] {
   if (!PATH.test(path)) {
     throw new FilterError(
       position,
-      `the path ${JSON.stringify(path.slice(0, 80))} is not of the form $.key.key or $.key[0] (keys of letters, digits, _ and -, at most 64 long)`,
+      `the path ${JSON.stringify(path.slice(0, 80))} is not of the form $.key.key or $.key[0] ` +
+        '(keys of letters, digits, _ and -, at most 64 long)',
     )
   }
   const segments = [...path.matchAll(PATH_SEGMENT)].map((match) => match[1] ?? match[2]!)

@@ -9,7 +9,10 @@ export interface MetadataFilter {
   compiled: CompiledFilter
 }
 
-/** Parses and compiles the filter text of a request field; syntax and type errors are INVALID_ARGUMENT naming the field and the position. */
+/**
+ * Parses and compiles the filter text of a request field; syntax and type errors are
+ * INVALID_ARGUMENT naming the field and the position.
+ */
 export function metadataFilter(text: string, field: string, column: MetadataColumn): MetadataFilter {
   try {
     const tree = parseFilterText(text)

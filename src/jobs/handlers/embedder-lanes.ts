@@ -1,4 +1,4 @@
-import type { ProviderCalls } from '../../probes/provider-calls.js'
+import type { ProviderCalls } from '../../providers/provider-calls.js'
 
 /** Spaces remembered at most (an id and a few embedder ids each); the least recently ingested are forgotten first. */
 const MAX_REMEMBERED_SPACES = 10_000

@@ -1,4 +1,4 @@
-import type { EmbeddingPolicy } from '../../embedding/embedding-client.js'
+import type { EmbeddingPolicy } from '../../providers/embed.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
 import { apiKeyUsageJob } from './api-key-usage.js'

@@ -1,5 +1,8 @@
 import crypto from 'node:crypto'
 import { Counter, Histogram, type Registry } from 'prom-client'
+import { chunkTextInTurns } from '../../chunking/chunk-text.js'
+import type { ChunkingConfig } from '../../chunking/chunking-config.js'
+import { conflictOf } from '../../db/conflicts.js'
 import type { Sql } from '../../db/database.js'
 import type { ChunkVector, NewChunk } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
@@ -8,25 +11,22 @@ import * as memoriesSql from '../../db/sql/memories.js'
 import type { ProbeTargetRow } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
 import * as spacesSql from '../../db/sql/spaces.js'
-import { chunkTextInTurns } from '../../domain/chunking/chunk-text.js'
-import type { ChunkingConfig } from '../../domain/chunking/chunking-config.js'
+import { MAX_INDEXED_VECTOR_VALUE } from '../../db/vector-storage.js'
 import {
   MEMORY_INGEST_JOB,
   type MemoryIngestPayload,
   SPACE_BACKFILL_JOB,
   type SpaceBackfillPayload,
 } from '../../domain/job-kinds.js'
-import { providerAccess } from '../../domain/provider-access.js'
-import { FOREIGN_KEY_VIOLATION } from '../../domain/registry.js'
+import { embedderProfile, openProviderAccess } from '../../domain/registered-providers.js'
 import {
   DEFAULT_EMBEDDING_POLICY,
   type EmbeddingCall,
   EmbeddingError,
   type EmbeddingPolicy,
-  embedderProfile,
   embedTexts,
-} from '../../embedding/embedding-client.js'
-import { ProviderCalls } from '../../probes/provider-calls.js'
+} from '../../providers/embed.js'
+import { ProviderCalls } from '../../providers/provider-calls.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 import { EmbedderLanes } from './embedder-lanes.js'
@@ -113,9 +113,10 @@ function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, targ
   const providerType = target.provider_type
   return {
     embedder: embedderProfile(target),
-    access: providerAccess(deps.secrets(), 'embedders', target),
+    access: openProviderAccess(deps.secrets(), 'embedders', target),
     policy: { ...DEFAULT_EMBEDDING_POLICY, ...deps.policy },
     providerCalls: deps.providerCalls,
+    maxVectorValue: MAX_INDEXED_VECTOR_VALUE,
     observe: (outcome, seconds) => {
       metrics.requests.inc({ provider_type: providerType, outcome })
       metrics.latency.observe({ provider_type: providerType }, seconds)
@@ -140,9 +141,8 @@ async function embedWithEach(
   const vectors: ChunkVector[] = []
   for (const target of targets) {
     const embeddings = await embedTexts(embeddingCall(deps, metrics, target), texts)
-    embeddings.forEach((embedding, index) =>
-      vectors.push({ chunkId: chunkIds[index]!, embedderId: target.id, embedding }),
-    )
+    for (const [index, embedding] of embeddings.entries())
+      vectors.push({ chunkId: chunkIds[index]!, embedderId: target.id, embedding })
   }
   return vectors
 }
@@ -400,7 +400,7 @@ export function spaceBackfillJob(given: MemoryJobDependencies): JobHandler<Space
             await deps.sql.begin((tx) => chunksSql.insertVectors(tx, memoryId, spaceId, vectors))
           } catch (error) {
             // The memory was deleted or re-chunked meanwhile: its own ingest covers this embedder.
-            if ((error as { code?: string }).code !== FOREIGN_KEY_VIOLATION) throw error
+            if (conflictOf(error) !== 'missing-reference') throw error
           }
         }
       } catch (error) {

@@ -3,8 +3,9 @@ import type { StoredProbe } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
 import { MODEL_PROBE_JOB, type ModelProbePayload } from '../../domain/job-kinds.js'
 import { probeTable } from '../../domain/probes.js'
-import { providerAccess } from '../../domain/provider-access.js'
-import { postJson } from '../../probes/provider-http.js'
+import { openProviderAccess } from '../../domain/registered-providers.js'
+import { UnsupportedCredentialError } from '../../providers/credentials.js'
+import { postJson } from '../../providers/http.js'
 import {
   chatProbeRequest,
   embeddingProbeRequest,
@@ -12,8 +13,7 @@ import {
   looksLikeChatCompletion,
   rerankProbeRequest,
   rerankScores,
-  UnsupportedProbeError,
-} from '../../probes/provider-protocol.js'
+} from '../../providers/protocol.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
@@ -50,7 +50,7 @@ export function modelProbeJob(
       const table = probeTable(resource)
       const target = await probesSql.findProbeTarget(sql, table, id)
       if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
-      const { credential, redact } = providerAccess(secrets, table, target)
+      const { credential, redact } = openProviderAccess(secrets, table, target)
       const started = performance.now()
       let probe: StoredProbe
       let failure: ProbeFailure | undefined
@@ -95,7 +95,7 @@ export function modelProbeJob(
         failure =
           error instanceof ProbeFailure
             ? error
-            : error instanceof UnsupportedProbeError
+            : error instanceof UnsupportedCredentialError
               ? new ProbeFailure(error.message, true)
               : new ProbeFailure(redact((error as Error).message ?? String(error)))
         probe = {

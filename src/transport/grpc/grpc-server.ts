@@ -185,7 +185,10 @@ export class GrpcServer {
     this.server.addService(guarded, handlers)
   }
 
-  /** Every method added through addService, in order (tests walk them all). Health and reflection (addStandardServices) bypass the pipeline and are never work. */
+  /**
+   * Every method added through addService, in order (tests walk them all).
+   * Health and reflection (addStandardServices) bypass the pipeline and are never work.
+   */
   get methods(): readonly RegisteredMethod[] {
     return this.#methods
   }

@@ -138,9 +138,10 @@ function refuseMalformedRequests(transport: Transport): void {
 function requestRefusal(request: JSONRPCRequest): JsonRpcErrorObject | undefined {
   const schema = ANSWERED_REQUESTS.get(request.method)
   if (schema) return invalidParams(request, schema)
+  const answered = [...ANSWERED_REQUESTS.keys()].join(', ')
   return {
     code: ErrorCode.MethodNotFound,
-    message: `Method not found: ${JSON.stringify(echoed(request.method))} (this server answers ${[...ANSWERED_REQUESTS.keys()].join(', ')})`,
+    message: `Method not found: ${JSON.stringify(echoed(request.method))} (this server answers ${answered})`,
   }
 }
 

@@ -218,7 +218,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     name: 'add_memory',
     description:
       'Store a piece of text as a memory in a space, with optional metadata (a JSON object you can filter on later). ' +
-      'Answers at once with the memory, its memoryId and processingStatus PENDING: the text is then chunked and embedded in the background. ' +
+      'Answers at once with the memory, its memoryId and processingStatus PENDING: ' +
+      'the text is then chunked and embedded in the background. ' +
       'It can be retrieved once get_ingestion_status reports COMPLETED (usually within seconds).',
     inputSchema: {
       type: 'object',
@@ -229,7 +230,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
           type: 'object',
           maxProperties: MAX_METADATA_PROPERTIES,
           description:
-            'Optional JSON object stored with the memory, e.g. {"source": "chat", "topic": "billing"}; retrieve_memories can filter on it.',
+            'Optional JSON object stored with the memory, e.g. {"source": "chat", "topic": "billing"}; ' +
+            'retrieve_memories can filter on it.',
         },
         contentType: { type: 'string', enum: [...CONTENT_TYPES], description: 'The text format (default text/plain).' },
         memoryId: uuid('Optional: the id to give the memory (a UUID); one is made when absent.'),
@@ -254,7 +256,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'get_memory',
     description:
-      'Get one memory by its memoryId: its space, metadata, processingStatus and chunk count; with includeContent true, also its original text.',
+      'Get one memory by its memoryId: its space, metadata, processingStatus and chunk count; ' +
+      'with includeContent true, also its original text.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -279,8 +282,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'get_ingestion_status',
     description:
-      `Check whether a memory added with add_memory is ready to be retrieved. Answers {memoryId, processingStatus, chunkCount, processingError?}; ` +
-      `processingStatus is one of ${MEMORY_STATUSES.join(', ')}. PENDING and PROCESSING mean wait and ask again; FAILED carries processingError.`,
+      'Check whether a memory added with add_memory is ready to be retrieved. ' +
+      'Answers {memoryId, processingStatus, chunkCount, processingError?}; ' +
+      `processingStatus is one of ${MEMORY_STATUSES.join(', ')}. ` +
+      'PENDING and PROCESSING mean wait and ask again; FAILED carries processingError.',
     inputSchema: {
       type: 'object',
       properties: { memoryId: uuid('The memoryId add_memory answered.') },
@@ -318,9 +323,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'retrieve_memories',
     description:
-      'Search memories by meaning (and keywords) in one or more spaces. Answers the best-matching chunks of text, best first, each with its ' +
+      'Search memories by meaning (and keywords) in one or more spaces. ' +
+      'Answers the best-matching chunks of text, best first, each with its ' +
       'relevanceScore (0..1) and memoryId, plus the memories they belong to (metadata included). ' +
-      `A chunk longer than ${SEARCH_TEXT_CHARS} characters is cut there and marked chunkTextTruncated; get_memory with includeContent reads it whole. ` +
+      `A chunk longer than ${SEARCH_TEXT_CHARS} characters is cut there and marked chunkTextTruncated; ` +
+      'get_memory with includeContent reads it whole. ' +
       "With llmId (a registered LLM), also answers the LLM's reply to the message, grounded in those chunks.",
     inputSchema: {
       type: 'object',

@@ -165,9 +165,15 @@ export class HttpServer {
     // A client picks the method string: unknown ones share one label so they cannot grow the series without bound.
     const method = METRIC_METHODS.has(requestMethod) ? requestMethod : 'OTHER'
     let byMethod = this.#durations.get(route)
-    if (!byMethod) this.#durations.set(route, (byMethod = new Map()))
+    if (!byMethod) {
+      byMethod = new Map()
+      this.#durations.set(route, byMethod)
+    }
     let byStatus = byMethod.get(method)
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()))
+    if (!byStatus) {
+      byStatus = new Map()
+      byMethod.set(method, byStatus)
+    }
     let series = byStatus.get(status)
     if (!series) {
       series = this.#options.metrics.httpDuration.series({ method, route: route.name, status_code: String(status) })

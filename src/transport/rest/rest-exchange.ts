@@ -161,7 +161,10 @@ export class RestExchange {
     const params = copyParams(req, this.#route.paramNames)
     const rawQuery = req.getQuery()
     const query = rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY
-    const cancellation = () => (this.#cancellation ??= abortedAlready(this.#aborted)).signal
+    const cancellation = () => {
+      this.#cancellation ??= abortedAlready(this.#aborted)
+      return this.#cancellation.signal
+    }
     this.#request = {
       method: this.#method,
       path: req.getUrl(),

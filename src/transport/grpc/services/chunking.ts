@@ -1,4 +1,4 @@
-import type { ChunkingConfig as DomainChunkingConfig } from '../../../domain/chunking/chunking-config.js'
+import type { ChunkingConfig as DomainChunkingConfig } from '../../../chunking/chunking-config.js'
 import { type ChunkingConfig, RecursiveChunking_KeepStrategy } from '../../../generated/memsvc/v1/spaces.js'
 import { defined, enumOrUndefined, listOrUndefined, protoEnum } from '../proto-mapping.js'
 

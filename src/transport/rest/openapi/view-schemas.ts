@@ -2,9 +2,10 @@
 // builds these views by hand (src/domain); each schema here is tied to its view's type by
 // `describes<View>()`, so tsc fails when a view gains, loses or retypes a field and its
 // schema does not follow. test/api/openapi.happy.test.ts checks real answers against them.
+// Routes name them in their answers as VIEW components (at the end).
 import * as v from 'valibot'
+import { KEEP_STRATEGIES } from '../../../chunking/chunking-config.js'
 import type { ApiKey } from '../../../domain/api-keys.js'
-import { KEEP_STRATEGIES } from '../../../domain/chunking/chunking-config.js'
 import type { DrainResult } from '../../../domain/drain.js'
 import type { Embedder } from '../../../domain/embedders.js'
 import type { Llm } from '../../../domain/llms.js'
@@ -27,6 +28,7 @@ import {
   MODALITIES,
   RERANKER_PROVIDER_TYPES,
 } from '../../../validation/registry-values.js'
+import { Component } from './operation.js'
 
 /** True when A and B are assignable both ways. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
@@ -321,3 +323,39 @@ export const readinessSchema = v.strictObject({
   reason: v.optional(v.string()),
 })
 export const startupSchema = v.strictObject({ started: v.boolean(), state: v.picklist(LIFECYCLE_STATES) })
+
+/** Each view as the component the document names it by; answers (operation.ts) refer to these. */
+export const VIEW = components({
+  Error: errorBodySchema,
+  User: userSchema,
+  UserPage: pageSchema('users', userSchema),
+  ApiKey: apiKeySchema,
+  CreatedApiKey: createdApiKeySchema,
+  ApiKeyPage: pageSchema('keys', apiKeySchema),
+  Embedder: embedderSchema,
+  EmbedderPage: pageSchema('embedders', embedderSchema),
+  Llm: llmSchema,
+  LlmPage: pageSchema('llms', llmSchema),
+  Reranker: rerankerSchema,
+  RerankerPage: pageSchema('rerankers', rerankerSchema),
+  Space: spaceSchema,
+  SpacePage: pageSchema('spaces', spaceSchema),
+  Memory: memorySchema,
+  MemoryPage: pageSchema('memories', memorySchema),
+  MemoryContent: memoryContentSchema,
+  BatchCreateResult: batchCreateResultSchema,
+  BatchDeleteResult: batchDeleteResultSchema,
+  RetrievalEvent: retrievalEventSchema,
+  JobAccepted: jobAcceptedSchema,
+  DrainResult: drainResultSchema,
+  SystemInfo: systemInfoSchema,
+  InitializeSystemResult: initializeSystemSchema,
+  Liveness: livenessSchema,
+  Readiness: readinessSchema,
+  Startup: startupSchema,
+})
+
+function components<const Name extends string>(schemas: Record<Name, v.GenericSchema>): Record<Name, Component> {
+  const named = Object.entries<v.GenericSchema>(schemas).map(([name, schema]) => [name, Component.of(name, schema)])
+  return Object.fromEntries(named) as Record<Name, Component>
+}

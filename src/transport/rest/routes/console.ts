@@ -10,8 +10,9 @@ import crypto from 'node:crypto'
 import { AppError } from '../../../errors/app-error.js'
 import type { AssetName } from '../../../runtime/asset-manifest.js'
 import { readAsset } from '../../../runtime/assets.js'
-import type { HttpServer } from '../http-server.js'
+import type { Answer } from '../openapi/operation.js'
 import type { RestResponse } from '../rest-messages.js'
+import type { RestRoute } from '../rest-route.js'
 
 export const CONSOLE_PATH = '/console/'
 
@@ -93,27 +94,79 @@ function lazyConsoleFiles(read: (name: AssetName) => Buffer): () => ConsoleFiles
   }
 }
 
-export function registerConsoleRoutes(http: HttpServer, read: (name: AssetName) => Buffer = readAsset): void {
-  const files = lazyConsoleFiles(read)
-  const page = (): RestResponse => ({
-    status: 200,
-    contentType: 'text/html; charset=utf-8',
-    headers: { ...SECURITY_HEADERS, 'cache-control': REVALIDATE },
-    text: files().index,
-  })
-  const consoleFile = { drainExempt: 'console-file' } as const
-  http.route(
-    'GET',
-    '/console',
-    () => ({ status: 301, headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE } }),
-    consoleFile,
-  )
-  http.route('GET', CONSOLE_PATH, page, consoleFile)
-  http.route('GET', `${CONSOLE_PATH}index.html`, page, consoleFile)
-  http.route(
-    'GET',
-    `${CONSOLE_PATH}assets/:name`,
-    (request) => {
+const files = lazyConsoleFiles(readAsset)
+
+const page = (): RestResponse => ({
+  status: 200,
+  contentType: 'text/html; charset=utf-8',
+  headers: { ...SECURITY_HEADERS, 'cache-control': REVALIDATE },
+  text: files().index,
+})
+
+const PAGE_ANSWER: Answer = { description: 'The console page.', content: { 'text/html': { type: 'string' } } }
+/** Static files: no key, and served through a drain (see DrainExemption). */
+const CONSOLE_FILE = { drainExempt: 'console-file', method: 'GET' } as const
+const SERVED_AS_IS = { tag: 'console', examples: [{}] }
+
+export const CONSOLE_ROUTES: RestRoute[] = [
+  {
+    ...CONSOLE_FILE,
+    pattern: '/console',
+    openapi: {
+      ...SERVED_AS_IS,
+      operationId: 'consoleRedirect',
+      summary: 'Redirect to the web console',
+      answers: { 301: { description: 'To /console/.', headers: ['Location'] } },
+      exampleStatus: 301,
+    },
+    handle: () => ({
+      status: 301,
+      headers: { ...SECURITY_HEADERS, location: CONSOLE_PATH, 'cache-control': REVALIDATE },
+    }),
+  },
+  {
+    ...CONSOLE_FILE,
+    pattern: CONSOLE_PATH,
+    openapi: {
+      ...SERVED_AS_IS,
+      operationId: 'console',
+      summary: 'The web console',
+      answers: { 200: PAGE_ANSWER },
+      exampleStatus: 200,
+    },
+    handle: page,
+  },
+  {
+    ...CONSOLE_FILE,
+    pattern: `${CONSOLE_PATH}index.html`,
+    openapi: {
+      ...SERVED_AS_IS,
+      operationId: 'consoleIndex',
+      summary: 'The web console (by file name)',
+      answers: { 200: PAGE_ANSWER },
+      exampleStatus: 200,
+    },
+    handle: page,
+  },
+  {
+    ...CONSOLE_FILE,
+    pattern: `${CONSOLE_PATH}assets/:name`,
+    openapi: {
+      operationId: 'consoleAsset',
+      tag: 'console',
+      summary: 'A console script or stylesheet, by the hashed name the page refers to',
+      answers: {
+        200: {
+          description: 'The file; cached for good (its name changes with its bytes).',
+          content: { 'text/javascript': { type: 'string' }, 'text/css': { type: 'string' } },
+        },
+      },
+      errors: ['NOT_FOUND'],
+      // No asset has this hash: the example shows the answer to a stale name.
+      examples: [{ path: { name: 'console.0000000000000000.js' } }],
+      exampleStatus: 404,
+    },
+    handle: (request) => {
       const file = files().assets.get(request.params.name ?? '')
       if (!file) throw new AppError('NOT_FOUND', `no console asset ${request.params.name}`)
       return {
@@ -123,6 +176,5 @@ export function registerConsoleRoutes(http: HttpServer, read: (name: AssetName) 
         text: file.body,
       }
     },
-    consoleFile,
-  )
-}
+  },
+]

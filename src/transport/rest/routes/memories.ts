@@ -1,4 +1,3 @@
-import type { ServerContext } from '../../../domain/context.js'
 import {
   batchCreateMemories,
   batchDeleteMemories,
@@ -9,91 +8,268 @@ import {
   listMemories,
 } from '../../../domain/memories.js'
 import { retrieveMemories } from '../../../domain/retrieval.js'
+import {
+  batchCreateMemoriesSchema,
+  batchDeleteMemoriesSchema,
+  createMemorySchema,
+  listMemoriesSchema,
+} from '../../../validation/memory.js'
 import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
-import { eventStream } from '../event-stream.js'
-import type { HttpServer } from '../http-server.js'
+import { retrieveMemoriesSchema } from '../../../validation/retrieval.js'
+import { eventStream, NDJSON_TYPE, SSE_TYPE } from '../event-stream.js'
+import { EXAMPLE_IDS } from '../openapi/examples.js'
+import { type Answer, BY_ID, Component, created, json, NO_CONTENT } from '../openapi/operation.js'
+import { VIEW } from '../openapi/view-schemas.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
 import type { RestRequest, RestResponse } from '../rest-messages.js'
+import type { RestRoute, RouteDeps } from '../rest-route.js'
 import { retrieveQuery } from '../retrieve-query.js'
 
-export function registerMemoryRoutes(http: HttpServer, server: ServerContext): void {
-  const needsKey = { needsApiKey: true }
-  const withOneMemory = { needsApiKey: true, maxBodyBytes: MEMORY_REQUEST_BYTES }
-  const withMemories = { needsApiKey: true, maxBodyBytes: MEMORY_BATCH_REQUEST_BYTES }
-  // 201 while PENDING; 200 with the stored memory when dedupe found the same content.
-  http.route(
-    'POST',
-    '/v1/memories',
-    async (request) => {
+const RETRIEVE_REQUEST = Component.of('RetrieveMemoriesRequest', retrieveMemoriesSchema)
+
+const RETRIEVE_EXAMPLE = {
+  message: 'How does the analytical engine weave patterns?',
+  spaceKeys: [{ spaceId: EXAMPLE_IDS.space }],
+  mode: 'KEYWORD',
+  requestedSize: 5,
+}
+
+const STREAM_ANSWER: Answer = {
+  description:
+    'A stream of retrieval events, each written as soon as it is known: ' +
+    'NDJSON (one event per line; empty lines are heartbeats) by default, ' +
+    'or Server-Sent Events (`data: <event>`; comment lines are heartbeats) when Accept names text/event-stream. ' +
+    'An error after the first event arrives as a last `status` event.',
+  content: {
+    [NDJSON_TYPE]: VIEW.RetrievalEvent,
+    [SSE_TYPE]: {
+      type: 'string',
+      description: 'Events as `data: <RetrievalEvent JSON>` lines, each followed by a blank line.',
+    },
+  },
+}
+
+/** Both forms of retrieval take the same request: the GET form as query parameters. */
+async function retrieve(request: RestRequest, { server }: RouteDeps, input: unknown): Promise<RestResponse> {
+  const call = { ...callContext(request), signal: request.cancellation() }
+  return { status: 200, stream: eventStream(request, await retrieveMemories(server.domain, call, input)) }
+}
+
+export const MEMORY_ROUTES: RestRoute[] = [
+  {
+    method: 'POST',
+    pattern: '/v1/memories',
+    needsApiKey: true,
+    maxBodyBytes: MEMORY_REQUEST_BYTES,
+    openapi: {
+      operationId: 'createMemory',
+      tag: 'memories',
+      summary: 'Store a memory',
+      description:
+        'Chunked and embedded in the background (`processingStatus`). ' +
+        'With `dedupe`, the same content already in the space answers 200 with that memory.',
+      body: Component.of('CreateMemoryRequest', createMemorySchema),
+      answers: {
+        201: created('The memory, PENDING.', VIEW.Memory),
+        200: json('The stored memory with the same content (dedupe).', VIEW.Memory),
+      },
+      errors: ['PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'FAILED_PRECONDITION'],
+      examples: [
+        {
+          body: {
+            memoryId: EXAMPLE_IDS.memory,
+            spaceId: EXAMPLE_IDS.space,
+            originalContent:
+              'The Analytical Engine weaves algebraic patterns just as the Jacquard loom weaves flowers and leaves.',
+            contentType: 'text/plain',
+            metadata: { author: 'Ada Lovelace', year: 1843 },
+          },
+        },
+      ],
+      exampleStatus: 201,
+    },
+    handle: async (request, { server }) => {
       const { memory, created } = await createMemory(server.domain, callContext(request), jsonBody(request))
       return { status: created ? 201 : 200, headers: { location: `/v1/memories/${memory.memoryId}` }, json: memory }
     },
-    withOneMemory,
-  )
-  http.route(
-    'POST',
-    '/v1/memories:batchCreate',
-    async (request) => ({
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/memories:batchCreate',
+    needsApiKey: true,
+    maxBodyBytes: MEMORY_BATCH_REQUEST_BYTES,
+    openapi: {
+      operationId: 'batchCreateMemories',
+      tag: 'memories',
+      summary: 'Store several memories',
+      description: 'Each item of `requests` is a CreateMemoryRequest; each answers its own result or error, in order.',
+      body: Component.of('BatchCreateMemoriesRequest', batchCreateMemoriesSchema),
+      answers: { 200: json('One result per request.', VIEW.BatchCreateResult) },
+      errors: ['FAILED_PRECONDITION'],
+      examples: [
+        {
+          body: {
+            requests: [
+              {
+                memoryId: EXAMPLE_IDS.batchMemory,
+                spaceId: EXAMPLE_IDS.space,
+                originalContent: '# Notes\n\nThe engine might compose music.',
+                contentType: 'text/markdown',
+              },
+            ],
+          },
+        },
+      ],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
       status: 200,
       json: await batchCreateMemories(server.domain, callContext(request), jsonBody(request)),
     }),
-    withMemories,
-  )
-  http.route(
-    'POST',
-    '/v1/memories:batchDelete',
-    async (request) => ({
-      status: 200,
-      json: await batchDeleteMemories(server.domain, callContext(request), jsonBody(request)),
-    }),
-    needsKey,
-  )
-  // A stream of events (NDJSON, or SSE on Accept: text/event-stream); the GET form takes the same request as query parameters.
-  const retrieve = async (request: RestRequest, input: unknown): Promise<RestResponse> => {
-    const call = { ...callContext(request), signal: request.cancellation() }
-    return { status: 200, stream: eventStream(request, await retrieveMemories(server.domain, call, input)) }
-  }
-  // Accept chooses between NDJSON and SSE.
-  const streamed = { ...needsKey, readHeaders: ['accept'] }
-  http.route('POST', '/v1/memories:retrieve', (request) => retrieve(request, jsonBody(request)), streamed)
-  http.route('GET', '/v1/memories:retrieve', (request) => retrieve(request, retrieveQuery(request)), streamed)
-  http.route(
-    'GET',
-    '/v1/memories/:id',
-    async (request) => ({
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/memories/:id',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getMemory',
+      tag: 'memories',
+      summary: 'Get a memory',
+      answers: { 200: json('The memory.', VIEW.Memory) },
+      errors: BY_ID,
+      examples: [{ path: { id: EXAMPLE_IDS.memory } }],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
       status: 200,
       json: await getMemory(server.domain, callContext(request), request.params.id),
     }),
-    needsKey,
-  )
-  http.route(
-    'GET',
-    '/v1/memories/:id/content',
-    async (request) => ({
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/memories/:id/content',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getMemoryContent',
+      tag: 'memories',
+      summary: "Get a memory's original content",
+      answers: { 200: json('The content as stored.', VIEW.MemoryContent) },
+      errors: BY_ID,
+      examples: [{ path: { id: EXAMPLE_IDS.memory } }],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
       status: 200,
       json: await getMemoryContent(server.domain, callContext(request), request.params.id),
     }),
-    needsKey,
-  )
-  http.route(
-    'DELETE',
-    '/v1/memories/:id',
-    async (request) => {
-      await deleteMemory(server.domain, callContext(request), request.params.id)
-      return { status: 204 }
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/spaces/:id/memories',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'listMemories',
+      tag: 'memories',
+      summary: "List a space's memories",
+      query: Component.of('ListMemoriesQuery', listMemoriesSchema),
+      answers: { 200: json('A page.', VIEW.MemoryPage) },
+      errors: BY_ID,
+      examples: [{ path: { id: EXAMPLE_IDS.space }, query: { sortOrder: 'DESCENDING', maxResults: '100' } }],
+      exampleStatus: 200,
     },
-    needsKey,
-  )
-  http.route(
-    'GET',
-    '/v1/spaces/:id/memories',
-    async (request) => ({
+    handle: async (request, { server }) => ({
       status: 200,
       json: await listMemories(server.domain, callContext(request), {
         ...listQuery(request),
         spaceId: request.params.id,
       }),
     }),
-    needsKey,
-  )
-}
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/memories:retrieve',
+    needsApiKey: true,
+    // Accept chooses between NDJSON and SSE.
+    readHeaders: ['accept'],
+    openapi: {
+      operationId: 'retrieveMemories',
+      tag: 'memories',
+      summary: 'Retrieve memories (streamed)',
+      body: RETRIEVE_REQUEST,
+      answers: { 200: STREAM_ANSWER },
+      errors: [...BY_ID, 'FAILED_PRECONDITION'],
+      examples: [{ body: RETRIEVE_EXAMPLE }],
+      exampleStatus: 200,
+    },
+    handle: (request, deps) => retrieve(request, deps, jsonBody(request)),
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/memories:retrieve',
+    needsApiKey: true,
+    readHeaders: ['accept'],
+    openapi: {
+      operationId: 'retrieveMemoriesByQuery',
+      tag: 'memories',
+      summary: 'Retrieve memories (streamed), the request as query parameters',
+      description:
+        'The same request as POST, flattened: `spaceIds` (repeated or comma-separated; `filter` applies to each), ' +
+        '`efSearch`, and the post-processor fields by their own names.',
+      bodyAsQuery: RETRIEVE_REQUEST,
+      answers: { 200: STREAM_ANSWER },
+      errors: [...BY_ID, 'FAILED_PRECONDITION'],
+      examples: [
+        {
+          query: {
+            message: RETRIEVE_EXAMPLE.message,
+            spaceIds: [EXAMPLE_IDS.space],
+            mode: 'KEYWORD',
+            requestedSize: 5,
+          },
+          headers: { accept: SSE_TYPE },
+        },
+      ],
+      exampleStatus: 200,
+    },
+    handle: (request, deps) => retrieve(request, deps, retrieveQuery(request)),
+  },
+  {
+    method: 'DELETE',
+    pattern: '/v1/memories/:id',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'deleteMemory',
+      tag: 'memories',
+      summary: 'Delete a memory',
+      answers: { 204: NO_CONTENT },
+      errors: [...BY_ID, 'PERMISSION_DENIED'],
+      examples: [{ path: { id: EXAMPLE_IDS.memory } }],
+      exampleStatus: 204,
+      examplePhase: 'cleanup',
+    },
+    handle: async (request, { server }) => {
+      await deleteMemory(server.domain, callContext(request), request.params.id)
+      return { status: 204 }
+    },
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/memories:batchDelete',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'batchDeleteMemories',
+      tag: 'memories',
+      summary: 'Delete memories by id, or by space with filters',
+      body: Component.of('BatchDeleteMemoriesRequest', batchDeleteMemoriesSchema),
+      answers: { 200: json("How many were deleted (and each id's outcome).", VIEW.BatchDeleteResult) },
+      errors: ['NOT_FOUND', 'PERMISSION_DENIED'],
+      examples: [{ body: { memoryIds: [EXAMPLE_IDS.batchMemory] } }],
+      exampleStatus: 200,
+      examplePhase: 'cleanup',
+    },
+    handle: async (request, { server }) => ({
+      status: 200,
+      json: await batchDeleteMemories(server.domain, callContext(request), jsonBody(request)),
+    }),
+  },
+]

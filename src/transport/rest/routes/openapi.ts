@@ -1,18 +1,34 @@
 import { VERSION } from '../../../runtime/environment.js'
-import type { HttpServer } from '../http-server.js'
-import { OPENAPI_PATH, openApiDocument } from '../openapi/document.js'
+import { generateOpenApiDocument } from '../openapi/generate.js'
+import type { RestRoute } from '../rest-route.js'
 
-/** The OpenAPI document (openapi/document.ts): no key, as a client needs it before it has one. */
-export function registerOpenApiRoute(http: HttpServer): void {
+/**
+ * The OpenAPI document of `documented()`, the list this route is in (given so, as that list
+ * imports this file): no key, as a client needs it before it has one.
+ */
+export function openApiRoute(documented: () => readonly RestRoute[]): RestRoute {
   let text: string | undefined
-  http.route(
-    'GET',
-    OPENAPI_PATH,
-    () => {
+  return {
+    method: 'GET',
+    pattern: '/v1/openapi.json',
+    drainExempt: 'api-document',
+    openapi: {
+      operationId: 'getOpenApiDocument',
+      tag: 'system',
+      summary: 'This document',
+      answers: {
+        200: {
+          description: 'The OpenAPI 3.1 document of the REST API.',
+          content: { 'application/json': { type: 'object' } },
+        },
+      },
+      examples: [{}],
+      exampleStatus: 200,
+    },
+    handle: () => {
       // Built on first request: most servers are never asked, and it takes tens of milliseconds.
-      text ??= JSON.stringify(openApiDocument(VERSION))
+      text ??= JSON.stringify(generateOpenApiDocument(VERSION, documented()))
       return { status: 200, headers: { 'cache-control': 'no-cache' }, text }
     },
-    { drainExempt: 'api-document' },
-  )
+  }
 }

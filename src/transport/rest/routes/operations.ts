@@ -1,9 +1,9 @@
-import type { ServerConfig } from '../../../config/server-config.js'
 import { AppError } from '../../../errors/app-error.js'
 import type { Lifecycle } from '../../../lifecycle/lifecycle.js'
-import type { ServerMetrics } from '../../../observability/metrics.js'
 import { secretsEqual } from '../../../secrets/secrets-equal.js'
-import type { HttpServer } from '../http-server.js'
+import { json } from '../openapi/operation.js'
+import { VIEW } from '../openapi/view-schemas.js'
+import type { RestRoute } from '../rest-route.js'
 
 /** Why a started server is not ready, when the database is the reason. */
 function databaseReason(lifecycle: Lifecycle): { reason?: string } {
@@ -12,43 +12,90 @@ function databaseReason(lifecycle: Lifecycle): { reason?: string } {
   return {}
 }
 
+const NO_STORE = { 'cache-control': 'no-store' }
+const PROBE = { tag: 'operations', errors: [], examples: [{}], exampleStatus: 200 }
+
 /** Probes and metrics: no API key, never refused while draining (see DrainExemption). */
-export function registerOperationsRoutes(
-  http: HttpServer,
-  lifecycle: Lifecycle,
-  metrics: ServerMetrics,
-  config: ServerConfig,
-): void {
-  const noStore = { 'cache-control': 'no-store' }
-  const probe = { drainExempt: 'probe' } as const
-  http.route('GET', '/livez', () => ({ status: 200, headers: noStore, json: { state: lifecycle.state } }), probe)
-  http.route(
-    'GET',
-    '/readyz',
-    () => {
+export const OPERATIONS_ROUTES: RestRoute[] = [
+  {
+    method: 'GET',
+    pattern: '/livez',
+    drainExempt: 'probe',
+    openapi: {
+      ...PROBE,
+      operationId: 'livez',
+      summary: 'Liveness probe',
+      answers: { 200: json('The process is alive.', VIEW.Liveness) },
+    },
+    handle: (_request, { server }) => ({
+      status: 200,
+      headers: NO_STORE,
+      json: { state: server.facts.lifecycle.state },
+    }),
+  },
+  {
+    method: 'GET',
+    pattern: '/readyz',
+    drainExempt: 'probe',
+    openapi: {
+      ...PROBE,
+      operationId: 'readyz',
+      summary: 'Readiness probe',
+      answers: {
+        200: json('Ready for traffic.', VIEW.Readiness),
+        503: json('Not ready (starting, draining, or the database is unreachable).', VIEW.Readiness),
+      },
+    },
+    handle: (_request, { server }) => {
+      const lifecycle = server.facts.lifecycle
       const ready = lifecycle.ready
       return {
         status: ready ? 200 : 503,
-        headers: noStore,
+        headers: NO_STORE,
         json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
       }
     },
-    probe,
-  )
-  http.route(
-    'GET',
-    '/startupz',
-    () => ({
-      status: lifecycle.started ? 200 : 503,
-      headers: noStore,
-      json: { started: lifecycle.started, state: lifecycle.state },
-    }),
-    probe,
-  )
-  http.route(
-    'GET',
-    '/metrics',
-    async (request) => {
+  },
+  {
+    method: 'GET',
+    pattern: '/startupz',
+    drainExempt: 'probe',
+    openapi: {
+      ...PROBE,
+      operationId: 'startupz',
+      summary: 'Startup probe',
+      answers: { 200: json('Started.', VIEW.Startup), 503: json('Still starting.', VIEW.Startup) },
+    },
+    handle: (_request, { server }) => {
+      const lifecycle = server.facts.lifecycle
+      return {
+        status: lifecycle.started ? 200 : 503,
+        headers: NO_STORE,
+        json: { started: lifecycle.started, state: lifecycle.state },
+      }
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/metrics',
+    drainExempt: 'metrics',
+    readHeaders: ['x-service-metrics-key'],
+    openapi: {
+      operationId: 'metrics',
+      tag: 'operations',
+      summary: 'Prometheus metrics',
+      security: 'metrics',
+      answers: {
+        200: {
+          description: 'Metrics in the Prometheus text format.',
+          content: { 'text/plain': { type: 'string' } },
+        },
+      },
+      errors: ['UNAUTHENTICATED'],
+      examples: [{}],
+      exampleStatus: 200,
+    },
+    handle: async (request, { config, metrics }) => {
       if (!config.metrics.authDisabled) {
         const given = request.headers['x-service-metrics-key']
         if (given === undefined) throw new AppError('UNAUTHENTICATED', 'missing X-Service-Metrics-Key header')
@@ -57,11 +104,10 @@ export function registerOperationsRoutes(
       }
       return {
         status: 200,
-        headers: noStore,
+        headers: NO_STORE,
         contentType: metrics.registry.contentType,
         text: await metrics.registry.metrics(),
       }
     },
-    { drainExempt: 'metrics', readHeaders: ['x-service-metrics-key'] },
-  )
-}
+  },
+]

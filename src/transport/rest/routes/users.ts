@@ -1,56 +1,111 @@
-import type { ServerContext } from '../../../domain/context.js'
 import { createUser, deleteUser, getMe, getUser, listUsers } from '../../../domain/users.js'
-import type { HttpServer } from '../http-server.js'
+import { createUserSchema, listUsersSchema } from '../../../validation/identity.js'
+import { EXAMPLE_IDS } from '../openapi/examples.js'
+import { BY_ID, Component, created, json, LISTING, NO_CONTENT } from '../openapi/operation.js'
+import { VIEW } from '../openapi/view-schemas.js'
 import { callContext, jsonBody, listQuery } from '../request-input.js'
+import type { RestRoute } from '../rest-route.js'
 
 /** getMe answers a cached caller with the same object: its JSON is kept beside it, and goes with it. */
 const meJson = new WeakMap<object, string>()
 
-export function registerUserRoutes(http: HttpServer, server: ServerContext): void {
-  const needsKey = { needsApiKey: true }
-  http.route(
-    'POST',
-    '/v1/users',
-    async (request) => {
+export const USER_ROUTES: RestRoute[] = [
+  {
+    method: 'POST',
+    pattern: '/v1/users',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'createUser',
+      tag: 'users',
+      summary: 'Create a user (admins)',
+      body: Component.of('CreateUserRequest', createUserSchema),
+      answers: { 201: created('The user.', VIEW.User) },
+      errors: ['PERMISSION_DENIED', 'ALREADY_EXISTS'],
+      examples: [{ body: { userId: EXAMPLE_IDS.user, username: 'ada', displayName: 'Ada Lovelace', role: 'USER' } }],
+      exampleStatus: 201,
+    },
+    handle: async (request, { server }) => {
       const user = await createUser(server.domain, callContext(request), jsonBody(request))
       return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
     },
-    needsKey,
-  )
-  http.route(
-    'GET',
-    '/v1/users',
-    async (request) => ({
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/users',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'listUsers',
+      tag: 'users',
+      summary: 'List users (admins)',
+      query: Component.of('ListUsersQuery', listUsersSchema),
+      answers: { 200: json('A page.', VIEW.UserPage) },
+      errors: LISTING,
+      examples: [{ query: { maxResults: '50' } }],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
       status: 200,
       json: await listUsers(server.domain, callContext(request), listQuery(request)),
     }),
-    needsKey,
-  )
-  // Registered before /v1/users/:id so that "me" is never read as an id.
-  http.route(
-    'GET',
-    '/v1/users/me',
-    async (request) => {
+  },
+  // Listed before /v1/users/:id so that "me" is never read as an id.
+  {
+    method: 'GET',
+    pattern: '/v1/users/me',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getMe',
+      tag: 'users',
+      summary: 'The caller',
+      answers: { 200: json('The user the API key belongs to.', VIEW.User) },
+      examples: [{}],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => {
       const me = await getMe(server.domain, callContext(request))
       let text = meJson.get(me)
-      if (text === undefined) meJson.set(me, (text = JSON.stringify(me)))
+      if (text === undefined) {
+        text = JSON.stringify(me)
+        meJson.set(me, text)
+      }
       return { status: 200, text }
     },
-    needsKey,
-  )
-  http.route(
-    'GET',
-    '/v1/users/:id',
-    async (request) => ({ status: 200, json: await getUser(server.domain, callContext(request), request.params.id) }),
-    needsKey,
-  )
-  http.route(
-    'DELETE',
-    '/v1/users/:id',
-    async (request) => {
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/users/:id',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getUser',
+      tag: 'users',
+      summary: 'Get a user',
+      answers: { 200: json('The user.', VIEW.User) },
+      errors: [...BY_ID, 'PERMISSION_DENIED'],
+      examples: [{ path: { id: EXAMPLE_IDS.user } }],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
+      status: 200,
+      json: await getUser(server.domain, callContext(request), request.params.id),
+    }),
+  },
+  {
+    method: 'DELETE',
+    pattern: '/v1/users/:id',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'deleteUser',
+      tag: 'users',
+      summary: 'Delete a user (admins)',
+      answers: { 204: NO_CONTENT },
+      errors: [...BY_ID, 'PERMISSION_DENIED', 'FAILED_PRECONDITION'],
+      examples: [{ path: { id: EXAMPLE_IDS.user } }],
+      exampleStatus: 204,
+      examplePhase: 'cleanup',
+    },
+    handle: async (request, { server }) => {
       await deleteUser(server.domain, callContext(request), request.params.id)
       return { status: 204 }
     },
-    needsKey,
-  )
-}
+  },
+]

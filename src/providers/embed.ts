@@ -1,36 +1,16 @@
-import type { ProbeTargetRow } from '../db/sql/probes.js'
-import { MAX_INDEXED_VECTOR_VALUE } from '../db/vector-storage.js'
-import type { ProviderAccess } from '../domain/provider-access.js'
-import type { ProviderCalls } from '../probes/provider-calls.js'
-import { ProviderCallError, postJson, QUERY_PROVIDER_TIMEOUT_MS } from '../probes/provider-http.js'
-import { allEmbeddings, embeddingRequest, UnsupportedProbeError } from '../probes/provider-protocol.js'
+import { type ProviderAccess, UnsupportedCredentialError } from './credentials.js'
+import { ProviderCallError, type ProviderRequest, postJson, QUERY_PROVIDER_TIMEOUT_MS } from './http.js'
+import { allEmbeddings, embeddingRequest, type ProviderTarget } from './protocol.js'
+import type { ProviderCalls } from './provider-calls.js'
 
 /** What the client needs to know of a registered embedder. */
-export interface EmbedderProfile {
+export interface EmbedderProfile extends ProviderTarget {
   id: string
   /** As registered; errors name the embedder by it. */
   displayName?: string
-  providerType: string
-  endpointUrl: string
-  apiPath: string
-  modelIdentifier: string
   dimensionality: number
   /** In tokens, as registered; absent when the provider did not say. */
   maxSequenceLength?: number
-}
-
-/** The profile of a registered embedder from its row. */
-export function embedderProfile(target: ProbeTargetRow): EmbedderProfile {
-  return {
-    id: target.id,
-    displayName: (target as { display_name?: string }).display_name,
-    providerType: target.provider_type,
-    endpointUrl: target.endpoint_url,
-    apiPath: target.api_path,
-    modelIdentifier: target.model_identifier,
-    dimensionality: target.dimensionality!,
-    maxSequenceLength: (target as { max_sequence_length?: number | null }).max_sequence_length ?? undefined,
-  }
 }
 
 export interface EmbeddingPolicy {
@@ -118,6 +98,11 @@ export interface EmbeddingCall {
   observe?: EmbeddingObserver
   /** Ingestion's record of each provider's calls: a stalled embedder is not called again until its cool-down ends. */
   providerCalls?: ProviderCalls
+  /**
+   * The largest magnitude the vector store holds (db/vector-storage.ts MAX_INDEXED_VECTOR_VALUE):
+   * the caller knows where the vectors go, this layer does not.
+   */
+  maxVectorValue: number
   /** Waits between retries; tests pass a recorder. */
   sleep?: (ms: number) => Promise<void>
 }
@@ -175,11 +160,11 @@ async function embedBatch(
   const { embedder, access, policy } = call
   const sleep = call.sleep ?? defaultSleep
   const name = describeEmbedder(embedder)
-  let request
+  let request: ProviderRequest
   try {
     request = embeddingRequest(embedder, access.credential, batch, inputType)
   } catch (error) {
-    if (error instanceof UnsupportedProbeError)
+    if (error instanceof UnsupportedCredentialError)
       throw new EmbeddingError(error.message.replace('probing', 'embedding'), true, 'embedder')
     throw error
   }
@@ -225,11 +210,16 @@ async function embedBatch(
       continue
     }
     call.observe?.('ok', seconds())
-    return checkedVectors(embedder, body, batch.length)
+    return checkedVectors(embedder, body, batch.length, call.maxVectorValue)
   }
 }
 
-function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: number): number[][] {
+function checkedVectors(
+  embedder: EmbedderProfile,
+  body: unknown,
+  expected: number,
+  maxVectorValue: number,
+): number[][] {
   const vectors = allEmbeddings(body)
   if (!vectors)
     throw new EmbeddingError(`${describeEmbedder(embedder)}: the response carries no embedding vectors`, true)
@@ -247,11 +237,11 @@ function checkedVectors(embedder: EmbedderProfile, body: unknown, expected: numb
     )
   }
   for (const vector of vectors) {
-    const position = vector.findIndex((value) => !(Math.abs(value) <= MAX_INDEXED_VECTOR_VALUE))
+    const position = vector.findIndex((value) => !(Math.abs(value) <= maxVectorValue))
     if (position < 0) continue
     throw new EmbeddingError(
       `${describeEmbedder(embedder)}: the provider returned ${vector[position]} at dimension ${position}; vectors are ` +
-        `indexed in half precision, which holds values up to ±${MAX_INDEXED_VECTOR_VALUE} (embedding models ` +
+        `indexed in half precision, which holds values up to ±${maxVectorValue} (embedding models ` +
         'normally return unit vectors: check the model and its normalisation setting)',
       true,
       'embedder',

@@ -1,8 +1,7 @@
-import type { LlmRow } from '../db/sql/llms.js'
-import type { ProviderAccess } from '../domain/provider-access.js'
-import { postJson } from '../probes/provider-http.js'
-import { type ChatMessage, chatAnswerText, chatRequest } from '../probes/provider-protocol.js'
 import type { SamplingParams } from '../validation/registry.js'
+import type { ProviderAccess } from './credentials.js'
+import { postJson } from './http.js'
+import { type ChatMessage, type ChatTarget, chatAnswerText, chatRequest } from './protocol.js'
 
 /**
  * Asks a registered LLM to answer a message from retrieved chunks, through its chat
@@ -14,8 +13,15 @@ export const DEFAULT_SYSTEM_PROMPT =
   'Answer the question using only the numbered context passages. If they do not contain the answer, say that you do not know. Be concise.'
 const MAX_ANSWER_RESPONSE_BYTES = 4 * 1024 * 1024
 
+/** What the client needs to know of a registered LLM. */
+export interface LlmProfile extends ChatTarget {
+  /** As registered; a capability the registration does not name counts as supported. */
+  capabilities: { supportsSystemMessages?: boolean; supportsSamplingParameters?: boolean }
+  defaultSamplingParams?: SamplingParams
+}
+
 export interface AnswerRequest {
-  llm: LlmRow
+  llm: LlmProfile
   access: ProviderAccess
   message: string
   passages: string[]
@@ -27,10 +33,8 @@ export interface AnswerRequest {
 }
 
 /** The stored sampling defaults in the OpenAI field names, which vLLM, llama.cpp and the others accept. */
-function samplingOptions(llm: LlmRow, temperature: number | undefined): Record<string, unknown> {
-  const stored = (
-    llm.capabilities.supportsSamplingParameters === false ? {} : (llm.default_sampling_params ?? {})
-  ) as SamplingParams
+function samplingOptions(llm: LlmProfile, temperature: number | undefined): Record<string, unknown> {
+  const stored = llm.capabilities.supportsSamplingParameters === false ? {} : (llm.defaultSamplingParams ?? {})
   const options: Record<string, unknown> = {
     max_tokens: stored.maxTokens,
     temperature: temperature ?? stored.temperature,
@@ -60,11 +64,7 @@ export function answerMessages(
 
 export async function answerFromPassages(request: AnswerRequest): Promise<string> {
   const http = chatRequest(
-    {
-      endpointUrl: request.llm.endpoint_url,
-      apiPath: request.llm.api_path,
-      modelIdentifier: request.llm.model_identifier,
-    },
+    request.llm,
     request.access.credential,
     answerMessages(request),
     samplingOptions(request.llm, request.temperature),

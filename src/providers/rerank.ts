@@ -1,12 +1,17 @@
-import type { RerankerRow } from '../db/sql/rerankers.js'
-import type { ProviderAccess } from '../domain/provider-access.js'
-import { ProviderCallError, postJson } from '../probes/provider-http.js'
-import { rerankRequest, rerankScores } from '../probes/provider-protocol.js'
+import type { ProviderAccess } from './credentials.js'
+import { ProviderCallError, postJson } from './http.js'
+import { type ProviderTarget, rerankRequest, rerankScores } from './protocol.js'
 
 const MAX_RERANK_RESPONSE_BYTES = 4 * 1024 * 1024
 
+/** What the client needs to know of a registered reranker. */
+export interface RerankerProfile extends ProviderTarget {
+  id: string
+  displayName: string
+}
+
 export interface RerankCall {
-  reranker: RerankerRow
+  reranker: RerankerProfile
   access: ProviderAccess
   query: string
   documents: string[]
@@ -18,8 +23,8 @@ export interface RerankCall {
 const toUnitInterval = (score: number) => (score >= 0 && score <= 1 ? score : 1 / (1 + Math.exp(-score)))
 
 /** How errors name a reranker: its display name and id, so the caller knows which registration failed. */
-export const describeReranker = (reranker: Pick<RerankerRow, 'id' | 'display_name'>): string =>
-  `reranker "${reranker.display_name}" (${reranker.id})`
+export const describeReranker = (reranker: Pick<RerankerProfile, 'id' | 'displayName'>): string =>
+  `reranker "${reranker.displayName}" (${reranker.id})`
 
 /**
  * Scores each document against the query with the provider's own rerank API; one score
@@ -30,15 +35,9 @@ export const describeReranker = (reranker: Pick<RerankerRow, 'id' | 'display_nam
 export async function rerankDocuments(call: RerankCall): Promise<number[]> {
   if (call.documents.length === 0) return []
   const name = describeReranker(call.reranker)
-  const subject = {
-    providerType: call.reranker.provider_type,
-    endpointUrl: call.reranker.endpoint_url,
-    apiPath: call.reranker.api_path,
-    modelIdentifier: call.reranker.model_identifier,
-  }
   let body: unknown
   try {
-    body = await postJson(rerankRequest(subject, call.access.credential, call.query, call.documents), {
+    body = await postJson(rerankRequest(call.reranker, call.access.credential, call.query, call.documents), {
       timeoutMs: call.timeoutMs,
       maxResponseBytes: MAX_RERANK_RESPONSE_BYTES,
       redact: call.access.redact,

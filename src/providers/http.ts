@@ -1,9 +1,8 @@
-import type { ProbeHttpRequest } from './provider-protocol.js'
-
 /**
- * One JSON POST to a model provider, for probes and for embedding. Failures come back as
- * ProviderCallError saying whether trying again may help (timeouts, unreachable, 5xx,
- * 429) and how long the provider asked to wait; messages have the credential redacted.
+ * One JSON POST to a model provider, for every call: embedding, rerank, chat and probes.
+ * Failures come back as ProviderCallError saying whether trying again may help (timeouts,
+ * unreachable, 5xx, 429) and how long the provider asked to wait; messages have the
+ * credential redacted.
  */
 
 const MAX_ERROR_SNIPPET = 300
@@ -34,6 +33,13 @@ export class ProviderCallError extends Error {
   }
 }
 
+/** A call to a provider as protocol.ts shapes it: a JSON body POSTed to the registration's endpoint. */
+export interface ProviderRequest {
+  url: string
+  headers: Record<string, string>
+  body: unknown
+}
+
 export interface ProviderCallOptions {
   timeoutMs: number
   maxResponseBytes: number
@@ -52,7 +58,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS)
 }
 
-export async function postJson(request: ProbeHttpRequest, options: ProviderCallOptions): Promise<unknown> {
+export async function postJson(request: ProviderRequest, options: ProviderCallOptions): Promise<unknown> {
   let response: Response
   try {
     response = await fetch(request.url, {

@@ -3,7 +3,7 @@
  * Sizes and offsets count UTF-16 code units (JavaScript string indices), like the
  * offsets stored with each chunk.
  */
-import { DEFAULT_CHUNK_SIZE } from '../../validation/limits.js'
+import { DEFAULT_CHUNK_SIZE } from '../validation/limits.js'
 
 export const KEEP_STRATEGIES = ['KEEP_START', 'KEEP_END', 'DISCARD'] as const
 export type KeepStrategy = (typeof KEEP_STRATEGIES)[number]

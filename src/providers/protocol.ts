@@ -1,48 +1,21 @@
+import { authHeaders, type ProviderCredential } from './credentials.js'
+import type { ProviderRequest } from './http.js'
+
 /**
- * What a connectivity probe sends to each kind of provider, and how it reads the
- * answer. Pure functions: no I/O, so every provider's shape is unit-tested.
+ * What memsvc sends to each kind of provider (embedding, rerank and chat calls, and the
+ * connectivity probes made of them), and how it reads the answers. Pure functions: no I/O,
+ * so every provider's shape is unit-tested.
  */
 
 export const PROBE_INPUT = 'memsvc connectivity probe'
-
-export interface ProbeHttpRequest {
-  url: string
-  headers: Record<string, string>
-  body: unknown
-}
-
-export interface StoredCredential {
-  kind: 'API_KEY' | 'CLOUD_ADC' | 'NONE'
-  headerName?: string
-  prefix?: string
-  /** Only for API_KEY, decrypted just for this request. */
-  secret?: string
-}
-
-export class UnsupportedProbeError extends Error {}
 
 /** endpointUrl and apiPath are joined as text: new URL(path, base) would drop a base path such as /v1. */
 export function joinUrl(endpointUrl: string, apiPath: string): string {
   return `${endpointUrl.replace(/\/+$/, '')}/${apiPath.replace(/^\/+/, '')}`
 }
 
-function authHeaders(credential: StoredCredential): Record<string, string> {
-  switch (credential.kind) {
-    case 'NONE':
-      return {}
-    case 'API_KEY': {
-      const prefix = credential.prefix ? `${credential.prefix} ` : ''
-      return { [credential.headerName ?? 'Authorization']: `${prefix}${credential.secret ?? ''}` }
-    }
-    case 'CLOUD_ADC':
-      // Minting tokens needs the cloud SDK and metadata server, which this server does not embed.
-      throw new UnsupportedProbeError(
-        'probing with cloud application default credentials is not supported yet; the registration itself is stored',
-      )
-  }
-}
-
-export interface EmbeddingSubject {
+/** A registered model as the calls to it need it: which API it speaks, where, and the model to ask for. */
+export interface ProviderTarget {
   providerType: string
   endpointUrl: string
   apiPath: string
@@ -51,11 +24,11 @@ export interface EmbeddingSubject {
 
 /** The embedding call for `inputs`, in the provider's own request shape. */
 export function embeddingRequest(
-  embedder: EmbeddingSubject,
-  credential: StoredCredential,
+  embedder: ProviderTarget,
+  credential: ProviderCredential,
   inputs: string[],
   inputType: 'search_document' | 'search_query',
-): ProbeHttpRequest {
+): ProviderRequest {
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
   const url = joinUrl(embedder.endpointUrl, embedder.apiPath)
   switch (embedder.providerType) {
@@ -73,17 +46,14 @@ export function embeddingRequest(
   }
 }
 
-export function embeddingProbeRequest(embedder: EmbeddingSubject, credential: StoredCredential): ProbeHttpRequest {
+export function embeddingProbeRequest(embedder: ProviderTarget, credential: ProviderCredential): ProviderRequest {
   const request = embeddingRequest(embedder, credential, [PROBE_INPUT], 'search_query')
   // TEI takes one text as a plain string; the probe has always sent it that way.
   return embedder.providerType === 'TEI' ? { ...request, body: { inputs: PROBE_INPUT } } : request
 }
 
-export interface ChatSubject {
-  endpointUrl: string
-  apiPath: string
-  modelIdentifier: string
-}
+/** Every chat API memsvc calls is OpenAI-style, whatever its provider type. */
+export type ChatTarget = Omit<ProviderTarget, 'providerType'>
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant'
@@ -92,11 +62,11 @@ export interface ChatMessage {
 
 /** An OpenAI-style chat completions call; `options` are the sampling fields in the provider's names. */
 export function chatRequest(
-  llm: ChatSubject,
-  credential: StoredCredential,
+  llm: ChatTarget,
+  credential: ProviderCredential,
   messages: ChatMessage[],
   options: Record<string, unknown> = {},
-): ProbeHttpRequest {
+): ProviderRequest {
   return {
     url: joinUrl(llm.endpointUrl, llm.apiPath),
     headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) },
@@ -104,34 +74,38 @@ export function chatRequest(
   }
 }
 
-export function chatProbeRequest(llm: ChatSubject, credential: StoredCredential): ProbeHttpRequest {
+export function chatProbeRequest(llm: ChatTarget, credential: ProviderCredential): ProviderRequest {
   // One token: enough to prove the model answers, as cheap as a request can be.
   return chatRequest(llm, credential, [{ role: 'user', content: 'ping' }], { max_tokens: 1 })
 }
 
 /** The rerank call in the provider's own request shape: TEI {query, texts}, the Cohere-style others {model, query, documents, top_n}. */
 export function rerankRequest(
-  reranker: EmbeddingSubject,
-  credential: StoredCredential,
+  reranker: ProviderTarget,
+  credential: ProviderCredential,
   query: string,
   documents: string[],
-): ProbeHttpRequest {
+): ProviderRequest {
   const headers = { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(credential) }
   const url = joinUrl(reranker.endpointUrl, reranker.apiPath)
   if (reranker.providerType === 'TEI') return { url, headers, body: { query, texts: documents } }
   return { url, headers, body: { model: reranker.modelIdentifier, query, documents, top_n: documents.length } }
 }
 
-export function rerankProbeRequest(reranker: EmbeddingSubject, credential: StoredCredential): ProbeHttpRequest {
+export function rerankProbeRequest(reranker: ProviderTarget, credential: ProviderCredential): ProviderRequest {
   return rerankRequest(reranker, credential, PROBE_INPUT, [PROBE_INPUT])
 }
+
+/** A provider's answer, read field by field: each reader checks every value it takes. */
+// biome-ignore lint/suspicious/noExplicitAny: the shape is the provider's own, known only once checked
+type AnswerJson = Record<string, any>
 
 /**
  * The score of each document by its input index, from TEI's [{index, score}] or the
  * Cohere-style {results: [{index, relevance_score}]}; undefined when the answer is neither.
  */
 export function rerankScores(body: unknown, documentCount: number): number[] | undefined {
-  const record = body as Record<string, any> | null
+  const record = body as AnswerJson | null
   const entries: unknown = Array.isArray(body) ? body : record?.results
   if (!Array.isArray(entries)) return undefined
   const scores = new Array<number>(documentCount).fill(Number.NEGATIVE_INFINITY)
@@ -164,7 +138,7 @@ const isVectorList = (value: unknown): value is number[][] =>
  * or a single vector. Undefined when the answer holds none.
  */
 export function allEmbeddings(body: unknown): number[][] | undefined {
-  const record = body as Record<string, any> | null
+  const record = body as AnswerJson | null
   if (isVectorList(body)) return body
   if (isNumberArray(body)) return [body]
   if (!record || typeof record !== 'object') return undefined
@@ -175,7 +149,9 @@ export function allEmbeddings(body: unknown): number[][] | undefined {
   const candidates: unknown[] = [
     record.embeddings?.float,
     record.embeddings,
-    Array.isArray(record.embeddings) ? record.embeddings.map((item: any) => item?.values) : undefined,
+    Array.isArray(record.embeddings)
+      ? record.embeddings.map((item: AnswerJson | undefined) => item?.values)
+      : undefined,
   ]
   const found = candidates.find(isVectorList)
   if (found) return found
@@ -189,13 +165,13 @@ export function firstEmbedding(body: unknown): number[] | undefined {
 
 /** The text of a chat answer in the OpenAI shape (choices[0].message) or Ollama's native one (message), or undefined. */
 export function chatAnswerText(body: unknown): string | undefined {
-  const record = body as Record<string, any> | null
+  const record = body as AnswerJson | null
   const content = Array.isArray(record?.choices) ? record.choices[0]?.message?.content : record?.message?.content
   return typeof content === 'string' ? content : undefined
 }
 
 /** A chat answer in the OpenAI shape (choices) or Ollama's native one (message). */
 export function looksLikeChatCompletion(body: unknown): boolean {
-  const record = body as Record<string, any> | null
+  const record = body as AnswerJson | null
   return !!record && typeof record === 'object' && (Array.isArray(record.choices) || typeof record.message === 'object')
 }
