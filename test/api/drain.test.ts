@@ -76,9 +76,10 @@ describe('drain under load (postgresql)', () => {
       await locker`lock table api_keys in access exclusive mode`
       const inFlight = TRANSPORTS.flatMap((transport) =>
         holders.map((key) =>
-          fixture
-            .call(transport, 'listApiKeys', {}, key.apiKey)
-            .then((result) => (mark(`in-flight ${transport} request finished`), result)),
+          fixture.call(transport, 'listApiKeys', {}, key.apiKey).then((result) => {
+            mark(`in-flight ${transport} request finished`)
+            return result
+          }),
         ),
       )
       await waitFor('4 requests in flight', () => fixture.server.server.lifecycle.inFlight === 4)

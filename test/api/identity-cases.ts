@@ -30,7 +30,7 @@ export interface ApiCase {
   field?: string
   /** REST status when it is not the default for the code (201 and 204 on success). */
   httpStatus?: number
-  then?: (result: ApiResult, prepared: any, fixture: IdentityFixture, transport: Transport) => Promise<void> | void
+  verify?: (result: ApiResult, prepared: any, fixture: IdentityFixture, transport: Transport) => Promise<void> | void
 }
 
 export const HTTP_STATUS: Record<ApiCase['expect'], number> = {
@@ -76,7 +76,7 @@ export const HAPPY_CASES: ApiCase[] = [
     operation: 'initializeSystem',
     as: 'none',
     expect: 'OK',
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.alreadyInitialized).toBe(true)
       expect(result.body.rootApiKey).toBeUndefined()
     },
@@ -86,7 +86,7 @@ export const HAPPY_CASES: ApiCase[] = [
     operation: 'getSystemInfo',
     as: 'none',
     expect: 'OK',
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.initialized).toBe(true)
       expect(result.body.lifecycleState).toBe('READY')
       expect(result.body.version).toMatch(/^\d+\.\d+\.\d+/)
@@ -103,7 +103,7 @@ export const HAPPY_CASES: ApiCase[] = [
     operation: 'getMe',
     as: 'alice',
     expect: 'OK',
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expect(result.body.userId).toBe(fixture.alice.userId)
       expect(result.body.role).toBe('USER')
     },
@@ -115,7 +115,7 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => ({ labels: { env: 'dev', team: 'ml' }, expiresAt: future() }),
-    then: async (result, _p, fixture, transport) => {
+    verify: async (result, _p, fixture, transport) => {
       const { apiKeyMetadata: key, rawApiKey } = result.body
       expect(isWellFormedApiKey(rawApiKey)).toBe(true)
       expect(key.keyPrefix).toBe(rawApiKey.slice(0, 12))
@@ -140,7 +140,7 @@ export const HAPPY_CASES: ApiCase[] = [
     httpStatus: 201,
     only: 'rest',
     input: () => ({ expiresAt: String(future()) }),
-    then: (result) => expect(typeof result.body.apiKeyMetadata.expiresAt).toBe('number'),
+    verify: (result) => expect(typeof result.body.apiKeyMetadata.expiresAt).toBe('number'),
   },
   {
     name: 'createApiKey keeps a client-chosen id',
@@ -150,7 +150,7 @@ export const HAPPY_CASES: ApiCase[] = [
     httpStatus: 201,
     prepare: async () => ({ id: crypto.randomUUID() }),
     input: (prepared) => ({ apiKeyId: prepared.id }),
-    then: (result, prepared) => expect(result.body.apiKeyMetadata.apiKeyId).toBe(prepared.id),
+    verify: (result, prepared) => expect(result.body.apiKeyMetadata.apiKeyId).toBe(prepared.id),
   },
   {
     name: 'an admin creates a key for another user (CREATE_APIKEY_ANY)',
@@ -159,7 +159,7 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: (_p, fixture) => ({ ownerId: fixture.alice.userId }),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expect(result.body.apiKeyMetadata.userId).toBe(fixture.alice.userId)
       expect(result.body.apiKeyMetadata.createdById).toBe(fixture.admin.userId)
     },
@@ -169,7 +169,7 @@ export const HAPPY_CASES: ApiCase[] = [
     operation: 'listApiKeys',
     as: 'bob',
     expect: 'OK',
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expect(result.body.keys.length).toBeGreaterThan(0)
       for (const key of result.body.keys) {
         expect(key.userId).toBe(fixture.bob.userId)
@@ -196,7 +196,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return first
     },
     input: () => ({ maxResults: 2 }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       const seen = result.body.keys.map((key: { apiKeyId: string }) => key.apiKeyId)
       expect(seen).toHaveLength(2)
       let token = result.body.nextToken
@@ -232,7 +232,7 @@ export const HAPPY_CASES: ApiCase[] = [
       labelFilter: { batch: prepared.tag },
       status: 'ACTIVE',
     }),
-    then: (result, prepared) => {
+    verify: (result, prepared) => {
       expect(result.body.keys.map((key: { apiKeyId: string }) => key.apiKeyId)).toEqual([prepared.active.apiKeyId])
     },
   },
@@ -242,7 +242,7 @@ export const HAPPY_CASES: ApiCase[] = [
     as: 'admin',
     expect: 'OK',
     input: (_p, fixture) => ({ ownerId: fixture.alice.userId }),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expect(result.body.keys.length).toBeGreaterThan(0)
       for (const key of result.body.keys) expect(key.userId).toBe(fixture.alice.userId)
     },
@@ -254,7 +254,7 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     prepare: async (fixture) => fixture.newKey(fixture.alice),
     input: (prepared) => ({ apiKeyId: prepared.apiKeyId, status: 'INACTIVE' }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(result.body).toMatchObject({ status: 'INACTIVE', updatedById: fixture.alice.userId })
       expect(result.body.updatedAt).toBeGreaterThanOrEqual(result.body.createdAt)
       expect((await whoAmI(fixture, transport, prepared.apiKey)).status).toBe('UNAUTHENTICATED')
@@ -275,7 +275,7 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     prepare: async (fixture) => fixture.newKey(fixture.alice, { labels: { a: '1', b: '2' } }),
     input: (prepared) => ({ apiKeyId: prepared.apiKeyId, replaceLabels: { c: '3' } }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(result.body.labels).toEqual({ c: '3' })
       const merged = await fixture.call(
         transport,
@@ -302,7 +302,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { ...key, first: first.body }
     },
     input: (prepared) => ({ apiKeyId: prepared.apiKeyId, replaceLabels: { x: 'y' } }),
-    then: (result, prepared) => {
+    verify: (result, prepared) => {
       expect(result.body.updatedAt).toBe(prepared.first.updatedAt)
       expect(result.body.updatedById).toBe(prepared.first.updatedById)
     },
@@ -315,7 +315,7 @@ export const HAPPY_CASES: ApiCase[] = [
     httpStatus: 204,
     prepare: async (fixture) => fixture.newKey(fixture.alice),
     input: (prepared) => ({ apiKeyId: prepared.apiKeyId }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       if (transport === 'rest') expect(result.body).toBeUndefined()
       expect((await whoAmI(fixture, transport, prepared.apiKey)).status).toBe('UNAUTHENTICATED')
       expect(
@@ -330,14 +330,14 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => ({ username: `carol-${crypto.randomUUID().slice(0, 8)}`, displayName: 'Carol', role: 'USER' }),
-    then: (result) => expect(result.body).toMatchObject({ displayName: 'Carol', role: 'USER' }),
+    verify: (result) => expect(result.body).toMatchObject({ displayName: 'Carol', role: 'USER' }),
   },
   {
     name: 'an admin lists users',
     operation: 'listUsers',
     as: 'admin',
     expect: 'OK',
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       const ids = result.body.users.map((user: { userId: string }) => user.userId)
       expect(ids).toEqual(expect.arrayContaining([fixture.root.userId, fixture.alice.userId, fixture.bob.userId]))
     },
@@ -348,7 +348,7 @@ export const HAPPY_CASES: ApiCase[] = [
     as: 'alice',
     expect: 'OK',
     input: (_p, fixture) => ({ userId: fixture.alice.userId }),
-    then: (result) => expect(result.body.role).toBe('USER'),
+    verify: (result) => expect(result.body.role).toBe('USER'),
   },
   {
     name: 'deleting a user deletes their keys with them',
@@ -366,7 +366,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return fixture.newKey({ userId: user.body.userId } as Actor)
     },
     input: (prepared) => ({ userId: prepared.userId }),
-    then: async (_result, prepared, fixture, transport) => {
+    verify: async (_result, prepared, fixture, transport) => {
       expect((await whoAmI(fixture, transport, prepared.apiKey)).status).toBe('UNAUTHENTICATED')
       expect((await fixture.call(transport, 'getUser', { userId: prepared.userId }, fixture.root.apiKey)).status).toBe(
         'NOT_FOUND',
@@ -433,7 +433,7 @@ export const ERROR_CASES: ApiCase[] = [
       await new Promise((resolve) => setTimeout(resolve, 1_100))
       return key
     },
-    then: async (_result, prepared, fixture) => {
+    verify: async (_result, prepared, fixture) => {
       const listed = await fixture.call('rest', 'listApiKeys', { maxResults: 1000 }, fixture.alice.apiKey)
       expect(listed.body.keys.find((key: { apiKeyId: string }) => key.apiKeyId === prepared.apiKeyId).status).toBe(
         'ACTIVE',
@@ -694,7 +694,7 @@ export const SECURITY_CASES: ApiCase[] = [
     as: 'alice',
     input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId, status: 'INACTIVE' }),
     expect: 'NOT_FOUND',
-    then: async (result, _p, f, transport) => {
+    verify: async (result, _p, f, transport) => {
       expect(result.message).toBe(`API key ${f.bob.apiKeyId} not found`)
       const unknown = await f.call(
         transport,
@@ -723,7 +723,7 @@ export const SECURITY_CASES: ApiCase[] = [
     as: 'alice',
     input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId }),
     expect: 'NOT_FOUND',
-    then: async (_r, _p, f, transport) => expect((await whoAmI(f, transport, f.bob.apiKey)).status).toBe('OK'),
+    verify: async (_r, _p, f, transport) => expect((await whoAmI(f, transport, f.bob.apiKey)).status).toBe('OK'),
   },
   // A client-chosen id is global: one already in use is a 409 with the same message whoever owns it (README, "Client-chosen ids").
   {
@@ -732,7 +732,7 @@ export const SECURITY_CASES: ApiCase[] = [
     as: 'alice',
     input: (_p, f) => ({ apiKeyId: f.bob.apiKeyId }),
     expect: 'ALREADY_EXISTS',
-    then: async (result, _p, f, transport) => {
+    verify: async (result, _p, f, transport) => {
       expect(result.message).toBe(`an API key with id ${f.bob.apiKeyId} already exists`)
       const own = await f.call(transport, 'createApiKey', { apiKeyId: f.alice.apiKeyId }, f.alice.apiKey)
       expect([own.status, own.rawStatus, own.message]).toEqual([
@@ -760,7 +760,7 @@ export const SECURITY_CASES: ApiCase[] = [
       return key
     },
     input: (key) => ({ apiKeyId: key.apiKeyId, status: 'ACTIVE' }),
-    then: async (_r, key, f, transport) => {
+    verify: async (_r, key, f, transport) => {
       expect((await whoAmI(f, transport, key.apiKey)).status).toBe('UNAUTHENTICATED')
       // Relabelling is still the owner's, and keeps the key inactive and its deactivator recorded.
       expect(
@@ -799,7 +799,7 @@ export const SECURITY_CASES: ApiCase[] = [
       return key
     },
     input: (key) => ({ apiKeyId: key.apiKeyId, status: 'ACTIVE' }),
-    then: async (result, key, f, transport) => {
+    verify: async (result, key, f, transport) => {
       expect(result.body.status).toBe('ACTIVE')
       expect((await whoAmI(f, transport, key.apiKey)).status).toBe('OK')
     },
@@ -847,7 +847,7 @@ export const SECURITY_CASES: ApiCase[] = [
     expect: 'OK',
     prepare: async (f) => f.newKey(f.bob),
     input: (prepared) => ({ apiKeyId: prepared.apiKeyId, mergeLabels: { audited: 'yes' } }),
-    then: (result, _p, f) => expect(result.body.updatedById).toBe(f.admin.userId),
+    verify: (result, _p, f) => expect(result.body.updatedById).toBe(f.admin.userId),
   },
   {
     name: 'an admin may delete another user’s key (DELETE_APIKEY_ANY)',
@@ -886,5 +886,5 @@ export async function runCase(fixture: IdentityFixture, transport: Transport, te
     }
   }
   if (testCase.field) expect(result.fields).toContain(testCase.field)
-  if (testCase.then) await testCase.then(result, prepared, fixture, transport)
+  if (testCase.verify) await testCase.verify(result, prepared, fixture, transport)
 }

@@ -23,7 +23,6 @@ const engine = ENGINES[0]!
 const MISSING_ID = '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11'
 const REMEMBERED_TEXT = 'The quarterly report is due on the first Friday of April.'
 
-// biome-ignore lint/suspicious/noExplicitAny: tests read whatever the tool answered
 type Answer = any
 
 /** How one tool is driven: a call the fixture makes meaningful, and a call it refuses by naming a field. */

@@ -103,7 +103,7 @@ export const HAPPY_CASES: ApiCase[] = [
       labels: { team: 'search' },
       spaceEmbedders: [{ embedderId: prepared.embedderId, defaultRetrievalWeight: 0.5 }],
     }),
-    then: (result, prepared, fixture, transport) => {
+    verify: (result, prepared, fixture, transport) => {
       expect(result.body).toMatchObject({
         ownerId: fixture.alice.userId,
         labels: { team: 'search' },
@@ -141,7 +141,7 @@ export const HAPPY_CASES: ApiCase[] = [
       spaceEmbedders: [{ embedderId: prepared.embedderId }],
       defaultChunkingConfig: { sentence: { maxChunkSize: 300 } },
     }),
-    then: (result, prepared) =>
+    verify: (result, prepared) =>
       expect(result.body).toMatchObject({
         spaceId: prepared.id,
         publicRead: true,
@@ -160,7 +160,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { tag, ids: spaces.map((space) => space.spaceId) }
     },
     input: (prepared) => ({ labelFilter: { batch: prepared.tag }, maxResults: 2 }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(result.body.spaces).toHaveLength(2)
       expect(result.body.nextToken).toEqual(expect.any(String))
       const next = await fixture.call(
@@ -181,7 +181,7 @@ export const HAPPY_CASES: ApiCase[] = [
     expect: 'OK',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId }),
-    then: (result, prepared) => expect(result.body).toEqual(prepared),
+    verify: (result, prepared) => expect(result.body).toEqual(prepared),
   },
   {
     name: 'space: update renames, shares for reading and merges labels',
@@ -195,7 +195,7 @@ export const HAPPY_CASES: ApiCase[] = [
       publicRead: true,
       mergeLabels: { tier: 'gold' },
     }),
-    then: (result) =>
+    verify: (result) =>
       expect(result.body).toMatchObject({
         name: expect.stringMatching(/^renamed-/),
         publicRead: true,
@@ -210,7 +210,7 @@ export const HAPPY_CASES: ApiCase[] = [
     httpStatus: 204,
     prepare: (fixture) => spaceWithMemory(fixture),
     input: (prepared) => ({ spaceId: prepared.space.spaceId }),
-    then: async (_result, prepared, fixture, transport) => {
+    verify: async (_result, prepared, fixture, transport) => {
       expect(
         (await fixture.call(transport, 'getSpace', { spaceId: prepared.space.spaceId }, fixture.alice.apiKey)).status,
       ).toBe('NOT_FOUND')
@@ -232,7 +232,7 @@ export const HAPPY_CASES: ApiCase[] = [
       originalContent: TEXT,
       metadata: { source: 'case-table', page: 3, tags: ['a', 'b'] },
     }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       const memory = memoryOf(result)
       expect(memory).toMatchObject({
         spaceId: prepared.spaceId,
@@ -265,7 +265,7 @@ export const HAPPY_CASES: ApiCase[] = [
       contentType: 'text/markdown',
       chunkingConfig: { recursive: { chunkSize: 40, chunkOverlap: 5 } },
     }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(memoryOf(result)).toMatchObject({
         memoryId: prepared.id,
         contentType: 'text/markdown',
@@ -295,7 +295,7 @@ export const HAPPY_CASES: ApiCase[] = [
         { spaceId: prepared.spaceId, originalContent: `third ${unique()}`, metadata: { n: 3 } },
       ],
     }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       const [first, bad, third] = result.body.results
       expect(first).toMatchObject({ memory: { spaceId: prepared.spaceId, processingStatus: 'PENDING' }, created: true })
       expect(bad.memory).toBeUndefined()
@@ -324,7 +324,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { space, ids }
     },
     input: (prepared) => ({ spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED', maxResults: 2 }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       const key = fixture.alice.apiKey
       expect(memoryIds(result)).toEqual(prepared.ids.slice(0, 2))
       const next = await fixture.call(
@@ -362,7 +362,7 @@ export const HAPPY_CASES: ApiCase[] = [
         contentType: 'application/json',
       }),
     input: (prepared) => ({ memoryId: prepared.memoryId }),
-    then: (result, prepared) =>
+    verify: (result, prepared) =>
       expect(result.body).toEqual({
         memoryId: prepared.memoryId,
         contentType: 'application/json',
@@ -377,7 +377,7 @@ export const HAPPY_CASES: ApiCase[] = [
     httpStatus: 204,
     prepare: (fixture) => spaceWithMemory(fixture),
     input: (prepared) => ({ memoryId: prepared.memory.memoryId }),
-    then: async (_result, prepared, fixture, transport) => {
+    verify: async (_result, prepared, fixture, transport) => {
       expect(
         (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
           .status,
@@ -398,7 +398,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { space, first: await newMemory(fixture, space.spaceId), second: await newMemory(fixture, space.spaceId) }
     },
     input: (prepared) => ({ memoryIds: [prepared.first.memoryId, UNKNOWN_ID, prepared.second.memoryId] }),
-    then: (result, prepared) =>
+    verify: (result, prepared) =>
       expect(result.body).toEqual({
         deletedCount: 2,
         results: [
@@ -419,7 +419,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { space, memory, kept: await newMemory(fixture, other.spaceId) }
     },
     input: (prepared) => ({ spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED' }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(result.body.deletedCount).toBe(1)
       expect(
         (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
@@ -444,7 +444,7 @@ export const HAPPY_CASES: ApiCase[] = [
       }
     },
     input: (prepared) => ({ spaceId: prepared.spaceId, originalContent: prepared.text, dedupe: true }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       expect(memoryOf(result).memoryId).toBe(prepared.memoryId)
       if (transport === 'grpc') expect(result.body.created).toBe(false)
       expect(
@@ -468,7 +468,7 @@ export const HAPPY_CASES: ApiCase[] = [
       embedderId: prepared.embedderId,
       defaultRetrievalWeight: 2,
     }),
-    then: async (result, prepared, fixture, transport) => {
+    verify: async (result, prepared, fixture, transport) => {
       const added = result.body.spaceEmbedders.find((entry: any) => entry.embedderId === prepared.embedderId)
       expect(added).toMatchObject({ defaultRetrievalWeight: 2, backfillProgress: { totalMemories: 1 } })
       const ready = await waitFor('the new embedder to be READY', async () => {
@@ -493,7 +493,7 @@ export const HAPPY_CASES: ApiCase[] = [
       return { space, second }
     },
     input: (prepared) => ({ spaceId: prepared.space.spaceId, embedderId: prepared.second }),
-    then: (result, prepared) =>
+    verify: (result, prepared) =>
       expect(result.body.spaceEmbedders.map((entry: any) => entry.embedderId)).toEqual([
         prepared.space.spaceEmbedders[0].embedderId,
       ]),
@@ -524,7 +524,7 @@ function ingestFailureCase(
       return must(fixture, 'createSpace', { name: `failing-${unique()}`, spaceEmbedders: [{ embedderId }] }, 'alice')
     },
     input: (prepared) => memoryInput(prepared, {}),
-    then: async (result, _prepared, fixture, transport) => {
+    verify: async (result, _prepared, fixture, transport) => {
       const done = await settled(fixture, transport, memoryOf(result).memoryId)
       expect(done).toMatchObject({ processingStatus: 'FAILED', chunkCount: 0 })
       expect(done.processingError).toMatch(processingError)
@@ -637,7 +637,7 @@ export const ERROR_CASES: ApiCase[] = [
     expect: 'INVALID_ARGUMENT',
     field: 'memoryIds',
     input: () => ({ memoryIds: Array.from({ length: 600 }, () => 'not-a-uuid') }),
-    then: (result) => {
+    verify: (result) => {
       expect(result.fields).toEqual(['memoryIds'])
     },
   },
@@ -890,7 +890,7 @@ function privateCases(): ApiCase[] {
       expect: 'OK',
       prepare: alicesMemory(false),
       input: (prepared) => ({ memoryIds: [prepared.memory.memoryId] }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         expect(result.body).toEqual({
           deletedCount: 0,
           results: [{ memoryId: prepared.memory.memoryId, deleted: false, error: 'not found' }],
@@ -907,7 +907,7 @@ function privateCases(): ApiCase[] {
       as: 'bob',
       expect: 'OK',
       prepare: alicesMemory(false),
-      then: (result, prepared) =>
+      verify: (result, prepared) =>
         expect(result.body.spaces.map((space: any) => space.spaceId)).not.toContain(prepared.space.spaceId),
     },
     {
@@ -936,7 +936,7 @@ function privateCases(): ApiCase[] {
       expect: 'OK',
       prepare: alicesMemory(false),
       input: (prepared) => ({ spaceId: prepared.space.spaceId }),
-      then: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.alice.userId),
+      verify: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.alice.userId),
     },
   ]
 }
@@ -946,7 +946,7 @@ function publicReadCases(): ApiCase[] {
     name: string,
     operation: ApiCase['operation'],
     input: (prepared: any) => any,
-    then: ApiCase['then'],
+    verify: ApiCase['verify'],
   ): ApiCase => ({
     name: `a publicRead space: another user may ${name}`,
     operation,
@@ -954,7 +954,7 @@ function publicReadCases(): ApiCase[] {
     expect: 'OK',
     prepare: alicesMemory(true),
     input,
-    then,
+    verify,
   })
   const refused = (name: string, operation: ApiCase['operation'], input: (prepared: any) => any): ApiCase => ({
     name: `a publicRead space: another user may not ${name} (403)`,

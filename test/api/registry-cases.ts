@@ -205,7 +205,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: () => r.input({ providerType: 'VLLM' }),
-      then: (result, _p, fixture, transport) => {
+      verify: (result, _p, fixture, transport) => {
         const item = result.body
         expect(item[r.idField]).toMatch(/^[0-9a-f-]{36}$/)
         if (transport === 'rest') expect(result.headers?.get('location')).toBe(`/v1/${r.listField}/${item[r.idField]}`)
@@ -234,7 +234,8 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         expect: 'OK',
         httpStatus: 201,
         input: () => r.input({ providerType }),
-        then: (result) => expect(result.body).toMatchObject({ providerType, apiPath: r.defaultApiPath(providerType) }),
+        verify: (result) =>
+          expect(result.body).toMatchObject({ providerType, apiPath: r.defaultApiPath(providerType) }),
       }),
     ),
     {
@@ -244,7 +245,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: () => r.input({ providerType: 'VENDORA', apiPath: '/custom/v9/run?api-version=2' }),
-      then: (result) => expect(result.body.apiPath).toBe('/custom/v9/run?api-version=2'),
+      verify: (result) => expect(result.body.apiPath).toBe('/custom/v9/run?api-version=2'),
     },
     {
       name: `${n}: create keeps a client-chosen id`,
@@ -254,7 +255,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       httpStatus: 201,
       prepare: async () => ({ id: crypto.randomUUID() }),
       input: (prepared) => r.input({ [r.idField]: prepared.id }),
-      then: (result, prepared) => expect(result.body[r.idField]).toBe(prepared.id),
+      verify: (result, prepared) => expect(result.body[r.idField]).toBe(prepared.id),
     },
     {
       name: `${n}: create accepts snake_case field names, as the spec's example sends them`,
@@ -271,7 +272,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         snake.supported_modalities = ['TEXT', 'IMAGE']
         return snake
       },
-      then: (result) => {
+      verify: (result) => {
         expect(result.body).toMatchObject({
           displayName: expect.any(String),
           supportedModalities: ['TEXT', 'IMAGE'],
@@ -287,7 +288,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: (_p, fixture) => r.input({ ownerId: fixture.alice.userId }),
-      then: async (result, _p, fixture, transport) => {
+      verify: async (result, _p, fixture, transport) => {
         expect(result.body).toMatchObject({ ownerId: fixture.alice.userId, createdById: fixture.admin.userId })
         const seen = await fixture.call(
           transport,
@@ -305,7 +306,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: (_p, fixture) => r.input({ ownerId: fixture.alice.userId }),
-      then: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.alice.userId),
+      verify: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.alice.userId),
     },
     {
       name: `${n}: every optional common setting is stored and returned`,
@@ -321,7 +322,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
           version: '2024-05-01',
           monitoringEndpoint: 'https://metrics.example.test/status',
         }),
-      then: (result) =>
+      verify: (result) =>
         expect(result.body).toMatchObject({
           description: 'Serves the search team',
           supportedModalities: ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'],
@@ -338,7 +339,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         expect: 'OK',
         httpStatus: 201,
         input: () => r.input({ supportedModalities: [modality] }),
-        then: (result) => expect(result.body.supportedModalities).toEqual([modality]),
+        verify: (result) => expect(result.body.supportedModalities).toEqual([modality]),
       }),
     ),
     {
@@ -348,7 +349,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: () => r.input({ supportedModalities: ['IMAGE', 'TEXT', 'IMAGE'] }),
-      then: (result) => expect(result.body.supportedModalities).toEqual(['IMAGE', 'TEXT']),
+      verify: (result) => expect(result.body.supportedModalities).toEqual(['IMAGE', 'TEXT']),
     },
     {
       name: `${n}: endpoint and monitoring URLs may be plain http with a port and path`,
@@ -358,7 +359,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       httpStatus: 201,
       input: () =>
         r.input({ endpointUrl: 'http://10.0.0.7:11434/base', monitoringEndpoint: 'http://localhost:9100/metrics' }),
-      then: (result) =>
+      verify: (result) =>
         expect(result.body).toMatchObject({
           endpointUrl: 'http://10.0.0.7:11434/base',
           monitoringEndpoint: 'http://localhost:9100/metrics',
@@ -381,7 +382,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       httpStatus: 201,
       prepare: async () => ({ secret: newSecret() }),
       input: (prepared) => r.input({ credentials: { kind: 'API_KEY', apiKey: { inlineSecret: prepared.secret } } }),
-      then: (result, prepared) => {
+      verify: (result, prepared) => {
         expect(result.body.credentials).toMatchObject({
           kind: 'API_KEY',
           apiKey: { headerName: 'Authorization', prefix: 'Bearer' },
@@ -402,7 +403,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       httpStatus: 201,
       input: () =>
         r.input({ credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret(), headerName: 'X-Api-Key' } } }),
-      then: (result) => expect(result.body.credentials.apiKey).toMatchObject({ headerName: 'X-Api-Key', prefix: '' }),
+      verify: (result) => expect(result.body.credentials.apiKey).toMatchObject({ headerName: 'X-Api-Key', prefix: '' }),
     },
     {
       name: `${n}: an inline API key with a custom header and prefix`,
@@ -417,7 +418,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
             apiKey: { inlineSecret: newSecret(), headerName: 'api-key', prefix: 'Token' },
           },
         }),
-      then: (result) =>
+      verify: (result) =>
         expect(result.body.credentials.apiKey).toMatchObject({ headerName: 'api-key', prefix: 'Token' }),
     },
     {
@@ -434,7 +435,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return { secret, first }
       },
       input: (prepared) => r.input({ credentials: { kind: 'API_KEY', apiKey: { inlineSecret: prepared.secret } } }),
-      then: async (result, prepared, fixture) => {
+      verify: async (result, prepared, fixture) => {
         expect(result.body.credentials.apiKey.secretFingerprint).toBe(
           prepared.first.credentials.apiKey.secretFingerprint,
         )
@@ -460,7 +461,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
             },
           },
         }),
-      then: (result) =>
+      verify: (result) =>
         expect(result.body.credentials).toEqual({
           kind: 'CLOUD_ADC',
           cloudAdc: {
@@ -476,7 +477,8 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: () => r.input({ credentials: { kind: 'CLOUD_ADC' } }),
-      then: (result) => expect(result.body.credentials).toMatchObject({ kind: 'CLOUD_ADC', cloudAdc: { scopes: [] } }),
+      verify: (result) =>
+        expect(result.body.credentials).toMatchObject({ kind: 'CLOUD_ADC', cloudAdc: { scopes: [] } }),
     },
     {
       name: `${n}: credentials of kind NONE`,
@@ -485,7 +487,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       httpStatus: 201,
       input: () => r.input({ credentials: { kind: 'NONE' } }),
-      then: (result) => expect(result.body.credentials).toEqual({ kind: 'NONE' }),
+      verify: (result) => expect(result.body.credentials).toEqual({ kind: 'NONE' }),
     },
     // Duplicates are exact: any differing part makes a new registration.
     {
@@ -532,7 +534,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
           credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret() } },
         }),
       input: (prepared) => ({ [r.idField]: prepared[r.idField] }),
-      then: (result, prepared) => {
+      verify: (result, prepared) => {
         expect(result.body).toMatchObject(prepared)
         expectNoSecretFields(result.body)
       },
@@ -547,7 +549,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         theirs: await register(fixture, r, 'alice'),
       }),
       input: () => ({ maxResults: 1000 }),
-      then: (result, prepared, fixture) => {
+      verify: (result, prepared, fixture) => {
         expect(ids(result, r)).toContain(prepared.mine[r.idField])
         expect(ids(result, r)).not.toContain(prepared.theirs[r.idField])
         for (const item of result.body[r.listField]) {
@@ -568,7 +570,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return { owner, created }
       },
       input: () => ({ maxResults: 2 }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         const seen = ids(result, r)
         expect(seen).toHaveLength(2)
         let token = result.body.nextToken
@@ -599,7 +601,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return { tag, matching }
       },
       input: (prepared) => ({ labelFilter: { batch: prepared.tag, colour: 'red' } }),
-      then: (result, prepared) => expect(ids(result, r)).toEqual([prepared.matching[r.idField]]),
+      verify: (result, prepared) => expect(ids(result, r)).toEqual([prepared.matching[r.idField]]),
     },
     {
       name: `${n}: list filters by provider type`,
@@ -613,7 +615,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return { owner, wanted }
       },
       input: () => ({ providerType: 'LLAMA_CPP' }),
-      then: (result, prepared) => expect(ids(result, r)).toEqual([prepared.wanted[r.idField]]),
+      verify: (result, prepared) => expect(ids(result, r)).toEqual([prepared.wanted[r.idField]]),
     },
     {
       name: `${n}: an admin lists another user's registrations with ownerId`,
@@ -622,7 +624,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       prepare: async (fixture) => register(fixture, r, 'bob'),
       input: (_p, fixture) => ({ ownerId: fixture.bob.userId, maxResults: 1000 }),
-      then: (result, prepared, fixture) => {
+      verify: (result, prepared, fixture) => {
         expect(ids(result, r)).toContain(prepared[r.idField])
         for (const item of result.body[r.listField]) expect(item.ownerId).toBe(fixture.bob.userId)
       },
@@ -633,7 +635,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       as: (prepared) => prepared.apiKey,
       expect: 'OK',
       prepare: async (fixture) => freshUser(fixture),
-      then: (result) => {
+      verify: (result) => {
         expect(result.body[r.listField]).toEqual([])
         expect(result.body.nextToken).toBeUndefined()
       },
@@ -655,7 +657,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         version: 'v2',
         supportedModalities: ['TEXT', 'AUDIO'],
       }),
-      then: (result, prepared, fixture) => {
+      verify: (result, prepared, fixture) => {
         expect(result.body).toMatchObject({
           displayName: 'Renamed',
           endpointUrl: 'https://moved.example.test',
@@ -684,7 +686,8 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         providerType: 'LLAMA_CPP',
         displayName: 'same provider',
       }),
-      then: (result) => expect(result.body).toMatchObject({ providerType: 'LLAMA_CPP', displayName: 'same provider' }),
+      verify: (result) =>
+        expect(result.body).toMatchObject({ providerType: 'LLAMA_CPP', displayName: 'same provider' }),
     },
     {
       name: `${n}: replaceLabels replaces the set; mergeLabels merges into it`,
@@ -693,7 +696,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       expect: 'OK',
       prepare: async (fixture) => register(fixture, r, 'alice', { labels: { a: '1', b: '2' } }),
       input: (prepared) => ({ [r.idField]: prepared[r.idField], replaceLabels: { c: '3' } }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         expect(result.body.labels).toEqual({ c: '3' })
         const merged = await fixture.call(
           transport,
@@ -720,7 +723,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return first.body
       },
       input: (prepared) => ({ [r.idField]: prepared[r.idField], displayName: 'Once', replaceLabels: { x: 'y' } }),
-      then: (result, prepared) => {
+      verify: (result, prepared) => {
         expect(result.body.updatedAt).toBe(prepared.updatedAt)
         expect(result.body.updatedById).toBe(prepared.updatedById)
       },
@@ -733,7 +736,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       prepare: async (fixture) =>
         register(fixture, r, 'alice', { description: 'd', version: 'v', monitoringEndpoint: 'https://m.example.test' }),
       input: (prepared) => ({ [r.idField]: prepared[r.idField], description: '', version: '', monitoringEndpoint: '' }),
-      then: (result) => {
+      verify: (result) => {
         for (const cleared of ['description', 'version', 'monitoringEndpoint'])
           expect(result.body[cleared]).toBeUndefined()
       },
@@ -749,7 +752,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         [r.idField]: prepared[r.idField],
         credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret() } },
       }),
-      then: (result, prepared) => {
+      verify: (result, prepared) => {
         expect(result.body.credentials.apiKey.secretFingerprint).not.toBe(prepared.credentials.apiKey.secretFingerprint)
         expectNoSecretFields(result.body)
       },
@@ -765,7 +768,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         [r.idField]: prepared[r.idField],
         credentials: { kind: 'API_KEY', apiKey: { headerName: 'x-goog-api-key' } },
       }),
-      then: (result, prepared) =>
+      verify: (result, prepared) =>
         expect(result.body.credentials).toEqual({
           kind: 'API_KEY',
           apiKey: {
@@ -786,7 +789,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         [r.idField]: prepared[r.idField],
         credentials: { kind: 'CLOUD_ADC', cloudAdc: { scopes: ['s1'] } },
       }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         expect(result.body.credentials).toEqual({ kind: 'CLOUD_ADC', cloudAdc: { scopes: ['s1'] } })
         const none = await fixture.call(
           transport,
@@ -809,7 +812,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
         return { target, item: await register(fixture, r, 'alice', target.overrides) }
       },
       input: (prepared) => ({ [r.idField]: prepared.item[r.idField] }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         try {
           expect(result.body.jobId).toMatch(/^[0-9a-f-]{36}$/)
           const sql = fixture.server.server.context.sql
@@ -841,7 +844,7 @@ function sharedHappyCases(r: Resource): ApiCase[] {
       httpStatus: 204,
       prepare: async (fixture) => register(fixture, r, 'alice'),
       input: (prepared) => ({ [r.idField]: prepared[r.idField] }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         if (transport === 'rest') expect(result.body).toBeUndefined()
         const id = { [r.idField]: prepared[r.idField] }
         expect((await fixture.call(transport, op.get, id, fixture.alice.apiKey)).status).toBe('NOT_FOUND')
@@ -884,7 +887,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
         maxSequenceLength: 8192,
         apiPath: '/embed_sparse',
       }),
-    then: (result) =>
+    verify: (result) =>
       expect(result.body).toMatchObject({
         providerType: 'TEI',
         dimensionality: 1024,
@@ -900,7 +903,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => EMBEDDER.input(),
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.distributionType).toBe('DENSE')
       expect(result.body.maxSequenceLength).toBeUndefined()
     },
@@ -912,7 +915,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => EMBEDDER.input({ distributionType: 'DENSE' }),
-    then: (result) => expect(result.body.distributionType).toBe('DENSE'),
+    verify: (result) => expect(result.body.distributionType).toBe('DENSE'),
   },
   ...[1, 2, INT32_MAX].map(
     (dimensionality): ApiCase => ({
@@ -922,7 +925,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
       expect: 'OK',
       httpStatus: 201,
       input: () => EMBEDDER.input({ dimensionality }),
-      then: (result) => expect(result.body.dimensionality).toBe(dimensionality),
+      verify: (result) => expect(result.body.dimensionality).toBe(dimensionality),
     }),
   ),
   ...[1, INT32_MAX].map(
@@ -933,7 +936,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
       expect: 'OK',
       httpStatus: 201,
       input: () => EMBEDDER.input({ maxSequenceLength }),
-      then: (result) => expect(result.body.maxSequenceLength).toBe(maxSequenceLength),
+      verify: (result) => expect(result.body.maxSequenceLength).toBe(maxSequenceLength),
     }),
   ),
   {
@@ -957,7 +960,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
       distributionType: 'SPARSE',
       maxSequenceLength: 512,
     }),
-    then: (result) =>
+    verify: (result) =>
       expect(result.body).toMatchObject({ dimensionality: 1536, distributionType: 'SPARSE', maxSequenceLength: 512 }),
   },
   {
@@ -976,7 +979,7 @@ const EMBEDDER_HAPPY: ApiCase[] = [
       maxSequenceLength: 30,
       credentials: { kind: 'API_KEY', apiKey: { headerName: 'X-Key' } },
     }),
-    then: (result, prepared) => {
+    verify: (result, prepared) => {
       expect(result.body.maxSequenceLength).toBe(30)
       expect(result.body.credentials.apiKey).toMatchObject({
         headerName: 'X-Key',
@@ -1043,7 +1046,7 @@ const LLM_HAPPY: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => LLM.input(),
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.capabilities).toEqual(DEFAULT_CAPABILITIES)
       expect(result.body.defaultSamplingParams).toBeUndefined()
       expect(result.body.clientConfig).toBeUndefined()
@@ -1066,7 +1069,7 @@ const LLM_HAPPY: ApiCase[] = [
         defaultSamplingParams: FULL_SAMPLING,
         credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret() } },
       }),
-    then: (result) => {
+    verify: (result) => {
       expect(result.body).toMatchObject({
         providerType: 'CUSTOM_VENDORA_COMPATIBLE',
         apiPath: '/v1/completions',
@@ -1087,7 +1090,7 @@ const LLM_HAPPY: ApiCase[] = [
         expect: 'OK',
         httpStatus: 201,
         input: () => LLM.input({ capabilities: { [flag]: value } }),
-        then: (result) => expect(result.body.capabilities).toEqual({ ...DEFAULT_CAPABILITIES, [flag]: value }),
+        verify: (result) => expect(result.body.capabilities).toEqual({ ...DEFAULT_CAPABILITIES, [flag]: value }),
       }),
     ),
   ),
@@ -1099,7 +1102,7 @@ const LLM_HAPPY: ApiCase[] = [
       expect: 'OK',
       httpStatus: 201,
       input: () => LLM.input({ defaultSamplingParams: { [setting]: value } }),
-      then: (result) => expect(result.body.defaultSamplingParams[setting]).toEqual(value),
+      verify: (result) => expect(result.body.defaultSamplingParams[setting]).toEqual(value),
     }),
   ),
   ...[1, INT32_MAX].map(
@@ -1110,7 +1113,7 @@ const LLM_HAPPY: ApiCase[] = [
       expect: 'OK',
       httpStatus: 201,
       input: () => LLM.input({ maxContextLength }),
-      then: (result) => expect(result.body.maxContextLength).toBe(maxContextLength),
+      verify: (result) => expect(result.body.maxContextLength).toBe(maxContextLength),
     }),
   ),
   ...['{}', '{"a":[1,2,{"b":null}],"c":"ü"}'].map(
@@ -1121,7 +1124,7 @@ const LLM_HAPPY: ApiCase[] = [
       expect: 'OK',
       httpStatus: 201,
       input: () => LLM.input({ clientConfig }),
-      then: (result) => expect(result.body.clientConfig).toBe(clientConfig),
+      verify: (result) => expect(result.body.clientConfig).toBe(clientConfig),
     }),
   ),
   {
@@ -1141,7 +1144,7 @@ const LLM_HAPPY: ApiCase[] = [
       defaultSamplingParams: { temperature: 0.1 },
       clientConfig: '',
     }),
-    then: (result) => {
+    verify: (result) => {
       expect(result.body.capabilities).toEqual({ ...DEFAULT_CAPABILITIES, supportsStreaming: true })
       expect(result.body.defaultSamplingParams).toEqual({ temperature: 0.1, stopSequences: [] })
       expect(result.body.clientConfig).toBeUndefined()
@@ -1154,7 +1157,7 @@ const LLM_HAPPY: ApiCase[] = [
     expect: 'OK',
     prepare: async (fixture) => register(fixture, LLM, 'alice', { defaultSamplingParams: FULL_SAMPLING }),
     input: (prepared) => ({ llmId: prepared.llmId, clientConfig: '{"region":"eu"}', maxContextLength: 8192 }),
-    then: (result) =>
+    verify: (result) =>
       expect(result.body).toMatchObject({
         clientConfig: '{"region":"eu"}',
         maxContextLength: 8192,
@@ -1171,7 +1174,7 @@ const RERANKER_HAPPY: ApiCase[] = [
     expect: 'OK',
     httpStatus: 201,
     input: () => RERANKER.input({ providerType: 'TEI' }),
-    then: (result) => {
+    verify: (result) => {
       for (const absent of [
         'dimensionality',
         'distributionType',
@@ -1258,7 +1261,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
         expect: 'INVALID_ARGUMENT',
         field,
         input: () => ({ ...r.input(), [field]: undefined }),
-        then: (result) => expect(result.message).toContain(`${field}: is required`),
+        verify: (result) => expect(result.message).toContain(`${field}: is required`),
       }),
     ),
     {
@@ -1499,7 +1502,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
         labels: { other: 'x' },
         credentials: { kind: 'API_KEY', apiKey: { inlineSecret: prepared.secret, headerName: 'x-other' } },
       }),
-      then: (result) => expect(result.message).toMatch(/identical/),
+      verify: (result) => expect(result.message).toMatch(/identical/),
     },
     {
       name: `${n}: registering the same thing again without credentials`,
@@ -1747,7 +1750,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
       field: 'providerType',
       prepare: async (fixture) => register(fixture, r, 'alice', { providerType: 'VLLM' }),
       input: (prepared) => ({ [id]: prepared[id], providerType: 'LLAMA_CPP' }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         expect(result.message).toMatch(/providerType: cannot be changed/)
         expect(
           (await fixture.call(transport, op.get, { [id]: prepared[id] }, fixture.alice.apiKey)).body.providerType,
@@ -1762,7 +1765,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
       field: 'providerType',
       prepare: async (fixture) => register(fixture, r, 'alice', { providerType: 'VLLM' }),
       input: (prepared) => ({ [id]: prepared[id], providerType: 'VENDORA', displayName: 'sneaky' }),
-      then: async (_result, prepared, fixture, transport) =>
+      verify: async (_result, prepared, fixture, transport) =>
         expect(
           (await fixture.call(transport, op.get, { [id]: prepared[id] }, fixture.alice.apiKey)).body,
         ).toMatchObject({ providerType: 'VLLM', displayName: prepared.displayName }),
@@ -1872,7 +1875,7 @@ function sharedErrorCases(r: Resource): ApiCase[] {
         second: await register(fixture, r, 'alice'),
       }),
       input: (prepared) => ({ [id]: prepared.second[id], modelIdentifier: prepared.first.modelIdentifier }),
-      then: async (_result, prepared, fixture, transport) =>
+      verify: async (_result, prepared, fixture, transport) =>
         expect(
           (await fixture.call(transport, op.get, { [id]: prepared.second[id] }, fixture.alice.apiKey)).body
             .modelIdentifier,
@@ -2145,7 +2148,7 @@ const LLM_ERRORS: ApiCase[] = [
     field: 'defaultSamplingParams.temperature',
     prepare: async (fixture) => register(fixture, LLM, 'alice', { defaultSamplingParams: { temperature: 1 } }),
     input: (prepared) => ({ llmId: prepared.llmId, defaultSamplingParams: { temperature: 3 } }),
-    then: async (_result, prepared, fixture, transport) =>
+    verify: async (_result, prepared, fixture, transport) =>
       expect(
         (await fixture.call(transport, 'getLlm', { llmId: prepared.llmId }, fixture.alice.apiKey)).body
           .defaultSamplingParams.temperature,
@@ -2199,7 +2202,7 @@ const RERANKER_ERRORS: ApiCase[] = [
     only: 'rest',
     prepare: async (fixture) => register(fixture, RERANKER, 'alice'),
     input: (prepared) => ({ rerankerId: prepared.rerankerId, displayName: 'changed', maxSequenceLength: 512 }),
-    then: async (_result, prepared, fixture) =>
+    verify: async (_result, prepared, fixture) =>
       expect(
         (await fixture.call('rest', 'getReranker', { rerankerId: prepared.rerankerId }, fixture.alice.apiKey)).body
           .displayName,
@@ -2238,7 +2241,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'NOT_FOUND',
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id] }),
-      then: async (result, prepared, fixture, transport) => {
+      verify: async (result, prepared, fixture, transport) => {
         const missing = await fixture.call(transport, op.get, { [id]: UNKNOWN_ID }, fixture.alice.apiKey)
         expect(result.message.replace(prepared[id], 'ID')).toBe(missing.message.replace(UNKNOWN_ID, 'ID'))
       },
@@ -2250,7 +2253,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'NOT_FOUND',
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id], displayName: 'mine now', replaceLabels: { owner: 'alice' } }),
-      then: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
+      verify: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
     },
     {
       name: `${n}: a user cannot change another user's credentials (NOT_FOUND; unchanged)`,
@@ -2262,7 +2265,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
         [id]: prepared[id],
         credentials: { kind: 'API_KEY', apiKey: { inlineSecret: newSecret() } },
       }),
-      then: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
+      verify: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
     },
     {
       name: `${n}: a user cannot delete another user's registration (NOT_FOUND; still there)`,
@@ -2271,7 +2274,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'NOT_FOUND',
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id] }),
-      then: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
+      verify: (_r, prepared, fixture, transport) => stillThere(prepared, fixture, transport),
     },
     {
       name: `${n}: a user cannot probe another user's registration (NOT_FOUND)`,
@@ -2295,7 +2298,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'OK',
       prepare: async (fixture) => register(fixture, r, 'bob', { labels: { shared: 'tag' }, providerType: 'VENDORA' }),
       input: () => ({ labelFilter: { shared: 'tag' }, providerType: 'VENDORA', maxResults: 1000 }),
-      then: (result, prepared) => expect(ids(result, r)).not.toContain(prepared[id]),
+      verify: (result, prepared) => expect(ids(result, r)).not.toContain(prepared[id]),
     },
     {
       name: `${n}: a user cannot register for another user`,
@@ -2326,7 +2329,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'OK',
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id] }),
-      then: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.bob.userId),
+      verify: (result, _p, fixture) => expect(result.body.ownerId).toBe(fixture.bob.userId),
     },
     {
       name: `${n}: an admin updates another user's registration (UPDATE_${n.toUpperCase()}_ANY); the owner stays`,
@@ -2335,7 +2338,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       expect: 'OK',
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id], mergeLabels: { audited: 'yes' } }),
-      then: (result, _p, fixture) =>
+      verify: (result, _p, fixture) =>
         expect(result.body).toMatchObject({
           ownerId: fixture.bob.userId,
           updatedById: fixture.admin.userId,
@@ -2350,7 +2353,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
       httpStatus: 204,
       prepare: bobs,
       input: (prepared) => ({ [id]: prepared[id] }),
-      then: async (_r, prepared, fixture, transport) =>
+      verify: async (_r, prepared, fixture, transport) =>
         expect((await fixture.call(transport, op.get, { [id]: prepared[id] }, fixture.bob.apiKey)).status).toBe(
           'NOT_FOUND',
         ),
@@ -2366,7 +2369,7 @@ function sharedSecurityCases(r: Resource): ApiCase[] {
         return { owner, item: await register(fixture, r, owner) }
       },
       input: (prepared) => ({ userId: prepared.owner.userId }),
-      then: async (_r, prepared, fixture, transport) =>
+      verify: async (_r, prepared, fixture, transport) =>
         expect((await fixture.call(transport, op.get, { [id]: prepared.item[id] }, fixture.root.apiKey)).status).toBe(
           'NOT_FOUND',
         ),

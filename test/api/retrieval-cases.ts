@@ -66,7 +66,7 @@ export const HAPPY_CASES: ApiCase[] = [
       as: 'alice',
       expect: 'OK',
       input: (_p, fixture) => ask(message, [{ spaceId: the(fixture).alices.spaceId }], { requestedSize: 3 }),
-      then: (result, _p, fixture) => {
+      verify: (result, _p, fixture) => {
         expectWellFormed(result)
         const items = itemsOf(result)
         expect(the(fixture).alices.keyOf.get(items[0].memoryId)).toBe(answer)
@@ -84,7 +84,7 @@ export const HAPPY_CASES: ApiCase[] = [
       expect: 'OK',
       input: (_p, fixture) =>
         ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], { mode, requestedSize: 2 }),
-      then: (result, _p, fixture) => {
+      verify: (result, _p, fixture) => {
         expectWellFormed(result)
         expect(the(fixture).alices.keyOf.get(itemsOf(result)[0].memoryId)).toBe('eiffel')
       },
@@ -104,7 +104,7 @@ export const HAPPY_CASES: ApiCase[] = [
         ],
         { requestedSize: 20 },
       ),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expectWellFormed(result)
       const { alices, alicesSecond } = the(fixture)
       const items = itemsOf(result)
@@ -131,7 +131,7 @@ export const HAPPY_CASES: ApiCase[] = [
         ],
         { requestedSize: 4, mode: 'VECTOR' },
       ),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       const keys = itemsOf(result).map((item) => the(fixture).alices.keyOf.get(item.memoryId))
       expect(keys).toHaveLength(4)
       expect(new Set(keys)).toEqual(new Set(['photosynthesis', 'mitochondria', 'rust', 'postgres']))
@@ -147,7 +147,7 @@ export const HAPPY_CASES: ApiCase[] = [
         requestedSize: 2,
         fetchMemoryContent: true,
       }),
-    then: async (result, _p, fixture, transport) => {
+    verify: async (result, _p, fixture, transport) => {
       const [first] = memoriesOf(result)
       expect(first).toMatchObject({
         memoryId: expect.any(String),
@@ -175,7 +175,7 @@ export const HAPPY_CASES: ApiCase[] = [
         requestedSize: 3,
         postProcessor: { rerankerId: the(fixture).aliceReranker, llmId: the(fixture).aliceLlm, llmTemperature: 0.1 },
       }),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expectWellFormed(result)
       expect(kinds(result).slice(-2)).toEqual(['resultSetBoundary', 'abstractReply'])
       const items = itemsOf(result)
@@ -192,7 +192,7 @@ export const HAPPY_CASES: ApiCase[] = [
       ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], {
         postProcessor: { rerankerId: the(fixture).aliceReranker, relevanceThreshold: 0.5, maxResults: 1 },
       }),
-    then: (result) => {
+    verify: (result) => {
       const items = itemsOf(result)
       expect(items).toHaveLength(1)
       expect(items[0].relevanceScore).toBeGreaterThanOrEqual(0.5)
@@ -207,7 +207,7 @@ export const HAPPY_CASES: ApiCase[] = [
       ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }], {
         postProcessor: { llmId: the(fixture).deadLlm },
       }),
-    then: (result) => {
+    verify: (result) => {
       expectWellFormed(result)
       expect(itemsOf(result).length).toBeGreaterThan(0)
       expect(eventsOf(result).at(-1)).toEqual({
@@ -236,7 +236,7 @@ export const HAPPY_CASES: ApiCase[] = [
         ],
         { mode: 'VECTOR' },
       ),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expectWellFormed(result)
       expect(the(fixture).alicesSecond.keyOf.get(itemsOf(result)[0].memoryId)).toBe('rust')
     },
@@ -331,7 +331,7 @@ export const ERROR_CASES: ApiCase[] = [
       (fixture) => ask('tower', alicesKeys(fixture, { filter: "val('$.a') = 'x' AND" })),
       'spaceKeys.0.filter',
     ),
-    then: (result) => expect(result.message).toMatch(/at position 21/),
+    verify: (result) => expect(result.message).toMatch(/at position 21/),
   },
   refused(
     'a filter comparing a number with LIKE',
@@ -344,7 +344,7 @@ export const ERROR_CASES: ApiCase[] = [
     as: 'alice',
     expect: 'NOT_FOUND',
     input: () => ask('tower', [{ spaceId: UNKNOWN_ID }]),
-    then: (result) => expect(result.message).toBe(`space ${UNKNOWN_ID} not found`),
+    verify: (result) => expect(result.message).toBe(`space ${UNKNOWN_ID} not found`),
   },
   {
     name: 'no API key is UNAUTHENTICATED',
@@ -359,7 +359,7 @@ export const ERROR_CASES: ApiCase[] = [
     as: 'alice',
     expect: 'OK',
     input: (_p, fixture) => ask('tower Paris', alicesKeys(the(fixture))),
-    then: async (result, _p, fixture, transport) => {
+    verify: async (result, _p, fixture, transport) => {
       for (const filter of HOSTILE_FILTERS) {
         for (const mode of ['VECTOR', 'KEYWORD']) {
           const hostile = await fixture.call(
@@ -393,7 +393,7 @@ export const SECURITY_CASES: ApiCase[] = [
     as: 'alice',
     expect: 'NOT_FOUND',
     input: (_p, fixture) => ask('tower', [{ spaceId: the(fixture).bobs.spaceId }]),
-    then: (result, _p, fixture) => expect(result.message).toBe(`space ${the(fixture).bobs.spaceId} not found`),
+    verify: (result, _p, fixture) => expect(result.message).toBe(`space ${the(fixture).bobs.spaceId} not found`),
   },
   {
     name: "a private space of another user's among the caller's own still answers 404, with no items",
@@ -410,7 +410,7 @@ export const SECURITY_CASES: ApiCase[] = [
     expect: 'OK',
     input: (_p, fixture) =>
       ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], { fetchMemoryContent: true }),
-    then: (result, _p, fixture) => {
+    verify: (result, _p, fixture) => {
       expectWellFormed(result)
       const items = itemsOf(result)
       expect(the(fixture).bobsPublic.keyOf.get(items[0].memoryId)).toBe('eiffel')
@@ -430,7 +430,7 @@ export const SECURITY_CASES: ApiCase[] = [
       ask('Which tower stands in Paris?', [{ spaceId: the(fixture).bobsPublic.spaceId }], {
         postProcessor: { rerankerId: the(fixture).aliceReranker, llmId: the(fixture).aliceLlm },
       }),
-    then: (result) => expect(kinds(result).at(-1)).toBe('abstractReply'),
+    verify: (result) => expect(kinds(result).at(-1)).toBe('abstractReply'),
   },
   {
     name: "bob's LLM over bob's public space is still not alice's to use",

@@ -113,7 +113,7 @@ describe('memsvc client, TLS server with a self-signed certificate', { timeout: 
 
   it('a hand-edited pin is honoured (re-pinning by editing the config file)', async () => {
     const config = user.readConfig()
-    const wrong = 'AA:'.repeat(31) + 'AA'
+    const wrong = `${'AA:'.repeat(31)}AA`
     fs.writeFileSync(user.configFile, JSON.stringify({ ...config, pinnedCertificateSha256: wrong }))
     expectError(await user.run(['user', 'me']), EXIT.UNREACHABLE, /has CHANGED: pinned SHA-256 (AA:){31}AA/)
     // Lower case without colons is accepted too.

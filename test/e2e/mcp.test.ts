@@ -25,7 +25,6 @@ async function rest(method: string, pathname: string, apiKey: string | undefined
     headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
-  // biome-ignore lint/suspicious/noExplicitAny: the REST answers are read field by field
   return { status: response.status, json: (response.body ? JSON.parse(response.body) : undefined) as any }
 }
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENTRY_POINTS, loadSdk } from '../support/sdk.js'
 import { startTestServer, type TestServer } from '../support/test-server.js'
 
-const WRONG_PIN = 'AB:'.repeat(31) + 'AB'
+const WRONG_PIN = `${'AB:'.repeat(31)}AB`
 
 describe('SDK over TLS with the self-signed certificate', () => {
   let server: TestServer

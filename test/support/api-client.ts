@@ -40,6 +40,9 @@ type GrpcClientName =
   | 'spaces'
   | 'memories'
 
+/** A generated client's method as grpc-js attaches it: unary (request, metadata, options, callback) or a server stream. */
+type GrpcMethod = (...args: any[]) => unknown
+
 interface Operation {
   rest(input: any): { method: string; path: string; body?: unknown; query?: Record<string, string> }
   /** `stream`: a server-streaming method; the result's body is `{events}`, each message through `response`. */
@@ -489,7 +492,7 @@ export class ApiClient {
 
   grpc(operation: OperationName, input: any, apiKey?: string): Promise<ApiResult> {
     const spec = OPERATIONS[operation].grpc as Operation['grpc']
-    const client = this.#clients[spec.client] as unknown as Record<string, Function>
+    const client = this.#clients[spec.client] as unknown as Record<string, GrpcMethod>
     const metadata = new grpc.Metadata()
     if (apiKey) metadata.set('authorization', `Bearer ${apiKey}`)
     if (spec.stream) return this.#grpcStream(client, spec, input, metadata)
@@ -528,7 +531,7 @@ export class ApiClient {
   }
 
   #grpcStream(
-    client: Record<string, Function>,
+    client: Record<string, GrpcMethod>,
     spec: Operation['grpc'],
     input: any,
     metadata: grpc.Metadata,

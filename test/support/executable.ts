@@ -194,7 +194,10 @@ export class ServerProcess {
     child.stderr!.on('data', (chunk: string) => this.#collect(chunk))
     child.stdout!.resume()
     this.exited = new Promise((resolve) =>
-      child.on('exit', (code, signal) => (live.delete(child), resolve({ code, signal }))),
+      child.on('exit', (code, signal) => {
+        live.delete(child)
+        resolve({ code, signal })
+      }),
     )
   }
 

@@ -133,7 +133,9 @@ export async function startFakeEmbedder(
     dimensions,
     requests,
     plan: (...planned) => void faults.push(...planned),
-    refuseInputsContaining: (text) => void (refused = text),
+    refuseInputsContaining: (text) => {
+      refused = text
+    },
     hold() {
       const queue: Array<() => void> = []
       held = queue

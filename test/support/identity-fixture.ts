@@ -1,6 +1,6 @@
 import type { StartOptions } from '../../src/server/server.js'
 import { ApiClient, type Transport } from './api-client.js'
-import { type Engine } from './databases.js'
+import type { Engine } from './databases.js'
 import { startTestServer, type TestServer } from './test-server.js'
 
 export interface Actor {

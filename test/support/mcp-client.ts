@@ -4,7 +4,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 /** What a tool answered: its JSON text parsed, and whether it is a tool error. */
 export interface ToolAnswer {
   isError: boolean
-  // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the tool answered
   body: any
 }
 

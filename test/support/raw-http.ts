@@ -44,9 +44,14 @@ export function exchangeRaw(
     // Parts are written one by one, so a large shared body is never copied on the client side.
     const parts = Array.isArray(bytes) ? bytes : [bytes]
     const writeParts = () => {
-      if (!options.gapMs) return parts.forEach((part) => socket.write(part))
+      if (!options.gapMs) {
+        for (const part of parts) socket.write(part)
+        return
+      }
       socket.setNoDelay(true)
-      parts.forEach((part, index) => setTimeout(() => socket.writable && socket.write(part), index * options.gapMs!))
+      for (const [index, part] of parts.entries()) {
+        setTimeout(() => socket.writable && socket.write(part), index * options.gapMs!)
+      }
     }
     const socket = connectRaw(port, options.tls ?? false, writeParts)
     const chunks: Buffer[] = []
