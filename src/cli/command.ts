@@ -1,6 +1,7 @@
 // The frame every client command runs in: global options in its help, settings
 // resolved (flag > env > config file), errors turned into one line and an exit code.
 import type { Argv, Options } from 'yargs'
+import type { MemsvcClient } from '../../sdk/src/index.js'
 import {
   type ClientSettings,
   CONNECTION_OPTIONS,
@@ -8,6 +9,7 @@ import {
   OUTPUT_OPTION,
   resolveSettings,
 } from './client-settings.js'
+import { withConnection } from './connection.js'
 import { reportError } from './error-report.js'
 import { EXIT_CODES_HELP } from './exit-codes.js'
 
@@ -119,4 +121,19 @@ export async function collectPages<Item>(
     token = page.nextToken
   }
   return { items }
+}
+
+/**
+ * What a `list` command shows: the page at `start` (--next-token), or with `all` (--all) every
+ * page, all over one authenticated connection. `fetchPage` makes the call for one page token.
+ */
+export function fetchPages<Item>(
+  settings: ClientSettings,
+  start: string | undefined,
+  all: boolean,
+  fetchPage: (api: MemsvcClient, nextToken: string | undefined) => Promise<Page<Item>>,
+): Promise<Page<Item>> {
+  return withConnection(settings, { authenticated: true }, (connection) =>
+    collectPages((token) => connection.run((api) => fetchPage(api, token)), start, all),
+  )
 }

@@ -176,3 +176,8 @@ export async function withConnection<T>(
     connection.close()
   }
 }
+
+/** What most commands do: one call with the API key, on a connection of its own. */
+export function runAuthenticated<T>(settings: ClientSettings, call: (api: MemsvcClient) => Promise<T>): Promise<T> {
+  return withConnection(settings, { authenticated: true }, (connection) => connection.run(call))
+}

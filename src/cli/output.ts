@@ -2,6 +2,7 @@
 // text for people. Notes meant for people only (hints, "more pages") go to stderr so
 // that stdout stays parseable.
 import type { OutputFormat } from './client-settings.js'
+import type { Page } from './command.js'
 
 export interface Printable {
   /** The JSON document (proto3 JSON shape: camelCase, enums as names, times in epoch ms). */
@@ -38,4 +39,27 @@ export const yesNo = (value: boolean | undefined): string => (value === undefine
 /** Lists written with every item and no tokens to follow, as `--all` returns them. */
 export function pageNote(nextToken: string | undefined, what: string): void {
   if (nextToken) note(`more ${what}: repeat with --next-token ${nextToken} (or --all)`)
+}
+
+export interface Listing<Item> {
+  /** The JSON field that holds the items: `{"spaces": [...]}`. */
+  field: string
+  /** The items in the "more …" note: "spaces", "API keys". */
+  what: string
+  /** An item's JSON, when it is not the message as received. */
+  json?: (item: Item) => unknown
+  /** The text for people: a table, or a line saying there is nothing. */
+  text: (items: Item[]) => string
+}
+
+/** Prints the page a `list` command fetched; the token for the next page goes into the JSON, or into a note. */
+export function printPage<Item>(format: OutputFormat, page: Page<Item>, listing: Listing<Item>): void {
+  print(format, {
+    json: {
+      [listing.field]: listing.json ? page.items.map(listing.json) : page.items,
+      ...(page.nextToken ? { nextToken: page.nextToken } : {}),
+    },
+    text: () => listing.text(page.items),
+  })
+  if (format === 'table') pageNote(page.nextToken, listing.what)
 }

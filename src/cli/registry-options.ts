@@ -4,14 +4,13 @@
 // rows, so a setting is described exactly once.
 import fs from 'node:fs'
 import type { Options } from 'yargs'
-import { type Credentials, Credentials_Kind, Modality, type ProbeStatus } from '../generated/memsvc/v1/registry.js'
+import { type Credentials, Credentials_Kind, type ProbeStatus } from '../generated/memsvc/v1/registry.js'
+import { INT32_MAX, MODALITIES } from '../validation/registry-values.js'
 import type { Args } from './command.js'
 import { repeatable } from './common-options.js'
 import { badInput } from './exit-codes.js'
 import { asList, lastValue, parseChoice, parseInteger, parseNumber } from './option-parsing.js'
 import { formatTime } from './output.js'
-
-const INT32_MAX = 2_147_483_647
 
 export type SettingKind = 'text' | 'int' | 'number' | 'choice' | 'choices' | 'list' | 'json'
 /** Kinds whose flag is given once per value (the others take the last value given). */
@@ -28,8 +27,6 @@ export interface Setting {
   on?: 'create' | 'create-update'
   group?: string
 }
-
-export const MODALITIES = [Modality.TEXT, Modality.IMAGE, Modality.AUDIO, Modality.VIDEO] as const
 
 /** Settings every registry kind shares. */
 export const COMMON_SETTINGS: Setting[] = [
@@ -68,6 +65,16 @@ export const COMMON_SETTINGS: Setting[] = [
     describe: `Supported modality (repeatable): ${MODALITIES.join(', ')} (default TEXT)`,
   },
 ]
+
+/** Every kind has an API path under its endpoint; only the default differs. */
+export function apiPathSetting(defaultPath: string): Setting {
+  return {
+    flag: 'api-path',
+    field: 'apiPath',
+    kind: 'text',
+    describe: `Path under the endpoint (default ${defaultPath})`,
+  }
+}
 
 /** A capability flag: --<flag> sets it true, --no-<flag> false, neither leaves it to the default / stored value. */
 export interface Capability {

@@ -253,3 +253,41 @@ export function nativeViolations(form: HTMLFormElement): FieldViolation[] {
   }
   return violations
 }
+
+/** What a checked form is made of; see checkedForm. */
+export interface CheckedFormSpec<T> {
+  errors: FormErrors
+  /** The form's attributes after its class and novalidate, e.g. its aria-label. */
+  attrs: Attrs
+  /** The page's own checks: adds their violations to the browser's, and answers what they parsed, for `send`. */
+  check?: (violations: FieldViolation[]) => T
+  /** Runs only when nothing is violated, after the errors shown before are cleared. */
+  send: (checked: T) => Promise<unknown>
+}
+
+/**
+ * A form that the browser does not check by itself (novalidate): on submit, the browser's checks and the
+ * page's are shown next to their fields like the server's, and the form is sent only when there are none.
+ * The errors' summary comes first, above the `children`.
+ */
+export function checkedForm<T>(className: string, spec: CheckedFormSpec<T>, ...children: Child[]): HTMLFormElement {
+  const form: HTMLFormElement = h(
+    'form',
+    {
+      class: className,
+      novalidate: true,
+      ...spec.attrs,
+      onSubmit: async (event: Event) => {
+        event.preventDefault()
+        const violations = nativeViolations(form)
+        const checked = spec.check?.(violations) as T
+        if (violations.length) return spec.errors.showClient(violations)
+        spec.errors.clear()
+        await spec.send(checked)
+      },
+    },
+    spec.errors.summary,
+    ...children,
+  )
+  return form
+}

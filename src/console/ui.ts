@@ -1,5 +1,5 @@
 // Shared pieces: copy buttons, confirmation dialogs, notices, badges, dates.
-import { type ApiError, describeError } from './api.js'
+import { type ApiError, call, describeError } from './api.js'
 import { type Child, h, replace } from './dom.js'
 
 /** Announces a short message to screen readers and shows it as a toast. */
@@ -102,6 +102,29 @@ export function confirmDialog(options: ConfirmOptions): Promise<boolean> {
   })
 }
 
+/** What to ask before a delete, and what to say after it. */
+export interface DeleteSpec {
+  confirm: Pick<ConfirmOptions, 'title' | 'message' | 'confirmLabel'>
+  /** The debug log's name for the call, e.g. "Delete space". */
+  action: string
+  path: string
+  /** Announced once the item is gone. */
+  deleted: string
+}
+
+/** Deletes after a (danger) confirmation; the outcome is announced. Answers whether the item is gone. */
+export async function confirmAndDelete(spec: DeleteSpec): Promise<boolean> {
+  const sure = await confirmDialog({ ...spec.confirm, danger: true })
+  if (!sure) return false
+  const result = await call(spec.action, 'DELETE', spec.path)
+  if (!result.ok) {
+    announce(`Not deleted: ${result.error!.message}`)
+    return false
+  }
+  announce(spec.deleted)
+  return true
+}
+
 export function errorNotice(error: ApiError, prefix = 'The server rejected the request'): HTMLElement {
   return h('div', { class: 'notice error', role: 'alert' }, h('strong', null, `${prefix}: `), describeError(error))
 }
@@ -198,11 +221,47 @@ export function loadMoreButton(nextToken: string | undefined, loadMore: () => un
  * Removes a table row after its item was deleted. Answers the step that moves the focus to where the
  * row was: the next (or else the previous) row's first link or button, or the page's title.
  */
-export function removeRow(row: HTMLTableRowElement, root: HTMLElement): () => void {
+function removeRow(row: HTMLTableRowElement, root: HTMLElement): () => void {
   const next = (row.nextElementSibling ?? row.previousElementSibling) as HTMLElement | null
   row.remove()
   return () =>
     (next?.querySelector<HTMLElement>('a, button') ?? root.querySelector<HTMLElement>('.page-title'))?.focus()
+}
+
+/**
+ * A table row's Delete button. Once `remove` answers that the item is gone, its row goes, `afterwards`
+ * may redraw the list, and the focus moves to where the row was (see removeRow).
+ */
+export function deleteRowButton(
+  root: HTMLElement,
+  remove: () => Promise<boolean>,
+  afterwards?: () => unknown,
+): HTMLButtonElement {
+  const button = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button small danger',
+      onClick: async () => {
+        if (!(await remove())) return
+        const refocus = removeRow(button.closest('tr')!, root)
+        if (afterwards) await afterwards()
+        refocus()
+      },
+    },
+    'Delete',
+  )
+  return button
+}
+
+/** A list's panel: a head with the list's title and its filters, then the list itself. */
+export function listPanel(titleId: string, title: string, filters: Child[], ...content: Child[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': titleId },
+    h('div', { class: 'panel-head' }, h('h3', { id: titleId }, title), h('div', { class: 'filters' }, ...filters)),
+    ...content,
+  )
 }
 
 export function section(title: string, ...children: Child[]): HTMLElement {

@@ -125,7 +125,10 @@ export function embedderIndexDefinition(embedderId: string, dimensionality: numb
     return undefined
   // DDL takes no parameters: the id is a validated UUID and the dimension an integer, so both are written in.
   if (!/^[0-9a-f-]{36}$/.test(embedderId)) throw new Error(`not a UUID: ${embedderId}`)
-  return `on chunk_vectors using hnsw ((embedding::${indexedVectorType(dimensionality)}) halfvec_cosine_ops) with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`
+  return (
+    `on chunk_vectors using hnsw ((embedding::${indexedVectorType(dimensionality)}) halfvec_cosine_ops) ` +
+    `with (ef_construction = ${HNSW_EF_CONSTRUCTION}) where embedder_id = '${embedderId}'`
+  )
 }
 
 /** Creates an embedder's index when it first joins a space, inside that transaction. */

@@ -1,7 +1,4 @@
-import crypto from 'node:crypto'
 import { type LlmRow, llmsTable } from '../db/sql/llms.js'
-import { idSchema } from '../validation/identity.js'
-import { parseInput } from '../validation/parse.js'
 import {
   type CapabilitiesInput,
   createLlmSchema,
@@ -11,9 +8,8 @@ import {
   type SamplingParams,
   updateLlmSchema,
 } from '../validation/registry.js'
-import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { authoriseOwner, type Principal } from './permissions.js'
+import type { Principal } from './permissions.js'
 import * as registrations from './registration-use-cases.js'
 import { type RegistrationView, registrationView } from './registry.js'
 
@@ -47,13 +43,6 @@ export const DEFAULT_CAPABILITIES: LlmCapabilities = {
   supportsSystemMessages: true,
 }
 
-/** How the shared registration steps name and store LLMs. */
-const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColumns)[number]> = {
-  resource: 'LLM',
-  noun: 'LLM',
-  table: llmsTable,
-}
-
 /** Flags not given take their defaults; a capabilities object always carries all six. */
 const capabilitiesFrom = (input: CapabilitiesInput | undefined): LlmCapabilities => ({
   ...DEFAULT_CAPABILITIES,
@@ -72,81 +61,52 @@ export function toLlm(row: LlmRow): Llm {
   }
 }
 
-export async function createLlm(context: DomainContext, call: CallContext, input: unknown): Promise<Llm> {
-  const principal = await context.authenticate(call)
-  const request = parseInput(createLlmSchema, input)
-  const ownerId = await authoriseOwner(context.sql, principal, 'LLM', request.ownerId)
-  const id = request.llmId ?? crypto.randomUUID()
-  const row: LlmRow = {
-    ...registrations.newRegistrationColumns(context, principal, LLM, id, ownerId, request, DEFAULT_LLM_API_PATH),
+/** How the shared registration steps name and store LLMs. */
+const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColumns)[number]> = {
+  resource: 'LLM',
+  noun: 'LLM',
+  table: llmsTable,
+}
+
+/** The use cases the transports call, under the names every kind shares. */
+export const llmUseCases = registrations.registryUseCases(LLM, {
+  collection: 'llms',
+  idField: 'llmId',
+  idOf: (item) => item.llmId,
+  createSchema: createLlmSchema,
+  listSchema: listLlmsSchema,
+  updateSchema: updateLlmSchema,
+  requestedId: (request) => request.llmId,
+  defaultApiPath: () => DEFAULT_LLM_API_PATH,
+  newKindColumns: (request) => ({
     client_config: request.clientConfig ?? null,
     max_context_length: request.maxContextLength ?? null,
     capabilities: { ...capabilitiesFrom(request.capabilities) },
     default_sampling_params: request.defaultSamplingParams ?? null,
-  }
-  await registrations.insertRegistration(context, LLM, row)
-  return toLlm(row)
-}
-
-export async function listLlms(
-  context: DomainContext,
-  call: CallContext,
-  input: unknown,
-): Promise<{ llms: Llm[]; nextToken?: string }> {
-  const principal = await context.authenticate(call)
-  const request = parseInput(listLlmsSchema, input)
-  const page = await registrations.listRegistrations(context, principal, LLM, request, toLlm)
-  return { llms: page.items, nextToken: page.nextToken }
-}
-
-export async function getLlm(context: DomainContext, call: CallContext, llmId: unknown): Promise<Llm> {
-  const principal = await context.authenticate(call)
-  const id = parseInput(idSchema, llmId, 'llmId')
-  return toLlm(await registrations.findVisibleRegistration(context.sql, principal, LLM, 'GET', id))
-}
-
-/**
- * A field given replaces the stored value (capabilities and defaultSamplingParams as a
- * whole); labels replace or merge; providerType cannot change.
- */
-export async function updateLlm(
-  context: DomainContext,
-  call: CallContext,
-  llmId: unknown,
-  input: unknown,
-): Promise<Llm> {
-  const principal = await context.authenticate(call)
-  const id = parseInput(idSchema, llmId, 'llmId')
-  const request = parseInput(updateLlmSchema, input)
-  const row = await registrations.updateRegistration(context, principal, LLM, id, request, (current) => ({
-    ...registrations.nextSharedColumns(current, request),
+  }),
+  // capabilities and defaultSamplingParams are replaced as a whole.
+  nextKindColumns: (current, request) => ({
     client_config: request.clientConfig === undefined ? current.client_config : request.clientConfig || null,
     max_context_length: request.maxContextLength ?? current.max_context_length,
     capabilities: request.capabilities ? { ...capabilitiesFrom(request.capabilities) } : current.capabilities,
     default_sampling_params: request.defaultSamplingParams ?? current.default_sampling_params,
-  }))
-  return toLlm(row)
-}
+  }),
+  toItem: toLlm,
+})
 
-export async function deleteLlm(context: DomainContext, call: CallContext, llmId: unknown): Promise<void> {
-  const principal = await context.authenticate(call)
-  const id = parseInput(idSchema, llmId, 'llmId')
-  await registrations.deleteRegistration(context, principal, LLM, id)
-}
+export const {
+  create: createLlm,
+  list: listLlms,
+  get: getLlm,
+  /**
+   * A field given replaces the stored value (capabilities and defaultSamplingParams as a
+   * whole); labels replace or merge; providerType cannot change.
+   */
+  update: updateLlm,
+  delete: deleteLlm,
+} = llmUseCases
 
 /** An LLM the caller may use (their own, or any with GET_LLM_ANY); NOT_FOUND otherwise. */
 export function findUsableLlm(context: DomainContext, principal: Principal, llmId: string): Promise<LlmRow> {
   return registrations.findVisibleRegistration(context.sql, principal, LLM, 'GET', llmId)
-}
-
-/** The use cases the transports call, under the names every kind shares. */
-export const llmUseCases: registrations.RegistryUseCases<Llm, 'llms'> = {
-  resource: 'LLM',
-  collection: 'llms',
-  idOf: (item) => item.llmId,
-  create: createLlm,
-  list: listLlms,
-  get: getLlm,
-  update: updateLlm,
-  delete: deleteLlm,
 }

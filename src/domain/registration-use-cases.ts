@@ -1,12 +1,16 @@
+import crypto from 'node:crypto'
+import type * as v from 'valibot'
 import type { Queryable } from '../db/database.js'
 import type { RegistrationChange, RegistrationRow, RegistrationTable } from '../db/sql/registration-table.js'
 import { invalidArgument } from '../errors/app-error.js'
+import { idSchema } from '../validation/identity.js'
+import { parseInput } from '../validation/parse.js'
 import type { CredentialsInput, Modality } from '../validation/registry.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { MODEL_PROBE_JOB } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
-import { type Principal, requireOwnership } from './permissions.js'
+import { authoriseOwner, type Principal, requireOwnership } from './permissions.js'
 import { enqueueProbe, probeInputsChanged } from './probes.js'
 import {
   nextLabels,
@@ -21,9 +25,10 @@ import {
 /**
  * The steps of create, list, get, update and delete that embedders, LLMs and rerankers
  * share, so that every kind keeps the same visibility, conflict, audit and probe rules.
- * Each kind's module (embedders.ts, llms.ts, rerankers.ts) parses its requests, builds its rows and maps
- * them to responses, and calls these for the rest. The rules these steps apply
- * (visibility, conflicts, sealing credentials, labels) are in registry.ts.
+ * Each kind's module (embedders.ts, llms.ts, rerankers.ts) declares a RegistrationApi: its
+ * schemas, its own columns and its responses; registryUseCases builds the five use cases from
+ * it with these steps. The rules these steps apply (visibility, conflicts, sealing
+ * credentials, labels) are in registry.ts.
  */
 
 /** One page of a list response: the items under the collection's name ("embedders": […]). */
@@ -265,4 +270,106 @@ export async function deleteRegistration<Row extends RegistrationRow, MutableCol
     await findVisibleRegistration(tx, principal, kind, 'DELETE', id)
     await kind.table.delete(tx, id)
   })
+}
+
+/**
+ * What one kind adds to the shared steps besides how it is named and stored (its
+ * RegistrationKind): how its requests are parsed, how its own columns (besides those every
+ * registration has) are built and changed, and how a row is answered.
+ */
+export interface RegistrationApi<
+  Row extends RegistrationRow,
+  Item,
+  Collection extends string,
+  CreateRequest extends SharedCreateFields & { ownerId?: string },
+  UpdateRequest extends SharedUpdateFields,
+> {
+  /** The collection as paths and list responses name it: "embedders". */
+  collection: Collection
+  /** The id as requests and messages name it: "embedderId". */
+  idField: string
+  idOf(item: Item): string
+  createSchema: v.GenericSchema<unknown, CreateRequest>
+  listSchema: v.GenericSchema<unknown, ListRequest>
+  updateSchema: v.GenericSchema<unknown, UpdateRequest>
+  /** The id a create request asks for, if it names one. */
+  requestedId(request: CreateRequest): string | undefined
+  defaultApiPath(request: CreateRequest): string
+  /** The kind's own columns of a new row. */
+  newKindColumns(request: CreateRequest): Omit<Row, keyof RegistrationRow>
+  /** The kind's own columns after an update (a field given replaces the stored value). */
+  nextKindColumns(current: Row, request: UpdateRequest): Omit<Row, keyof RegistrationRow>
+  toItem(row: Row): Item
+  /** Runs each update and delete of one registration, for kinds that must hear of them. */
+  aroundWrite?<T>(context: DomainContext, id: string, write: () => Promise<T>): Promise<T>
+  /** What a delete leaves to do once the row is gone. */
+  afterDelete?(context: DomainContext, id: string): Promise<void>
+}
+
+/** Create, list, get, update and delete of one kind: the same steps and rules for every kind. */
+export function registryUseCases<
+  Row extends RegistrationRow,
+  MutableColumn extends keyof Row & string,
+  Item,
+  Collection extends string,
+  CreateRequest extends SharedCreateFields & { ownerId?: string },
+  UpdateRequest extends SharedUpdateFields,
+>(
+  kind: RegistrationKind<Row, MutableColumn>,
+  api: RegistrationApi<Row, Item, Collection, CreateRequest, UpdateRequest>,
+): RegistryUseCases<Item, Collection> {
+  const guardedWrite = <T>(context: DomainContext, id: string, write: () => Promise<T>): Promise<T> =>
+    api.aroundWrite ? api.aroundWrite(context, id, write) : write()
+  return {
+    resource: kind.resource,
+    collection: api.collection,
+    idOf: api.idOf,
+
+    async create(context, call, input) {
+      const principal = await context.authenticate(call)
+      const request = parseInput(api.createSchema, input)
+      const ownerId = await authoriseOwner(context.sql, principal, kind.resource, request.ownerId)
+      const id = api.requestedId(request) ?? crypto.randomUUID()
+      const row = {
+        ...newRegistrationColumns(context, principal, kind, id, ownerId, request, api.defaultApiPath(request)),
+        ...api.newKindColumns(request),
+      } as Row
+      await insertRegistration(context, kind, row)
+      return api.toItem(row)
+    },
+
+    async list(context, call, input) {
+      const principal = await context.authenticate(call)
+      const request = parseInput(api.listSchema, input)
+      const page = await listRegistrations(context, principal, kind, request, api.toItem)
+      return { [api.collection]: page.items, nextToken: page.nextToken } as RegistryPage<Collection, Item>
+    },
+
+    async get(context, call, rawId) {
+      const principal = await context.authenticate(call)
+      const id = parseInput(idSchema, rawId, api.idField)
+      return api.toItem(await findVisibleRegistration(context.sql, principal, kind, 'GET', id))
+    },
+
+    /** A field given replaces the stored value; labels replace or merge; providerType cannot change. */
+    async update(context, call, rawId, input) {
+      const principal = await context.authenticate(call)
+      const id = parseInput(idSchema, rawId, api.idField)
+      const request = parseInput(api.updateSchema, input)
+      const row = await guardedWrite(context, id, () =>
+        updateRegistration(context, principal, kind, id, request, (current) => ({
+          ...nextSharedColumns(current, request),
+          ...api.nextKindColumns(current, request),
+        })),
+      )
+      return api.toItem(row)
+    },
+
+    async delete(context, call, rawId) {
+      const principal = await context.authenticate(call)
+      const id = parseInput(idSchema, rawId, api.idField)
+      await guardedWrite(context, id, () => deleteRegistration(context, principal, kind, id))
+      await api.afterDelete?.(context, id)
+    },
+  }
 }

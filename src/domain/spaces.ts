@@ -83,6 +83,26 @@ async function withEmbedders(sql: Queryable, row: SpaceRow): Promise<Space> {
   return toSpace(row, await spacesSql.listSpaceEmbedders(sql, [row.id]))
 }
 
+/**
+ * Runs `write` in one transaction on the space, locked, once the principal may UPDATE or
+ * DELETE it; the cached rows of the space are forgotten whatever the outcome.
+ */
+function writeSpace<T>(
+  context: DomainContext,
+  principal: Principal,
+  id: string,
+  action: 'UPDATE' | 'DELETE',
+  write: (tx: Queryable, space: SpaceRow) => Promise<T>,
+): Promise<T> {
+  return context.spaceRows.afterSpaceWrite(
+    id,
+    () =>
+      context.sql.begin(async (tx) =>
+        write(tx, await findAccessibleSpace(tx, principal, id, 'SPACE', action)),
+      ) as Promise<T>,
+  )
+}
+
 function spaceConflict(error: unknown, spaceId: string, name: string | undefined): unknown {
   switch (conflictOf(error)) {
     case 'duplicate-space-id':
@@ -245,23 +265,20 @@ export async function updateSpace(
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(updateSpaceSchema, input)
   try {
-    return await context.spaceRows.afterSpaceWrite(id, () =>
-      context.sql.begin(async (tx) => {
-        const current = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-        const next = {
-          name: request.name ?? current.name,
-          public_read: request.publicRead ?? current.public_read,
-          labels: nextLabels(current.labels, request),
-        }
-        if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
-        const updated = await spacesSql.updateSpace(tx, id, {
-          ...next,
-          updated_at: nowMillis(),
-          updated_by: principal.userId,
-        })
-        return withEmbedders(tx, updated)
-      }),
-    )
+    return await writeSpace(context, principal, id, 'UPDATE', async (tx, current) => {
+      const next = {
+        name: request.name ?? current.name,
+        public_read: request.publicRead ?? current.public_read,
+        labels: nextLabels(current.labels, request),
+      }
+      if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
+      const updated = await spacesSql.updateSpace(tx, id, {
+        ...next,
+        updated_at: nowMillis(),
+        updated_by: principal.userId,
+      })
+      return withEmbedders(tx, updated)
+    })
   } catch (error) {
     throw spaceConflict(error, id, request.name)
   }
@@ -271,12 +288,9 @@ export async function updateSpace(
 export async function deleteSpace(context: DomainContext, call: CallContext, spaceId: unknown): Promise<void> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
-  await context.spaceRows.afterSpaceWrite(id, () =>
-    context.sql.begin(async (tx) => {
-      await findAccessibleSpace(tx, principal, id, 'SPACE', 'DELETE')
-      await spacesSql.deleteSpace(tx, id)
-    }),
-  )
+  await writeSpace(context, principal, id, 'DELETE', async (tx) => {
+    await spacesSql.deleteSpace(tx, id)
+  })
 }
 
 /**
@@ -294,30 +308,27 @@ export async function addSpaceEmbedder(
   const request = parseInput(addEmbedderSchema, input)
   requireVectorStorage(context)
   try {
-    const updated = await context.spaceRows.afterSpaceWrite(id, () =>
-      context.sql.begin(async (tx) => {
-        const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-        const role = await ownerRole(tx, principal, space.owner_id)
-        const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
-        const position = await spacesSql.nextEmbedderPosition(tx, id)
-        if (
-          position >= MAX_SPACE_EMBEDDERS &&
-          (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS
-        ) {
-          throw invalidArgument('embedderId', `a space has at most ${MAX_SPACE_EMBEDDERS} embedders`)
-        }
-        if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id))
-          throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
-        const total = await chunksSql.countMemoriesMissingVectors(tx, id, embedder.id)
-        await joinSpace(tx, id, embedder, position, request.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, total)
-        if (total > 0)
-          await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, {
-            spaceId: id,
-            embedderId: embedder.id,
-          } satisfies SpaceBackfillPayload as never)
-        return withEmbedders(tx, space)
-      }),
-    )
+    const updated = await writeSpace(context, principal, id, 'UPDATE', async (tx, space) => {
+      const role = await ownerRole(tx, principal, space.owner_id)
+      const embedder = await usableEmbedder(tx, principal, role, space.owner_id, request.embedderId, 'embedderId')
+      const position = await spacesSql.nextEmbedderPosition(tx, id)
+      if (
+        position >= MAX_SPACE_EMBEDDERS &&
+        (await spacesSql.listSpaceEmbedders(tx, [id])).length >= MAX_SPACE_EMBEDDERS
+      ) {
+        throw invalidArgument('embedderId', `a space has at most ${MAX_SPACE_EMBEDDERS} embedders`)
+      }
+      if (await spacesSql.findSpaceEmbedder(tx, id, embedder.id))
+        throw alreadyExists(`embedder ${embedder.id} is already in space ${id}`)
+      const total = await chunksSql.countMemoriesMissingVectors(tx, id, embedder.id)
+      await joinSpace(tx, id, embedder, position, request.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT, total)
+      if (total > 0)
+        await context.jobs.enqueue(tx, SPACE_BACKFILL_JOB, {
+          spaceId: id,
+          embedderId: embedder.id,
+        } satisfies SpaceBackfillPayload as never)
+      return withEmbedders(tx, space)
+    })
     context.jobs.wake()
     return updated
   } catch (error) {
@@ -335,18 +346,13 @@ export async function removeSpaceEmbedder(
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
   const request = parseInput(removeEmbedderSchema, input)
-  return context.spaceRows.afterSpaceWrite(
-    id,
-    () =>
-      context.sql.begin(async (tx) => {
-        const space = await findAccessibleSpace(tx, principal, id, 'SPACE', 'UPDATE')
-        const members = await spacesSql.listSpaceEmbedders(tx, [id])
-        if (!members.some((member) => member.embedder_id === request.embedderId))
-          throw notFound(`embedder ${request.embedderId} in space ${id}`)
-        if (members.length === 1)
-          throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
-        await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
-        return withEmbedders(tx, space)
-      }) as Promise<Space>,
-  )
+  return writeSpace(context, principal, id, 'UPDATE', async (tx, space) => {
+    const members = await spacesSql.listSpaceEmbedders(tx, [id])
+    if (!members.some((member) => member.embedder_id === request.embedderId))
+      throw notFound(`embedder ${request.embedderId} in space ${id}`)
+    if (members.length === 1)
+      throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
+    await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
+    return withEmbedders(tx, space)
+  })
 }

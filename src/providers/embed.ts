@@ -231,7 +231,8 @@ function checkedVectors(
   const wrong = vectors.find((vector) => vector.length !== embedder.dimensionality)
   if (wrong) {
     throw new EmbeddingError(
-      `${describeEmbedder(embedder)}: the provider returned ${wrong.length} dimensions; the embedder is registered with ${embedder.dimensionality}`,
+      `${describeEmbedder(embedder)}: the provider returned ${wrong.length} dimensions; ` +
+        `the embedder is registered with ${embedder.dimensionality}`,
       true,
       'embedder',
     )

@@ -268,6 +268,26 @@ const OPTIONAL_ON_CREATE = [
 
 const clearableUrl = clearable(httpUrlSchema, 'an http or https URL')
 
+/**
+ * Update takes a kind's fields, each optional, except labels (replaced or merged instead); "" clears the
+ * monitoring endpoint and the kind's `clearableFields`; credentials may keep the stored secret.
+ */
+function updateRegistrationSchema<
+  const Fields extends typeof trailingRegistrationFields & v.ObjectEntries,
+  const Clearable extends v.ObjectEntries = Record<never, never>,
+>(fields: v.StrictObjectSchema<Fields, undefined>, clearableFields: Clearable = {} as Clearable) {
+  return v.pipe(
+    v.strictObject({
+      ...v.partial(v.omit(fields, ['labels'])).entries,
+      monitoringEndpoint: v.optional(clearableUrl),
+      ...clearableFields,
+      credentials: v.optional(updateCredentialsSchema),
+      ...labelUpdateFields,
+    }),
+    oneLabelUpdateOnly(),
+  )
+}
+
 const embedderFields = v.strictObject({
   ...registrationFields(EMBEDDER_PROVIDER_TYPES),
   dimensionality: positiveInt32,
@@ -284,15 +304,7 @@ export const createEmbedderSchema = v.strictObject({
   credentials: v.optional(createCredentialsSchema),
 })
 
-export const updateEmbedderSchema = v.pipe(
-  v.strictObject({
-    ...v.partial(v.omit(embedderFields, ['labels'])).entries,
-    monitoringEndpoint: v.optional(clearableUrl),
-    credentials: v.optional(updateCredentialsSchema),
-    ...labelUpdateFields,
-  }),
-  oneLabelUpdateOnly(),
-)
+export const updateEmbedderSchema = updateRegistrationSchema(embedderFields)
 
 /** Paging, label filter, provider filter and (admins) owner: the same for every registry. */
 function listRegistrationsSchema<const T extends readonly string[]>(providerTypes: T) {
@@ -329,16 +341,9 @@ export const createLlmSchema = v.strictObject({
   credentials: v.optional(createCredentialsSchema),
 })
 
-export const updateLlmSchema = v.pipe(
-  v.strictObject({
-    ...v.partial(v.omit(llmFields, ['labels'])).entries,
-    monitoringEndpoint: v.optional(clearableUrl),
-    clientConfig: v.optional(clearable(clientConfigSchema, 'valid JSON text of an object')),
-    credentials: v.optional(updateCredentialsSchema),
-    ...labelUpdateFields,
-  }),
-  oneLabelUpdateOnly(),
-)
+export const updateLlmSchema = updateRegistrationSchema(llmFields, {
+  clientConfig: v.optional(clearable(clientConfigSchema, 'valid JSON text of an object')),
+})
 
 export const listLlmsSchema = listRegistrationsSchema(LLM_PROVIDER_TYPES)
 
@@ -354,14 +359,6 @@ export const createRerankerSchema = v.strictObject({
   credentials: v.optional(createCredentialsSchema),
 })
 
-export const updateRerankerSchema = v.pipe(
-  v.strictObject({
-    ...v.partial(v.omit(rerankerFields, ['labels'])).entries,
-    monitoringEndpoint: v.optional(clearableUrl),
-    credentials: v.optional(updateCredentialsSchema),
-    ...labelUpdateFields,
-  }),
-  oneLabelUpdateOnly(),
-)
+export const updateRerankerSchema = updateRegistrationSchema(rerankerFields)
 
 export const listRerankersSchema = listRegistrationsSchema(RERANKER_PROVIDER_TYPES)

@@ -1,7 +1,7 @@
 // memsvc apikey create|list|update|delete
 import type { Argv } from 'yargs'
 import { type ApiKey, ApiKeyStatus } from '../../generated/memsvc/v1/apikeys.js'
-import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -12,10 +12,10 @@ import {
   PAGING_OPTIONS,
   pagingRequest,
 } from '../common-options.js'
-import { withConnection } from '../connection.js'
+import { runAuthenticated } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { parseChoice, parseLabels, parseTime } from '../option-parsing.js'
-import { formatLabels, formatTime, pageNote, print } from '../output.js'
+import { formatLabels, formatTime, print, printPage } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 
 const STATUSES = [ApiKeyStatus.ACTIVE, ApiKeyStatus.INACTIVE] as const
@@ -76,9 +76,7 @@ const create = clientHandler(async (argv, settings) => {
     ownerId: argv.ownerId as string | undefined,
     apiKeyId: argv.id as string | undefined,
   }
-  const created = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.apiKeys.create(request)),
-  )
+  const created = await runAuthenticated(settings, (api) => api.apiKeys.create(request))
   print(settings.output, {
     json: created,
     text: () =>
@@ -94,21 +92,15 @@ const list = clientHandler(async (argv, settings) => {
     labelFilter: parseLabels(argv.label, 'label') ?? {},
   }
   const { maxResults, nextToken } = pagingRequest(argv)
-  const page = await withConnection(settings, { authenticated: true }, (connection) => {
-    return collectPages(
-      async (token) => {
-        const response = await connection.run((api) => api.apiKeys.list({ ...filters, maxResults, nextToken: token }))
-        return { items: response.keys, nextToken: response.nextToken }
-      },
-      nextToken,
-      argv.all === true,
-    )
+  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
+    const response = await api.apiKeys.list({ ...filters, maxResults, nextToken: token })
+    return { items: response.keys, nextToken: response.nextToken }
   })
-  print(settings.output, {
-    json: { keys: page.items, ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
-    text: () => (page.items.length === 0 ? 'no API keys\n' : keyTable(page.items)),
+  printPage(settings.output, page, {
+    field: 'keys',
+    what: 'API keys',
+    text: (keys) => (keys.length === 0 ? 'no API keys\n' : keyTable(keys)),
   })
-  if (settings.output === 'table') pageNote(page.nextToken, 'API keys')
 })
 
 const update = clientHandler(async (argv, settings) => {
@@ -120,17 +112,13 @@ const update = clientHandler(async (argv, settings) => {
   if (request.status === undefined && !request.replaceLabels && !request.mergeLabels) {
     throw badInput('nothing to update: give --status, --replace-label, --merge-label or --clear-labels')
   }
-  const updated = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.apiKeys.update(request)),
-  )
+  const updated = await runAuthenticated(settings, (api) => api.apiKeys.update(request))
   print(settings.output, { json: updated, text: () => renderFields(apiKeyFields(updated)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const apiKeyId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.apiKeys.delete({ apiKeyId })),
-  )
+  await runAuthenticated(settings, (api) => api.apiKeys.delete({ apiKeyId }))
   print(settings.output, {
     json: { apiKeyId, deleted: true },
     text: () => `deleted API key ${apiKeyId}; it stops working at once\n`,

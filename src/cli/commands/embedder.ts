@@ -8,30 +8,13 @@ import {
   Embedder_ProviderType as ProviderType,
   type UpdateEmbedderRequest,
 } from '../../generated/memsvc/v1/embedders.js'
-import { formatLabels, formatTime } from '../output.js'
-import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
-import { ID_WIDTH } from '../table.js'
-import { complete, type RegistryKind, registryCommand } from './registry-command.js'
-
-const PROVIDER_TYPES = [
-  ProviderType.VENDORA,
-  ProviderType.VLLM,
-  ProviderType.TEI,
-  ProviderType.LLAMA_CPP,
-  ProviderType.VENDORE,
-  ProviderType.VENDORD,
-  ProviderType.VENDORF,
-] as const
-const DISTRIBUTION_TYPES = [DistributionType.DENSE, DistributionType.SPARSE] as const
+import { DISTRIBUTION_TYPES, EMBEDDER_PROVIDER_TYPES } from '../../validation/registry-values.js'
+import { apiPathSetting, COMMON_SETTINGS, type Setting } from '../registry-options.js'
+import { type RegistryKind, registryCommand } from './registry-command.js'
 
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  {
-    flag: 'api-path',
-    field: 'apiPath',
-    kind: 'text',
-    describe: 'Path under the endpoint (default by provider: VENDORD /v2/embed, TEI /embed, others /embeddings)',
-  },
+  apiPathSetting('by provider: VENDORD /v2/embed, TEI /embed, others /embeddings'),
   {
     flag: 'dimensionality',
     field: 'dimensionality',
@@ -66,37 +49,14 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
   plural: 'embedders',
   article: 'an embedder',
   idField: 'embedderId',
-  providerTypes: PROVIDER_TYPES,
+  providerTypes: EMBEDDER_PROVIDER_TYPES,
   settings: SETTINGS,
-  columns: [
-    { header: 'ID', value: (embedder) => embedder.embedderId, minWidth: ID_WIDTH },
-    { header: 'NAME', value: (embedder) => embedder.displayName },
-    { header: 'PROVIDER', value: (embedder) => embedder.providerType, minWidth: 8 },
-    { header: 'MODEL', value: (embedder) => embedder.modelIdentifier },
-    { header: 'DIM', value: (embedder) => String(embedder.dimensionality), minWidth: 3 },
-    { header: 'ENDPOINT', value: (embedder) => `${embedder.endpointUrl}${embedder.apiPath}`, dropOrder: 1 },
-    { header: 'LABELS', value: (embedder) => formatLabels(embedder.labels), dropOrder: 2 },
-  ],
-  fields: (embedder) => [
-    ['id', embedder.embedderId],
-    ['display name', embedder.displayName],
-    ['description', embedder.description],
-    ['provider', embedder.providerType],
-    ['endpoint', embedder.endpointUrl],
-    ['api path', embedder.apiPath],
-    ['model', embedder.modelIdentifier],
+  extraColumns: [{ header: 'DIM', value: (embedder) => String(embedder.dimensionality), minWidth: 3 }],
+  extraFields: (embedder) => [
     ['dimensionality', String(embedder.dimensionality)],
     ['distribution', embedder.distributionType],
     ['max sequence length', embedder.maxSequenceLength?.toString()],
     ['modalities', embedder.supportedModalities.join(', ')],
-    ['labels', formatLabels(embedder.labels)],
-    ['version', embedder.version],
-    ['monitoring', embedder.monitoringEndpoint],
-    ['credentials', describeCredentials(embedder.credentials)],
-    ['last probe', describeProbe(embedder.lastProbe)],
-    ['owner', embedder.ownerId],
-    ['created', `${formatTime(embedder.createdAt)} by ${embedder.createdById}`],
-    ['updated', `${formatTime(embedder.updatedAt)} by ${embedder.updatedById}`],
   ],
   examples: {
     create: [
@@ -127,19 +87,8 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
       ['$0 embedder update --modality TEXT --modality IMAGE 5b0e…', 'replace the modalities, one --modality each'],
     ],
   },
-  rpc: {
-    create: (connection, request) => connection.run((api) => api.embedders.create(complete(CREATE_DEFAULTS, request))),
-    async list(connection, request) {
-      const response = await connection.run((api) => api.embedders.list(complete(LIST_DEFAULTS, request)))
-      return { items: response.embedders, nextToken: response.nextToken }
-    },
-    get: (connection, embedderId) => connection.run((api) => api.embedders.get({ embedderId })),
-    update: (connection, request) => connection.run((api) => api.embedders.update(complete(UPDATE_DEFAULTS, request))),
-    async remove(connection, embedderId) {
-      await connection.run((api) => api.embedders.delete({ embedderId }))
-    },
-    probe: (connection, embedderId) => connection.run((api) => api.embedders.probe({ embedderId })),
-  },
+  service: (api) => api.embedders,
+  requestDefaults: { create: CREATE_DEFAULTS, list: LIST_DEFAULTS, update: UPDATE_DEFAULTS },
 }
 
 export function embedderCommand(yargs: Argv): Argv {

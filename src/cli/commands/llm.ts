@@ -8,40 +8,24 @@ import {
   type SamplingParams,
   type UpdateLlmRequest,
 } from '../../generated/memsvc/v1/llms.js'
+import { LLM_PROVIDER_TYPES } from '../../validation/registry-values.js'
 import type { Args } from '../command.js'
-import { formatLabels, formatTime, yesNo } from '../output.js'
+import { yesNo } from '../output.js'
 import {
+  apiPathSetting,
   type Capability,
   COMMON_SETTINGS,
   capabilityOptions,
   capabilityValues,
-  describeCredentials,
-  describeProbe,
   type Setting,
   settingOptions,
   settingValues,
 } from '../registry-options.js'
-import { ID_WIDTH } from '../table.js'
-import { complete, type RegistryKind, registryCommand } from './registry-command.js'
-
-const PROVIDER_TYPES = [
-  ProviderType.VENDORA,
-  ProviderType.VENDORB_PROXY,
-  ProviderType.VENDORC_ROUTER,
-  ProviderType.VLLM,
-  ProviderType.OLLAMA,
-  ProviderType.LLAMA_CPP,
-  ProviderType.CUSTOM_VENDORA_COMPATIBLE,
-] as const
+import { type RegistryKind, registryCommand } from './registry-command.js'
 
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  {
-    flag: 'api-path',
-    field: 'apiPath',
-    kind: 'text',
-    describe: 'Path under the endpoint (default /v1/chat/completions)',
-  },
+  apiPathSetting('/v1/chat/completions'),
   {
     flag: 'client-config',
     field: 'clientConfig',
@@ -163,40 +147,18 @@ export const LLM_KIND: RegistryKind<Llm> = {
   plural: 'llms',
   article: 'an LLM',
   idField: 'llmId',
-  providerTypes: PROVIDER_TYPES,
+  providerTypes: LLM_PROVIDER_TYPES,
   settings: SETTINGS,
   extraOptions: { create: CREATE_EXTRA_OPTIONS, update: UPDATE_EXTRA_OPTIONS },
   extraValues,
   needsCurrent,
-  columns: [
-    { header: 'ID', value: (llm) => llm.llmId, minWidth: ID_WIDTH },
-    { header: 'NAME', value: (llm) => llm.displayName },
-    { header: 'PROVIDER', value: (llm) => llm.providerType, minWidth: 8 },
-    { header: 'MODEL', value: (llm) => llm.modelIdentifier },
-    { header: 'ENDPOINT', value: (llm) => `${llm.endpointUrl}${llm.apiPath}`, dropOrder: 1 },
-    { header: 'LABELS', value: (llm) => formatLabels(llm.labels), dropOrder: 2 },
-  ],
-  fields: (llm) => [
-    ['id', llm.llmId],
-    ['display name', llm.displayName],
-    ['description', llm.description],
-    ['provider', llm.providerType],
-    ['endpoint', llm.endpointUrl],
-    ['api path', llm.apiPath],
-    ['model', llm.modelIdentifier],
+  extraColumns: [],
+  extraFields: (llm) => [
     ['modalities', llm.supportedModalities.join(', ')],
     ['max context length', llm.maxContextLength?.toString()],
     ['capabilities', describeCapabilities(llm)],
     ['sampling', describeSampling(llm.defaultSamplingParams)],
     ['client config', llm.clientConfig],
-    ['labels', formatLabels(llm.labels)],
-    ['version', llm.version],
-    ['monitoring', llm.monitoringEndpoint],
-    ['credentials', describeCredentials(llm.credentials)],
-    ['last probe', describeProbe(llm.lastProbe)],
-    ['owner', llm.ownerId],
-    ['created', `${formatTime(llm.createdAt)} by ${llm.createdById}`],
-    ['updated', `${formatTime(llm.updatedAt)} by ${llm.updatedById}`],
   ],
   examples: {
     create: [
@@ -233,19 +195,8 @@ export const LLM_KIND: RegistryKind<Llm> = {
       ],
     ],
   },
-  rpc: {
-    create: (connection, request) => connection.run((api) => api.llms.create(complete(CREATE_DEFAULTS, request))),
-    async list(connection, request) {
-      const response = await connection.run((api) => api.llms.list(complete(LIST_DEFAULTS, request)))
-      return { items: response.llms, nextToken: response.nextToken }
-    },
-    get: (connection, llmId) => connection.run((api) => api.llms.get({ llmId })),
-    update: (connection, request) => connection.run((api) => api.llms.update(complete(UPDATE_DEFAULTS, request))),
-    async remove(connection, llmId) {
-      await connection.run((api) => api.llms.delete({ llmId }))
-    },
-    probe: (connection, llmId) => connection.run((api) => api.llms.probe({ llmId })),
-  },
+  service: (api) => api.llms,
+  requestDefaults: { create: CREATE_DEFAULTS, list: LIST_DEFAULTS, update: UPDATE_DEFAULTS },
 }
 
 export function llmCommand(yargs: Argv): Argv {

@@ -3,12 +3,12 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Argv } from 'yargs'
 import { type CreateMemoryRequest, type Memory, ProcessingStatus } from '../../generated/memsvc/v1/memories.js'
-import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
-import { type Connection, withConnection } from '../connection.js'
+import { type Connection, runAuthenticated, withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { asList, parseChoice } from '../option-parsing.js'
-import { formatTime, note, pageNote, print } from '../output.js'
+import { formatTime, note, print, printPage } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 import { retrieveSubcommand } from './memory-retrieve.js'
 import { chunkingFrom, chunkingJson, describeChunking } from './space.js'
@@ -260,28 +260,21 @@ const list = clientHandler(async (argv, settings) => {
         : parseChoice(argv.status, 'status', STATUSES),
     maxResults,
   }
-  const page = await withConnection(settings, { authenticated: true }, (connection) =>
-    collectPages(
-      async (token) => {
-        const response = await connection.run((api) => api.memories.list({ ...filters, nextToken: token }))
-        return { items: response.memories, nextToken: response.nextToken }
-      },
-      nextToken,
-      argv.all === true,
-    ),
-  )
-  print(settings.output, {
-    json: { memories: page.items.map(memoryJson), ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
-    text: () => (page.items.length === 0 ? 'no memories\n' : renderTable(page.items, MEMORY_COLUMNS)),
+  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
+    const response = await api.memories.list({ ...filters, nextToken: token })
+    return { items: response.memories, nextToken: response.nextToken }
   })
-  if (settings.output === 'table') pageNote(page.nextToken, 'memories')
+  printPage(settings.output, page, {
+    field: 'memories',
+    what: 'memories',
+    json: memoryJson,
+    text: (memories) => (memories.length === 0 ? 'no memories\n' : renderTable(memories, MEMORY_COLUMNS)),
+  })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const memoryId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.memories.delete({ memoryId })),
-  )
+  await runAuthenticated(settings, (api) => api.memories.delete({ memoryId }))
   print(settings.output, { json: { memoryId, deleted: true }, text: () => `deleted memory ${memoryId}\n` })
 })
 

@@ -7,30 +7,14 @@ import {
   type Reranker,
   type UpdateRerankerRequest,
 } from '../../generated/memsvc/v1/rerankers.js'
-import { formatLabels, formatTime } from '../output.js'
-import { COMMON_SETTINGS, describeCredentials, describeProbe, type Setting } from '../registry-options.js'
-import { ID_WIDTH } from '../table.js'
-import { complete, type RegistryKind, registryCommand } from './registry-command.js'
+import { RERANKER_PROVIDER_TYPES } from '../../validation/registry-values.js'
+import { apiPathSetting, COMMON_SETTINGS, type Setting } from '../registry-options.js'
+import { type RegistryKind, registryCommand } from './registry-command.js'
 
-const PROVIDER_TYPES = [
-  ProviderType.VENDORA,
-  ProviderType.VLLM,
-  ProviderType.TEI,
-  ProviderType.LLAMA_CPP,
-  ProviderType.VENDORE,
-  ProviderType.VENDORD,
-  ProviderType.VENDORF,
-] as const
-
-// A reranker has only the settings every registration has.
+// A reranker has only the settings every registration has, and its API path.
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  {
-    flag: 'api-path',
-    field: 'apiPath',
-    kind: 'text',
-    describe: 'Path under the endpoint (default by provider: VENDORD /v2/rerank, TEI /rerank, others /v1/rerank)',
-  },
+  apiPathSetting('by provider: VENDORD /v2/rerank, TEI /rerank, others /v1/rerank'),
 ]
 
 const CREATE_DEFAULTS: CreateRerankerRequest = {
@@ -46,35 +30,10 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
   plural: 'rerankers',
   article: 'a reranker',
   idField: 'rerankerId',
-  providerTypes: PROVIDER_TYPES,
+  providerTypes: RERANKER_PROVIDER_TYPES,
   settings: SETTINGS,
-  columns: [
-    { header: 'ID', value: (reranker) => reranker.rerankerId, minWidth: ID_WIDTH },
-    { header: 'NAME', value: (reranker) => reranker.displayName },
-    { header: 'PROVIDER', value: (reranker) => reranker.providerType, minWidth: 8 },
-    { header: 'MODEL', value: (reranker) => reranker.modelIdentifier },
-    { header: 'PROBE', value: (reranker) => reranker.lastProbe?.status ?? '-', minWidth: 5 },
-    { header: 'ENDPOINT', value: (reranker) => `${reranker.endpointUrl}${reranker.apiPath}`, dropOrder: 1 },
-    { header: 'LABELS', value: (reranker) => formatLabels(reranker.labels), dropOrder: 2 },
-  ],
-  fields: (reranker) => [
-    ['id', reranker.rerankerId],
-    ['display name', reranker.displayName],
-    ['description', reranker.description],
-    ['provider', reranker.providerType],
-    ['endpoint', reranker.endpointUrl],
-    ['api path', reranker.apiPath],
-    ['model', reranker.modelIdentifier],
-    ['modalities', reranker.supportedModalities.join(', ')],
-    ['labels', formatLabels(reranker.labels)],
-    ['version', reranker.version],
-    ['monitoring', reranker.monitoringEndpoint],
-    ['credentials', describeCredentials(reranker.credentials)],
-    ['last probe', describeProbe(reranker.lastProbe)],
-    ['owner', reranker.ownerId],
-    ['created', `${formatTime(reranker.createdAt)} by ${reranker.createdById}`],
-    ['updated', `${formatTime(reranker.updatedAt)} by ${reranker.updatedById}`],
-  ],
+  extraColumns: [{ header: 'PROBE', value: (reranker) => reranker.lastProbe?.status ?? '-', minWidth: 5 }],
+  extraFields: (reranker) => [['modalities', reranker.supportedModalities.join(', ')]],
   examples: {
     create: [
       [
@@ -104,19 +63,8 @@ export const RERANKER_KIND: RegistryKind<Reranker> = {
       ['$0 reranker update --merge-label tier=gold --merge-label team=search 7d2f…', 'add two labels, keep the others'],
     ],
   },
-  rpc: {
-    create: (connection, request) => connection.run((api) => api.rerankers.create(complete(CREATE_DEFAULTS, request))),
-    async list(connection, request) {
-      const response = await connection.run((api) => api.rerankers.list(complete(LIST_DEFAULTS, request)))
-      return { items: response.rerankers, nextToken: response.nextToken }
-    },
-    get: (connection, rerankerId) => connection.run((api) => api.rerankers.get({ rerankerId })),
-    update: (connection, request) => connection.run((api) => api.rerankers.update(complete(UPDATE_DEFAULTS, request))),
-    async remove(connection, rerankerId) {
-      await connection.run((api) => api.rerankers.delete({ rerankerId }))
-    },
-    probe: (connection, rerankerId) => connection.run((api) => api.rerankers.probe({ rerankerId })),
-  },
+  service: (api) => api.rerankers,
+  requestDefaults: { create: CREATE_DEFAULTS, list: LIST_DEFAULTS, update: UPDATE_DEFAULTS },
 }
 
 export function rerankerCommand(yargs: Argv): Argv {

@@ -6,7 +6,7 @@ import {
   type Space,
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
-import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -18,10 +18,10 @@ import {
   pagingRequest,
   repeatable,
 } from '../common-options.js'
-import { withConnection } from '../connection.js'
+import { runAuthenticated } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { asList, parseChoice, parseInteger, parseLabels, parseNumber } from '../option-parsing.js'
-import { formatLabels, formatTime, pageNote, print, yesNo } from '../output.js'
+import { formatLabels, formatTime, print, printPage, yesNo } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable } from '../table.js'
 
 const CHUNKING_STRATEGIES = ['none', 'recursive', 'sentence'] as const
@@ -129,9 +129,7 @@ const create = clientHandler(async (argv, settings) => {
     defaultChunkingConfig: chunkingFrom(argv),
     publicRead: argv.publicRead as boolean | undefined,
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.spaces.create(request)),
-  )
+  const space = await runAuthenticated(settings, (api) => api.spaces.create(request))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
@@ -142,22 +140,18 @@ const list = clientHandler(async (argv, settings) => {
     labelFilter: parseLabels(argv.label, 'label') ?? {},
     maxResults,
   }
-  const page = await withConnection(settings, { authenticated: true }, (connection) =>
-    collectPages(
-      async (token) => {
-        const response = await connection.run((api) => api.spaces.list({ ...filters, nextToken: token }))
-        return { items: response.spaces, nextToken: response.nextToken }
-      },
-      nextToken,
-      argv.all === true,
-    ),
-  )
-  print(settings.output, {
-    json: { spaces: page.items.map(spaceJson), ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
-    text: () =>
-      page.items.length === 0
+  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
+    const response = await api.spaces.list({ ...filters, nextToken: token })
+    return { items: response.spaces, nextToken: response.nextToken }
+  })
+  printPage(settings.output, page, {
+    field: 'spaces',
+    what: 'spaces',
+    json: spaceJson,
+    text: (spaces) =>
+      spaces.length === 0
         ? 'no spaces\n'
-        : renderTable(page.items, [
+        : renderTable(spaces, [
             { header: 'ID', value: (space) => space.spaceId, minWidth: ID_WIDTH },
             { header: 'NAME', value: (space) => space.name },
             { header: 'EMBEDDERS', value: (space) => String(space.spaceEmbedders.length), minWidth: 9 },
@@ -165,13 +159,10 @@ const list = clientHandler(async (argv, settings) => {
             { header: 'LABELS', value: (space) => formatLabels(space.labels), dropOrder: 1 },
           ]),
   })
-  if (settings.output === 'table') pageNote(page.nextToken, 'spaces')
 })
 
 const get = clientHandler(async (argv, settings) => {
-  const space = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.spaces.get({ spaceId: String(argv.id) })),
-  )
+  const space = await runAuthenticated(settings, (api) => api.spaces.get({ spaceId: String(argv.id) }))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
@@ -185,17 +176,13 @@ const update = clientHandler(async (argv, settings) => {
   if (Object.entries(request).every(([field, value]) => field === 'spaceId' || value === undefined)) {
     throw badInput('nothing to update: give --name, --public-read / --no-public-read or a label option')
   }
-  const space = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.spaces.update(request)),
-  )
+  const space = await runAuthenticated(settings, (api) => api.spaces.update(request))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const spaceId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.spaces.delete({ spaceId })),
-  )
+  await runAuthenticated(settings, (api) => api.spaces.delete({ spaceId }))
   print(settings.output, {
     json: { spaceId, deleted: true },
     text: () => `deleted space ${spaceId} and its memories\n`,

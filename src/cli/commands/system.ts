@@ -6,7 +6,7 @@ import type { SystemInfo } from '../../generated/memsvc/v1/system.js'
 import { DEFAULT_DRAIN_TIMEOUT_SEC, MAX_DRAIN_TIMEOUT_SEC } from '../../validation/limits.js'
 import type { ClientSettings } from '../client-settings.js'
 import { clientHandler, commandGroup, withOptions } from '../command.js'
-import { type Connection, withConnection } from '../connection.js'
+import { type Connection, runAuthenticated, withConnection } from '../connection.js'
 import { CliError, EXIT_FAILED } from '../exit-codes.js'
 import { parseChoice, parseInteger } from '../option-parsing.js'
 import { print, yesNo } from '../output.js'
@@ -151,9 +151,7 @@ const drain = clientHandler(async (argv, settings) => {
       : parseInteger(argv.timeout, 'timeout', { min: 0, max: MAX_DRAIN_TIMEOUT_SEC })
   const request = { timeoutSec, reason: argv.reason as string | undefined, waitForQuiesce: argv.wait === true }
   const deadlineMs = (timeoutSec ?? MAX_DRAIN_TIMEOUT_SEC) * 1000 + DRAIN_DEADLINE_MARGIN_MS
-  const result = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.admin.drain(request, { deadlineMs })),
-  )
+  const result = await runAuthenticated(settings, (api) => api.admin.drain(request, { deadlineMs }))
   print(settings.output, {
     json: { server: settings.server.url, ...result },
     text: () =>

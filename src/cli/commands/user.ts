@@ -1,11 +1,11 @@
 // memsvc user create|list|get|delete|me
 import type { Argv } from 'yargs'
 import { Role, type User } from '../../generated/memsvc/v1/users.js'
-import { clientHandler, collectPages, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
-import { withConnection } from '../connection.js'
+import { runAuthenticated } from '../connection.js'
 import { parseChoice } from '../option-parsing.js'
-import { formatTime, pageNote, print } from '../output.js'
+import { formatTime, print, printPage } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 
 const ROLES = [Role.ADMIN, Role.USER] as const
@@ -34,9 +34,7 @@ const create = clientHandler(async (argv, settings) => {
     role: argv.role === undefined ? Role.ROLE_UNSPECIFIED : parseChoice(argv.role, 'role', ROLES),
     userId: argv.id as string | undefined,
   }
-  const user = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.users.create(request)),
-  )
+  const user = await runAuthenticated(settings, (api) => api.users.create(request))
   print(settings.output, {
     json: user,
     text: () =>
@@ -46,20 +44,15 @@ const create = clientHandler(async (argv, settings) => {
 
 const list = clientHandler(async (argv, settings) => {
   const { maxResults, nextToken } = pagingRequest(argv)
-  const page = await withConnection(settings, { authenticated: true }, (connection) => {
-    return collectPages(
-      async (token) => {
-        const response = await connection.run((api) => api.users.list({ maxResults, nextToken: token }))
-        return { items: response.users, nextToken: response.nextToken }
-      },
-      nextToken,
-      argv.all === true,
-    )
+  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
+    const response = await api.users.list({ maxResults, nextToken: token })
+    return { items: response.users, nextToken: response.nextToken }
   })
-  print(settings.output, {
-    json: { users: page.items, ...(page.nextToken ? { nextToken: page.nextToken } : {}) },
-    text: () =>
-      renderTable(page.items, [
+  printPage(settings.output, page, {
+    field: 'users',
+    what: 'users',
+    text: (users) =>
+      renderTable(users, [
         { header: 'ID', value: (user) => user.userId, minWidth: ID_WIDTH },
         { header: 'USERNAME', value: (user) => user.username, minWidth: 8 },
         { header: 'DISPLAY NAME', value: (user) => user.displayName, dropOrder: 1 },
@@ -67,28 +60,21 @@ const list = clientHandler(async (argv, settings) => {
         { header: 'CREATED', value: (user) => formatTime(user.createdAt), minWidth: TIME_WIDTH, dropOrder: 2 },
       ]),
   })
-  if (settings.output === 'table') pageNote(page.nextToken, 'users')
 })
 
 const get = clientHandler(async (argv, settings) => {
-  const user = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.users.get({ userId: String(argv.id) })),
-  )
+  const user = await runAuthenticated(settings, (api) => api.users.get({ userId: String(argv.id) }))
   print(settings.output, { json: user, text: () => renderFields(userFields(user)) })
 })
 
 const me = clientHandler(async (_argv, settings) => {
-  const user = await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.users.me({})),
-  )
+  const user = await runAuthenticated(settings, (api) => api.users.me({}))
   print(settings.output, { json: user, text: () => renderFields(userFields(user)) })
 })
 
 const remove = clientHandler(async (argv, settings) => {
   const userId = String(argv.id)
-  await withConnection(settings, { authenticated: true }, (connection) =>
-    connection.run((api) => api.users.delete({ userId })),
-  )
+  await runAuthenticated(settings, (api) => api.users.delete({ userId }))
   print(settings.output, { json: { userId, deleted: true }, text: () => `deleted user ${userId}\n` })
 })
 

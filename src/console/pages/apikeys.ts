@@ -14,6 +14,7 @@ import {
   dataTable,
   errorNotice,
   labelChips,
+  listPanel,
   loading,
   loadMoreButton,
   notice,
@@ -131,20 +132,13 @@ export async function apiKeysPage(context: PageContext): Promise<void> {
     h('p', { class: 'muted' }, owner.note),
     section('Create an API key', createKeyForm(view)),
     view.newKeySlot,
-    h(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'keys-title' },
-      h(
-        'div',
-        { class: 'panel-head' },
-        h('h3', { id: 'keys-title' }, 'Keys'),
-        h(
-          'div',
-          { class: 'filters' },
-          owner.picker,
-          h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusFilterSelect(view)),
-        ),
-      ),
+    listPanel(
+      'keys-title',
+      'Keys',
+      [
+        owner.picker,
+        h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), statusFilterSelect(view)),
+      ],
       view.tableSlot,
       view.moreSlot,
     ),

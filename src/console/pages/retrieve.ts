@@ -5,7 +5,7 @@
 import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE } from '../../validation/limits.js'
 import { type ApiError, streamCall } from '../api.js'
 import { h, replace } from '../dom.js'
-import { FormErrors, field, groupField, input, nativeViolations, select, textarea } from '../forms.js'
+import { checkedForm, FormErrors, field, groupField, input, select, textarea } from '../forms.js'
 import { listAll } from '../list-all.js'
 import type { Memory, PageContext, Registration, RetrievalEvent, RetrievedChunk, Space } from '../types.js'
 import { announce, errorNotice, loading, notice, pageHeading, section, setBusy } from '../ui.js'
@@ -275,19 +275,17 @@ export async function retrievePage(context: PageContext): Promise<void> {
   const stop = h('button', { type: 'button', class: 'button', hidden: true }, 'Stop')
   const resultsSlot = h('div', { 'aria-live': 'off' })
 
-  const form: HTMLFormElement = h(
+  const form = checkedForm(
     'form',
     {
-      class: 'form',
-      novalidate: true,
-      'aria-label': 'Retrieve memories',
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const violations = nativeViolations(form)
+      errors,
+      attrs: { 'aria-label': 'Retrieve memories' },
+      check: (violations) => {
         const spaceIds = boxes.filter((box) => box.checked).map((box) => box.value)
         if (spaceIds.length === 0) violations.push({ field: 'spaceKeys', description: 'choose at least one space' })
-        if (violations.length) return errors.showClient(violations)
-        errors.clear()
+        return spaceIds
+      },
+      send: async (spaceIds) => {
         const filterText = filter.control.value.trim()
         const body: Record<string, unknown> = {
           message: message.control.value,
@@ -331,7 +329,6 @@ export async function retrievePage(context: PageContext): Promise<void> {
         announce(outcome.brokenOff ? 'The results are incomplete' : 'Retrieval finished')
       },
     },
-    errors.summary,
     message.wrapper,
     spaceGroup,
     h('div', { class: 'row' }, filter.wrapper),

@@ -89,7 +89,8 @@ function rootKeyPanel(result: InitResult, options: SignInOptions): HTMLElement {
       'div',
       { class: 'notice warning', id: 'root-key-warning', role: 'alert' },
       h('strong', null, 'Copy this key now and store it safely. '),
-      'It is shown only this once: the server keeps only a hash of it and cannot show it again. It belongs to the root administrator and can do everything.',
+      'It is shown only this once: the server keeps only a hash of it and cannot show it again. ' +
+        'It belongs to the root administrator and can do everything.',
     ),
     h('label', { for: 'root-key' }, 'Root API key'),
     h(

@@ -2,12 +2,12 @@
 import { MAX_PAGE_SIZE, MAX_USER_DISPLAY_NAME_LENGTH, MAX_USERNAME_LENGTH } from '../../validation/limits.js'
 import { call, query } from '../api.js'
 import { h, replace } from '../dom.js'
-import { FormErrors, field, input, nativeViolations, select } from '../forms.js'
+import { checkedForm, FormErrors, field, input, select } from '../forms.js'
 import type { PageContext, User } from '../types.js'
 import {
   announce,
   badge,
-  confirmDialog,
+  confirmAndDelete,
   dataTable,
   errorNotice,
   loading,
@@ -52,17 +52,12 @@ export async function usersPage(context: PageContext): Promise<void> {
     ]),
   )
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Create user')
-  const form = h(
+  const form = checkedForm(
     'form',
     {
-      class: 'form',
-      novalidate: true,
-      'aria-label': 'Create a user',
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const violations = nativeViolations(form)
-        if (violations.length) return errors.showClient(violations)
-        errors.clear()
+      errors,
+      attrs: { 'aria-label': 'Create a user' },
+      send: async () => {
         const body: Record<string, string> = { username: username.control.value.trim(), role: role.control.value }
         if (displayName.control.value.trim()) body.displayName = displayName.control.value.trim()
         setBusy(submit, true)
@@ -75,7 +70,6 @@ export async function usersPage(context: PageContext): Promise<void> {
         await load()
       },
     },
-    errors.summary,
     h('div', { class: 'row' }, username.wrapper, displayName.wrapper, role.wrapper),
     h('div', { class: 'actions' }, submit),
   )
@@ -109,17 +103,18 @@ export async function usersPage(context: PageContext): Promise<void> {
                   type: 'button',
                   class: 'button small danger',
                   onClick: async () => {
-                    const sure = await confirmDialog({
-                      title: `Delete user ${user.username}?`,
-                      message: 'Their API keys stop working at once. This cannot be undone.',
-                      confirmLabel: 'Delete user',
-                      danger: true,
+                    const deleted = await confirmAndDelete({
+                      confirm: {
+                        title: `Delete user ${user.username}?`,
+                        message: 'Their API keys stop working at once. This cannot be undone.',
+                        confirmLabel: 'Delete user',
+                      },
+                      action: 'Delete user',
+                      path: `/v1/users/${encodeURIComponent(user.userId)}`,
+                      deleted: `User ${user.username} deleted`,
                     })
-                    if (!sure) return
-                    const result = await call('Delete user', 'DELETE', `/v1/users/${encodeURIComponent(user.userId)}`)
-                    if (!result.ok) return announce(`Not deleted: ${result.error!.message}`)
+                    if (!deleted) return
                     tr.remove()
-                    announce(`User ${user.username} deleted`)
                     submit.focus()
                   },
                 },

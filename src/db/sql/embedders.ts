@@ -7,29 +7,12 @@ export interface EmbedderRow extends RegistrationRow {
   max_sequence_length: number | null
 }
 
-/** The columns an update rewrites (everything but identity, ownership, provider type and creation audit). */
-export const EMBEDDER_MUTABLE_COLUMNS = [
-  'display_name',
-  'description',
-  'endpoint_url',
-  'api_path',
-  'model_identifier',
-  'dimensionality',
-  'distribution_type',
-  'max_sequence_length',
-  'supported_modalities',
-  'labels',
-  'version',
-  'monitoring_endpoint',
-  'credential_kind',
-  'credential',
-  'credential_secret',
-  'credential_fingerprint',
-] as const
+/** The columns an update rewrites besides those every registration has (SHARED_MUTABLE_COLUMNS). */
+const EMBEDDER_MUTABLE_COLUMNS = ['dimensionality', 'distribution_type', 'max_sequence_length'] as const
 
 /** Insert, find, list, update and delete on the embedders table. */
 export const embeddersTable = registrationTable<EmbedderRow, (typeof EMBEDDER_MUTABLE_COLUMNS)[number]>(
   'embedders',
   EMBEDDER_MUTABLE_COLUMNS,
-  ['supported_modalities', 'labels', 'credential'],
+  [],
 )

@@ -8,32 +8,11 @@ export interface LlmRow extends RegistrationRow {
   default_sampling_params: Record<string, unknown> | null
 }
 
-/** The columns an update rewrites (everything but identity, ownership, provider type and creation audit). */
-export const LLM_MUTABLE_COLUMNS = [
-  'display_name',
-  'description',
-  'endpoint_url',
-  'api_path',
-  'model_identifier',
-  'supported_modalities',
-  'labels',
-  'version',
-  'monitoring_endpoint',
-  'client_config',
-  'max_context_length',
-  'capabilities',
-  'default_sampling_params',
-  'credential_kind',
-  'credential',
-  'credential_secret',
-  'credential_fingerprint',
-] as const
+/** The columns an update rewrites besides those every registration has (SHARED_MUTABLE_COLUMNS). */
+const LLM_MUTABLE_COLUMNS = ['client_config', 'max_context_length', 'capabilities', 'default_sampling_params'] as const
 
 /** Insert, find, list, update and delete on the llms table. */
 export const llmsTable = registrationTable<LlmRow, (typeof LLM_MUTABLE_COLUMNS)[number]>('llms', LLM_MUTABLE_COLUMNS, [
-  'supported_modalities',
-  'labels',
-  'credential',
   'capabilities',
   'default_sampling_params',
 ])

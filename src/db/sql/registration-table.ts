@@ -56,12 +56,37 @@ export interface RegistrationTable<Row extends RegistrationRow, MutableColumn ex
   delete(sql: Queryable, id: string): Promise<boolean>
 }
 
-export function registrationTable<Row extends RegistrationRow, MutableColumn extends keyof Row & string>(
+/** The columns an update rewrites that every registration table has; each kind adds its own. */
+export const SHARED_MUTABLE_COLUMNS = [
+  'display_name',
+  'description',
+  'endpoint_url',
+  'api_path',
+  'model_identifier',
+  'supported_modalities',
+  'labels',
+  'version',
+  'monitoring_endpoint',
+  'credential_kind',
+  'credential',
+  'credential_secret',
+  'credential_fingerprint',
+] as const
+
+/** The jsonb columns every registration table has. */
+const SHARED_JSON_COLUMNS: readonly string[] = ['supported_modalities', 'labels', 'credential']
+
+/**
+ * One kind's table: `kindMutableColumns` and `kindJsonColumns` are the columns it has besides
+ * those every registration table has.
+ */
+export function registrationTable<Row extends RegistrationRow, KindMutableColumn extends keyof Row & string>(
   name: string,
-  mutableColumns: readonly MutableColumn[],
-  jsonColumns: readonly (keyof Row & string)[],
-): RegistrationTable<Row, MutableColumn> {
-  const json = new Set<string>(jsonColumns)
+  kindMutableColumns: readonly KindMutableColumn[],
+  kindJsonColumns: readonly (keyof Row & string)[],
+): RegistrationTable<Row, (typeof SHARED_MUTABLE_COLUMNS)[number] | KindMutableColumn> {
+  const mutableColumns = [...SHARED_MUTABLE_COLUMNS, ...kindMutableColumns]
+  const json = new Set<string>([...SHARED_JSON_COLUMNS, ...kindJsonColumns])
   // jsonb columns are sent as JSON; a null stays SQL NULL rather than becoming JSON null.
   const toDatabase = (sql: Queryable, values: object): Record<string, unknown> =>
     Object.fromEntries(

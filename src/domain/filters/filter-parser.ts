@@ -126,19 +126,20 @@ class Parser {
   }
 
   private expression(): FilterNode {
-    let node = this.conjunction()
-    while (this.isWord('OR')) {
-      this.next()
-      node = { kind: 'or', left: node, right: this.conjunction() }
-    }
-    return node
+    return this.joined('OR', () => this.conjunction())
   }
 
   private conjunction(): FilterNode {
-    let node = this.negation()
-    while (this.isWord('AND')) {
+    return this.joined('AND', () => this.negation())
+  }
+
+  /** operand (OR operand)…, or the same with AND: grouped from the left, `a OR b OR c` as `(a OR b) OR c`. */
+  private joined(word: 'AND' | 'OR', operand: () => FilterNode): FilterNode {
+    const kind = word === 'AND' ? 'and' : 'or'
+    let node = operand()
+    while (this.isWord(word)) {
       this.next()
-      node = { kind: 'and', left: node, right: this.negation() }
+      node = { kind, left: node, right: operand() }
     }
     return node
   }

@@ -7,13 +7,13 @@ import type { PageContext, Registration } from '../../types.js'
 import {
   badge,
   dataTable,
+  deleteRowButton,
   errorNotice,
   labelChips,
   loading,
   loadMoreButton,
   notice,
   pageHeading,
-  removeRow,
 } from '../../ui.js'
 import { deleteItem, idOf, itemHref, lastProbeOf, providerLabel, requestProbe } from './shared.js'
 
@@ -73,17 +73,7 @@ export async function listView(kind: RegistryKind, context: PageContext): Promis
           { class: 'actions' },
           h('a', { class: 'button small', href: itemHref(kind, item, '/edit') }, 'Edit'),
           h('button', { type: 'button', class: 'button small', onClick: () => requestProbe(kind, item) }, 'Probe'),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'button small danger',
-              onClick: async () => {
-                if (await deleteItem(kind, item)) removeRow(tr, root)()
-              },
-            },
-            'Delete',
-          ),
+          deleteRowButton(root, () => deleteItem(kind, item)),
         ),
       ),
     )

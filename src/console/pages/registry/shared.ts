@@ -3,7 +3,7 @@
 import { call } from '../../api.js'
 import type { RegistryKind } from '../../registry-kinds.js'
 import type { Registration } from '../../types.js'
-import { announce, confirmDialog } from '../../ui.js'
+import { announce, confirmAndDelete } from '../../ui.js'
 
 export const idOf = (kind: RegistryKind, item: Registration) => String(item[kind.idField] ?? '')
 export const itemHref = (kind: RegistryKind, item: Registration, suffix = '') =>
@@ -35,19 +35,15 @@ export async function requestProbe(kind: RegistryKind, item: Registration): Prom
   return result.data.jobId
 }
 
-export async function deleteItem(kind: RegistryKind, item: Registration): Promise<boolean> {
-  const sure = await confirmDialog({
-    title: `Delete ${kind.singular} "${item.displayName}"?`,
-    message: `The registration and its stored credentials are removed. This cannot be undone.`,
-    confirmLabel: `Delete ${kind.singular}`,
-    danger: true,
+export function deleteItem(kind: RegistryKind, item: Registration): Promise<boolean> {
+  return confirmAndDelete({
+    confirm: {
+      title: `Delete ${kind.singular} "${item.displayName}"?`,
+      message: `The registration and its stored credentials are removed. This cannot be undone.`,
+      confirmLabel: `Delete ${kind.singular}`,
+    },
+    action: `Delete ${kind.singular}`,
+    path: `${kind.path}/${encodeURIComponent(idOf(kind, item))}`,
+    deleted: `${kind.singular[0]!.toUpperCase()}${kind.singular.slice(1)} "${item.displayName}" deleted`,
   })
-  if (!sure) return false
-  const result = await call(`Delete ${kind.singular}`, 'DELETE', `${kind.path}/${encodeURIComponent(idOf(kind, item))}`)
-  if (!result.ok) {
-    announce(`Not deleted: ${result.error!.message}`)
-    return false
-  }
-  announce(`${kind.singular[0]!.toUpperCase()}${kind.singular.slice(1)} "${item.displayName}" deleted`)
-  return true
 }

@@ -3,7 +3,7 @@ import { MAX_SPACE_NAME_LENGTH } from '../../../validation/limits.js'
 import { call } from '../../api.js'
 import { chunkingFields } from '../../chunking-fields.js'
 import { h, replace } from '../../dom.js'
-import { FormErrors, field, groupField, input, nativeViolations, parseLabels } from '../../forms.js'
+import { checkedForm, FormErrors, field, groupField, input, parseLabels } from '../../forms.js'
 import { listAll } from '../../list-all.js'
 import type { PageContext, Registration, Space } from '../../types.js'
 import { announce, errorNotice, loading, notice, pageHeading, setBusy } from '../../ui.js'
@@ -76,15 +76,12 @@ export async function createView(context: PageContext): Promise<void> {
   const { publicRead, access, labels } = accessAndLabels(errors, undefined)
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Create space')
 
-  const form: HTMLFormElement = h(
+  const form = checkedForm(
     'form',
     {
-      class: 'form',
-      novalidate: true,
-      'aria-label': 'Create a space',
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const violations = nativeViolations(form)
+      errors,
+      attrs: { 'aria-label': 'Create a space' },
+      check: (violations) => {
         const parsedLabels = parseLabels(labels.control.value, 'labels')
         violations.push(...parsedLabels.violations)
         const spaceEmbedders = boxes.flatMap((box, index) =>
@@ -92,8 +89,9 @@ export async function createView(context: PageContext): Promise<void> {
         )
         if (spaceEmbedders.length === 0)
           violations.push({ field: 'spaceEmbedders', description: 'choose at least one embedder' })
-        if (violations.length) return errors.showClient(violations)
-        errors.clear()
+        return { parsedLabels, spaceEmbedders }
+      },
+      send: async ({ parsedLabels, spaceEmbedders }) => {
         const body: Record<string, unknown> = {
           name: name.control.value.trim(),
           spaceEmbedders,
@@ -113,7 +111,6 @@ export async function createView(context: PageContext): Promise<void> {
         context.navigate(spaceHref(result.data.spaceId))
       },
     },
-    errors.summary,
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Space'), name.wrapper, labels.wrapper, access),
     h('fieldset', { class: 'form-section embedder-choice' }, h('legend', null, 'Embedders'), embedderGroup),
     chunking.element,

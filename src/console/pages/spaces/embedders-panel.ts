@@ -2,7 +2,7 @@
 // for the owner, add one or remove one.
 import { call } from '../../api.js'
 import { type Child, h, replace } from '../../dom.js'
-import { FormErrors, field, nativeViolations, select } from '../../forms.js'
+import { checkedForm, FormErrors, field, select } from '../../forms.js'
 import type { PageContext, Registration, Space, SpaceEmbedder } from '../../types.js'
 import { announce, badge, confirmDialog, dataTable, setBusy } from '../../ui.js'
 import { refreshWhile } from './shared.js'
@@ -116,17 +116,12 @@ export function embeddersPanel(
     )
     const weight = field(errors, { name: 'defaultRetrievalWeight', label: 'Weight' }, weightInput())
     const submit = h('button', { type: 'submit', class: 'button' }, 'Add embedder')
-    const form: HTMLFormElement = h(
-      'form',
+    return checkedForm(
+      'form add-embedder',
       {
-        class: 'form add-embedder',
-        novalidate: true,
-        'aria-label': 'Add an embedder',
-        onSubmit: async (event: Event) => {
-          event.preventDefault()
-          const violations = nativeViolations(form)
-          if (violations.length) return errors.showClient(violations)
-          errors.clear()
+        errors,
+        attrs: { 'aria-label': 'Add an embedder' },
+        send: async () => {
           setBusy(submit, true)
           const result = await call<Space>('Add embedder to space', 'POST', `${path}:addEmbedder`, {
             body: {
@@ -141,7 +136,6 @@ export function embeddersPanel(
           show(result.data)
         },
       },
-      errors.summary,
       h('div', { class: 'row' }, embedder.wrapper, weight.wrapper),
       h(
         'p',
@@ -150,7 +144,6 @@ export function embeddersPanel(
       ),
       h('div', { class: 'actions' }, submit),
     )
-    return form
   }
 
   /** Back-filling embedders are followed until READY. */

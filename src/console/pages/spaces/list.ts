@@ -6,13 +6,13 @@ import type { PageContext, Registration, Space } from '../../types.js'
 import {
   badge,
   dataTable,
+  deleteRowButton,
   errorNotice,
   labelChips,
   loading,
   loadMoreButton,
   notice,
   pageHeading,
-  removeRow,
   time,
 } from '../../ui.js'
 import { deleteSpace, spaceHref } from './shared.js'
@@ -72,20 +72,13 @@ export async function listView(context: PageContext): Promise<void> {
           'div',
           { class: 'actions' },
           h('a', { class: 'button small', href: spaceHref(space.spaceId) }, 'Memories'),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'button small danger',
-              onClick: async () => {
-                if (!(await deleteSpace(space))) return
-                const refocus = removeRow(tr, root)
-                // The last one gone: say so, as for an empty list.
-                if (tbody.children.length === 0) await load(true)
-                refocus()
-              },
+          deleteRowButton(
+            root,
+            () => deleteSpace(space),
+            async () => {
+              // The last one gone: say so, as for an empty list.
+              if (tbody.children.length === 0) await load(true)
             },
-            'Delete',
           ),
         ),
       ),

@@ -2,7 +2,7 @@
 import { call } from '../../api.js'
 import { chunkingFields, describeChunking } from '../../chunking-fields.js'
 import { h } from '../../dom.js'
-import { FormErrors, field, nativeViolations, select, textarea } from '../../forms.js'
+import { checkedForm, FormErrors, field, select, textarea } from '../../forms.js'
 import type { Memory, PageContext, Space } from '../../types.js'
 import { announce, setBusy } from '../../ui.js'
 
@@ -32,15 +32,12 @@ export function memoryForm(context: PageContext, space: Space, onCreated: (memor
     hint: `Optional: the space's default is ${describeChunking(space.defaultChunkingConfig)}.`,
   })
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Add memory')
-  const form: HTMLFormElement = h(
+  return checkedForm(
     'form',
     {
-      class: 'form',
-      novalidate: true,
-      'aria-label': 'Add a memory',
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const violations = nativeViolations(form)
+      errors,
+      attrs: { 'aria-label': 'Add a memory' },
+      check: (violations) => {
         let parsedMetadata: unknown
         if (metadata.control.value.trim()) {
           try {
@@ -51,8 +48,9 @@ export function memoryForm(context: PageContext, space: Space, onCreated: (memor
             violations.push({ field: 'metadata', description: `not valid JSON: ${(error as Error).message}` })
           }
         }
-        if (violations.length) return errors.showClient(violations)
-        errors.clear()
+        return parsedMetadata
+      },
+      send: async (parsedMetadata) => {
         const body: Record<string, unknown> = {
           spaceId: space.spaceId,
           originalContent: content.control.value,
@@ -72,11 +70,9 @@ export function memoryForm(context: PageContext, space: Space, onCreated: (memor
         onCreated(result.data)
       },
     },
-    errors.summary,
     content.wrapper,
     h('div', { class: 'row' }, contentType.wrapper, metadata.wrapper),
     h('details', { class: 'chunking-details' }, h('summary', null, 'Chunking (optional)'), chunking.element),
     h('div', { class: 'actions' }, submit),
   )
-  return form
 }

@@ -5,7 +5,7 @@ import { call, query } from '../../api.js'
 import { h, replace } from '../../dom.js'
 import { select } from '../../forms.js'
 import type { Memory, PageContext, Space } from '../../types.js'
-import { dataTable, errorNotice, loading, loadMoreButton, notice, removeRow, time } from '../../ui.js'
+import { dataTable, deleteRowButton, errorNotice, listPanel, loading, loadMoreButton, notice, time } from '../../ui.js'
 import { deleteMemory, memoryHref, memoryStatus, refreshWhile, unfinished } from './shared.js'
 
 const MEMORY_PAGE_SIZE = 50
@@ -58,20 +58,13 @@ export function memoriesPanel(
           'div',
           { class: 'actions' },
           h('a', { class: 'button small', href: memoryHref(memory) }, 'View'),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'button small danger',
-              onClick: async () => {
-                if (!(await deleteMemory(memory))) return
-                const refocus = removeRow(tr, root)
-                shown.delete(memory.memoryId)
-                render()
-                refocus()
-              },
+          deleteRowButton(
+            root,
+            () => deleteMemory(memory),
+            () => {
+              shown.delete(memory.memoryId)
+              render()
             },
-            'Delete',
           ),
         ),
       ),
@@ -195,20 +188,13 @@ export function memoriesPanel(
       },
     },
   )
-  const element = h(
-    'section',
-    { class: 'panel', 'aria-labelledby': 'memories-title' },
-    h(
-      'div',
-      { class: 'panel-head' },
-      h('h3', { id: 'memories-title' }, 'Memories'),
-      h(
-        'div',
-        { class: 'filters' },
-        h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), filter),
-        h('button', { type: 'button', class: 'button small', onClick: () => load(true) }, 'Refresh'),
-      ),
-    ),
+  const element = listPanel(
+    'memories-title',
+    'Memories',
+    [
+      h('div', { class: 'inline-field' }, h('label', { for: 'status-filter' }, 'Status'), filter),
+      h('button', { type: 'button', class: 'button small', onClick: () => load(true) }, 'Refresh'),
+    ],
     summary,
     tableSlot,
     moreSlot,

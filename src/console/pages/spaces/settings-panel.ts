@@ -3,7 +3,7 @@ import { MAX_SPACE_NAME_LENGTH } from '../../../validation/limits.js'
 import { call } from '../../api.js'
 import { describeChunking } from '../../chunking-fields.js'
 import { h } from '../../dom.js'
-import { FormErrors, field, input, nativeViolations, parseLabels } from '../../forms.js'
+import { checkedForm, FormErrors, field, input, parseLabels } from '../../forms.js'
 import type { PageContext, Space } from '../../types.js'
 import { announce, keyValueTable, labelChips, section, setBusy, time } from '../../ui.js'
 import { accessAndLabels } from './space-fields.js'
@@ -40,20 +40,17 @@ export function settingsPanel(context: PageContext, space: Space, own: boolean, 
     if (editing) name.control.focus()
     else editButton.focus()
   }
-  const form: HTMLFormElement = h(
+  const form = checkedForm(
     'form',
     {
-      class: 'form',
-      novalidate: true,
-      hidden: true,
-      'aria-label': 'Edit space',
-      onSubmit: async (event: Event) => {
-        event.preventDefault()
-        const violations = nativeViolations(form)
+      errors,
+      attrs: { hidden: true, 'aria-label': 'Edit space' },
+      check: (violations) => {
         const parsedLabels = parseLabels(labels.control.value, 'labels')
         violations.push(...parsedLabels.violations)
-        if (violations.length) return errors.showClient(violations)
-        errors.clear()
+        return parsedLabels
+      },
+      send: async (parsedLabels) => {
         // Only what changed; labels are replaced as a whole.
         const body: Record<string, unknown> = {}
         if (name.control.value.trim() !== space.name) body.name = name.control.value.trim()
@@ -71,7 +68,6 @@ export function settingsPanel(context: PageContext, space: Space, own: boolean, 
         context.reload()
       },
     },
-    errors.summary,
     name.wrapper,
     access,
     labels.wrapper,

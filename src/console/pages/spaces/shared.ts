@@ -1,9 +1,8 @@
 // What the views of spaces and memories share: their addresses, a memory's status, delete,
 // and the refresh that follows work still running in the background.
-import { call } from '../../api.js'
 import { h } from '../../dom.js'
 import type { Memory, PageContext, Space } from '../../types.js'
-import { announce, confirmDialog } from '../../ui.js'
+import { confirmAndDelete } from '../../ui.js'
 
 /** How often a page asks again while memories are processing or an embedder is back-filling. */
 const REFRESH_INTERVAL_MS = 1500
@@ -37,42 +36,34 @@ export function memoryStatus(memory: Memory): HTMLElement {
   )
 }
 
-export async function deleteSpace(space: Space): Promise<boolean> {
-  const sure = await confirmDialog({
-    title: `Delete space "${space.name}"?`,
-    message: 'Its memories, chunks and vectors are deleted with it. This cannot be undone.',
-    confirmLabel: 'Delete space',
-    danger: true,
+export function deleteSpace(space: Space): Promise<boolean> {
+  return confirmAndDelete({
+    confirm: {
+      title: `Delete space "${space.name}"?`,
+      message: 'Its memories, chunks and vectors are deleted with it. This cannot be undone.',
+      confirmLabel: 'Delete space',
+    },
+    action: 'Delete space',
+    path: `/v1/spaces/${encodeURIComponent(space.spaceId)}`,
+    deleted: `Space "${space.name}" deleted`,
   })
-  if (!sure) return false
-  const result = await call('Delete space', 'DELETE', `/v1/spaces/${encodeURIComponent(space.spaceId)}`)
-  if (!result.ok) {
-    announce(`Not deleted: ${result.error!.message}`)
-    return false
-  }
-  announce(`Space "${space.name}" deleted`)
-  return true
 }
 
-export async function deleteMemory(memory: Memory): Promise<boolean> {
-  const sure = await confirmDialog({
-    title: 'Delete this memory?',
-    message: [
-      'The memory ',
-      h('code', null, memory.memoryId),
-      ', its chunks and vectors are deleted. This cannot be undone.',
-    ],
-    confirmLabel: 'Delete memory',
-    danger: true,
+export function deleteMemory(memory: Memory): Promise<boolean> {
+  return confirmAndDelete({
+    confirm: {
+      title: 'Delete this memory?',
+      message: [
+        'The memory ',
+        h('code', null, memory.memoryId),
+        ', its chunks and vectors are deleted. This cannot be undone.',
+      ],
+      confirmLabel: 'Delete memory',
+    },
+    action: 'Delete memory',
+    path: `/v1/memories/${encodeURIComponent(memory.memoryId)}`,
+    deleted: 'Memory deleted',
   })
-  if (!sure) return false
-  const result = await call('Delete memory', 'DELETE', `/v1/memories/${encodeURIComponent(memory.memoryId)}`)
-  if (!result.ok) {
-    announce(`Not deleted: ${result.error!.message}`)
-    return false
-  }
-  announce('Memory deleted')
-  return true
 }
 
 /** Calls `tick` every REFRESH_INTERVAL_MS while it answers true and the page is still shown. */

@@ -12,20 +12,13 @@ import {
 import type { createEmbedderSchema, listEmbeddersSchema, updateEmbedderSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { enumOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import {
-  credentialsToProto,
-  listFromProto,
-  modalitiesToProto,
-  registryHandlers,
-  sharedCreateFromProto,
-  sharedUpdateFromProto,
-} from './registrations.js'
+import * as registrations from './registrations.js'
 
 const createFromProto = (
   request: CreateEmbedderRequest,
 ): ProtoInput<CreateEmbedderRequest, typeof createEmbedderSchema> => ({
   embedderId: request.embedderId,
-  ...sharedCreateFromProto(request),
+  ...registrations.sharedCreateFromProto(request),
   dimensionality: request.dimensionality,
   distributionType: enumOrUndefined(request.distributionType),
   maxSequenceLength: request.maxSequenceLength,
@@ -33,14 +26,14 @@ const createFromProto = (
 
 const listEmbeddersFromProto = (
   request: ListEmbeddersRequest,
-): ProtoInput<ListEmbeddersRequest, typeof listEmbeddersSchema> => listFromProto(request)
+): ProtoInput<ListEmbeddersRequest, typeof listEmbeddersSchema> => registrations.listFromProto(request)
 
 /** The embedder's id travels beside the fields, as in the REST path. */
 const updateFromProto = ({
   embedderId: _id,
   ...fields
 }: UpdateEmbedderRequest): ProtoInput<typeof fields, typeof updateEmbedderSchema> => ({
-  ...sharedUpdateFromProto(fields),
+  ...registrations.sharedUpdateFromProto(fields),
   dimensionality: fields.dimensionality,
   distributionType: enumOrUndefined(fields.distributionType),
   maxSequenceLength: fields.maxSequenceLength,
@@ -48,14 +41,13 @@ const updateFromProto = ({
 
 const embedderToProto = (embedder: DomainEmbedder): ToProto<DomainEmbedder, Embedder> => ({
   ...embedder,
+  ...registrations.sharedToProto(embedder),
   providerType: protoEnum(Embedder_ProviderType, embedder.providerType),
   distributionType: protoEnum(Embedder_DistributionType, embedder.distributionType),
-  supportedModalities: modalitiesToProto(embedder.supportedModalities),
-  credentials: credentialsToProto(embedder.credentials),
 })
 
 export function addEmbedderService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, embedderUseCases, 'embedderId', {
+  const handlers = registrations.registryHandlers(server, embedderUseCases, 'embedderId', {
     createFromProto,
     listFromProto: listEmbeddersFromProto,
     updateFromProto,

@@ -13,14 +13,7 @@ import {
 import type { createLlmSchema, listLlmsSchema, updateLlmSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { defined, listOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import {
-  credentialsToProto,
-  listFromProto,
-  modalitiesToProto,
-  registryHandlers,
-  sharedCreateFromProto,
-  sharedUpdateFromProto,
-} from './registrations.js'
+import * as registrations from './registrations.js'
 
 const capabilitiesFromProto = (capabilities: LlmCapabilities | undefined) =>
   capabilities && defined({ ...capabilities })
@@ -30,7 +23,7 @@ const samplingFromProto = (sampling: SamplingParams | undefined) =>
 
 const createFromProto = (request: CreateLlmRequest): ProtoInput<CreateLlmRequest, typeof createLlmSchema> => ({
   llmId: request.llmId,
-  ...sharedCreateFromProto(request),
+  ...registrations.sharedCreateFromProto(request),
   clientConfig: request.clientConfig,
   maxContextLength: request.maxContextLength,
   capabilities: capabilitiesFromProto(request.capabilities),
@@ -38,14 +31,14 @@ const createFromProto = (request: CreateLlmRequest): ProtoInput<CreateLlmRequest
 })
 
 const listLlmsFromProto = (request: ListLlmsRequest): ProtoInput<ListLlmsRequest, typeof listLlmsSchema> =>
-  listFromProto(request)
+  registrations.listFromProto(request)
 
 /** The LLM's id travels beside the fields, as in the REST path. */
 const updateFromProto = ({
   llmId: _id,
   ...fields
 }: UpdateLlmRequest): ProtoInput<typeof fields, typeof updateLlmSchema> => ({
-  ...sharedUpdateFromProto(fields),
+  ...registrations.sharedUpdateFromProto(fields),
   clientConfig: fields.clientConfig,
   maxContextLength: fields.maxContextLength,
   capabilities: capabilitiesFromProto(fields.capabilities),
@@ -54,13 +47,12 @@ const updateFromProto = ({
 
 const llmToProto = (llm: DomainLlm): ToProto<DomainLlm, Llm> => ({
   ...llm,
+  ...registrations.sharedToProto(llm),
   providerType: protoEnum(Llm_ProviderType, llm.providerType),
-  supportedModalities: modalitiesToProto(llm.supportedModalities),
-  credentials: credentialsToProto(llm.credentials),
 })
 
 export function addLlmService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, llmUseCases, 'llmId', {
+  const handlers = registrations.registryHandlers(server, llmUseCases, 'llmId', {
     createFromProto,
     listFromProto: listLlmsFromProto,
     updateFromProto,

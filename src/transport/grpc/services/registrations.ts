@@ -81,13 +81,16 @@ export const sharedUpdateFromProto = (
   mergeLabels: fields.mergeLabels?.items,
 })
 
-export const credentialsToProto = (view: CredentialsView): ToProto<CredentialsView, Credentials> => ({
+const credentialsToProto = (view: CredentialsView): ToProto<CredentialsView, Credentials> => ({
   ...view,
   kind: protoEnum(Credentials_Kind, view.kind),
 })
 
-export const modalitiesToProto = (modalities: DomainModality[]): Modality[] =>
-  modalities.map((modality) => protoEnum(Modality, modality))
+/** The fields of a registration whose values differ between domain and proto and convert the same for every kind. */
+export const sharedToProto = (item: { supportedModalities: DomainModality[]; credentials: CredentialsView }) => ({
+  supportedModalities: item.supportedModalities.map((modality): Modality => protoEnum(Modality, modality)),
+  credentials: credentialsToProto(item.credentials),
+})
 
 /** How one kind's messages map to and from the domain (each function typed by ProtoInput or ToProto in the kind's file). */
 export interface RegistryMessages<Item, ProtoItem, CreateRequest, ListRequest, UpdateRequest> {

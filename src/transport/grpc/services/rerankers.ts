@@ -11,14 +11,7 @@ import {
 import type { createRerankerSchema, listRerankersSchema, updateRerankerSchema } from '../../../validation/registry.js'
 import type { GrpcServer } from '../grpc-server.js'
 import { type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
-import {
-  credentialsToProto,
-  listFromProto,
-  modalitiesToProto,
-  registryHandlers,
-  sharedCreateFromProto,
-  sharedUpdateFromProto,
-} from './registrations.js'
+import * as registrations from './registrations.js'
 
 // A reranker has only the fields every registration has.
 
@@ -26,27 +19,27 @@ const createFromProto = (
   request: CreateRerankerRequest,
 ): ProtoInput<CreateRerankerRequest, typeof createRerankerSchema> => ({
   rerankerId: request.rerankerId,
-  ...sharedCreateFromProto(request),
+  ...registrations.sharedCreateFromProto(request),
 })
 
 const listRerankersFromProto = (
   request: ListRerankersRequest,
-): ProtoInput<ListRerankersRequest, typeof listRerankersSchema> => listFromProto(request)
+): ProtoInput<ListRerankersRequest, typeof listRerankersSchema> => registrations.listFromProto(request)
 
 const updateFromProto = ({
   rerankerId: _id,
   ...fields
-}: UpdateRerankerRequest): ProtoInput<typeof fields, typeof updateRerankerSchema> => sharedUpdateFromProto(fields)
+}: UpdateRerankerRequest): ProtoInput<typeof fields, typeof updateRerankerSchema> =>
+  registrations.sharedUpdateFromProto(fields)
 
 const rerankerToProto = (reranker: DomainReranker): ToProto<DomainReranker, Reranker> => ({
   ...reranker,
+  ...registrations.sharedToProto(reranker),
   providerType: protoEnum(Reranker_ProviderType, reranker.providerType),
-  supportedModalities: modalitiesToProto(reranker.supportedModalities),
-  credentials: credentialsToProto(reranker.credentials),
 })
 
 export function addRerankerService(grpc: GrpcServer, server: ServerContext): void {
-  const handlers = registryHandlers(server, rerankerUseCases, 'rerankerId', {
+  const handlers = registrations.registryHandlers(server, rerankerUseCases, 'rerankerId', {
     createFromProto,
     listFromProto: listRerankersFromProto,
     updateFromProto,

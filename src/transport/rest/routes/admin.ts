@@ -2,8 +2,8 @@ import { drainServer } from '../../../domain/drain.js'
 import { drainSchema } from '../../../validation/admin.js'
 import { Component, json } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, jsonBody } from '../request-input.js'
 import type { RestRoute } from '../rest-route.js'
+import { callWithBody } from '../use-case-handlers.js'
 
 export const ADMIN_ROUTES: RestRoute[] = [
   {
@@ -23,9 +23,6 @@ export const ADMIN_ROUTES: RestRoute[] = [
       exampleStatus: 200,
       examplePhase: 'shutdown',
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await drainServer(server.domain, callContext(request), jsonBody(request)),
-    }),
+    handle: callWithBody(drainServer),
   },
 ]

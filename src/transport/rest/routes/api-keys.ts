@@ -3,9 +3,10 @@ import { createApiKeySchema, listApiKeysSchema, updateApiKeySchema } from '../..
 import { EXAMPLE_IDS } from '../openapi/examples.js'
 import { BY_ID, Component, created, json, LISTING, NO_CONTENT } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, jsonBody, listQuery } from '../request-input.js'
+import { callContext, listQuery } from '../request-input.js'
 import { listBody } from '../rest-messages.js'
 import type { RestRoute } from '../rest-route.js'
+import { callWithIdAndBody, createWithBody, deleteWithId } from '../use-case-handlers.js'
 
 export const API_KEY_ROUTES: RestRoute[] = [
   {
@@ -23,10 +24,7 @@ export const API_KEY_ROUTES: RestRoute[] = [
       examples: [{ body: { apiKeyId: EXAMPLE_IDS.apiKey, ownerId: EXAMPLE_IDS.user, labels: { purpose: 'docs' } } }],
       exampleStatus: 201,
     },
-    handle: async (request, { server }) => {
-      const created = await createApiKey(server.domain, callContext(request), jsonBody(request))
-      return { status: 201, headers: { location: `/v1/apikeys/${created.apiKeyMetadata.apiKeyId}` }, json: created }
-    },
+    handle: createWithBody(createApiKey, (created) => `/v1/apikeys/${created.apiKeyMetadata.apiKeyId}`),
   },
   {
     method: 'GET',
@@ -62,10 +60,7 @@ export const API_KEY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.apiKey }, body: { status: 'INACTIVE', mergeLabels: { rotated: 'yes' } } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await updateApiKey(server.domain, callContext(request), request.params.id, jsonBody(request)),
-    }),
+    handle: callWithIdAndBody(updateApiKey),
   },
   {
     method: 'DELETE',
@@ -81,9 +76,6 @@ export const API_KEY_ROUTES: RestRoute[] = [
       exampleStatus: 204,
       examplePhase: 'cleanup',
     },
-    handle: async (request, { server }) => {
-      await deleteApiKey(server.domain, callContext(request), request.params.id)
-      return { status: 204 }
-    },
+    handle: deleteWithId(deleteApiKey),
   },
 ]

@@ -24,6 +24,7 @@ import { callContext, jsonBody, listQuery } from '../request-input.js'
 import type { RestRequest, RestResponse } from '../rest-messages.js'
 import type { RestRoute, RouteDeps } from '../rest-route.js'
 import { retrieveQuery } from '../retrieve-query.js'
+import { callWithBody, callWithId, deleteWithId } from '../use-case-handlers.js'
 
 const RETRIEVE_REQUEST = Component.of('RetrieveMemoriesRequest', retrieveMemoriesSchema)
 
@@ -122,10 +123,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       ],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await batchCreateMemories(server.domain, callContext(request), jsonBody(request)),
-    }),
+    handle: callWithBody(batchCreateMemories),
   },
   {
     method: 'GET',
@@ -140,10 +138,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.memory } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await getMemory(server.domain, callContext(request), request.params.id),
-    }),
+    handle: callWithId(getMemory),
   },
   {
     method: 'GET',
@@ -158,10 +153,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.memory } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await getMemoryContent(server.domain, callContext(request), request.params.id),
-    }),
+    handle: callWithId(getMemoryContent),
   },
   {
     method: 'GET',
@@ -247,10 +239,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       exampleStatus: 204,
       examplePhase: 'cleanup',
     },
-    handle: async (request, { server }) => {
-      await deleteMemory(server.domain, callContext(request), request.params.id)
-      return { status: 204 }
-    },
+    handle: deleteWithId(deleteMemory),
   },
   {
     method: 'POST',
@@ -267,9 +256,6 @@ export const MEMORY_ROUTES: RestRoute[] = [
       exampleStatus: 200,
       examplePhase: 'cleanup',
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await batchDeleteMemories(server.domain, callContext(request), jsonBody(request)),
-    }),
+    handle: callWithBody(batchDeleteMemories),
   },
 ]

@@ -3,8 +3,9 @@ import { requestProbe } from '../../../domain/probes.js'
 import type { RegistryUseCases } from '../../../domain/registration-use-cases.js'
 import { BY_ID, Component, created, type Example, json, LISTING, NO_CONTENT } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, customMethodTarget, jsonBody, listQuery } from '../request-input.js'
+import { callContext, customMethodTarget } from '../request-input.js'
 import type { RestRoute } from '../rest-route.js'
+import { callWithId, callWithIdAndBody, callWithListQuery, createWithBody, deleteWithId } from '../use-case-handlers.js'
 
 /** What the OpenAPI document says of one registry kind, beside its use cases (embedders.ts, llms.ts, rerankers.ts). */
 export interface RegistryDescription {
@@ -50,10 +51,7 @@ export function registrationRoutes<Item, Collection extends string>(
         examples: described.createExamples,
         exampleStatus: 201,
       },
-      handle: async (request, { server }) => {
-        const created = await kind.create(server.domain, callContext(request), jsonBody(request))
-        return { status: 201, headers: { location: `${collection}/${kind.idOf(created)}` }, json: created }
-      },
+      handle: createWithBody(kind.create, (item) => `${collection}/${kind.idOf(item)}`),
     },
     {
       method: 'GET',
@@ -70,10 +68,7 @@ export function registrationRoutes<Item, Collection extends string>(
         examples: [{ query: { maxResults: '10' } }],
         exampleStatus: 200,
       },
-      handle: async (request, { server }) => ({
-        status: 200,
-        json: await kind.list(server.domain, callContext(request), listQuery(request)),
-      }),
+      handle: callWithListQuery(kind.list),
     },
     {
       method: 'GET',
@@ -88,10 +83,7 @@ export function registrationRoutes<Item, Collection extends string>(
         examples: [byId],
         exampleStatus: 200,
       },
-      handle: async (request, { server }) => ({
-        status: 200,
-        json: await kind.get(server.domain, callContext(request), request.params.id),
-      }),
+      handle: callWithId(kind.get),
     },
     {
       method: 'PUT',
@@ -107,10 +99,7 @@ export function registrationRoutes<Item, Collection extends string>(
         examples: [{ ...byId, body: described.updateExample }],
         exampleStatus: 200,
       },
-      handle: async (request, { server }) => ({
-        status: 200,
-        json: await kind.update(server.domain, callContext(request), request.params.id, jsonBody(request)),
-      }),
+      handle: callWithIdAndBody(kind.update),
     },
     {
       method: 'POST',
@@ -150,10 +139,7 @@ export function registrationRoutes<Item, Collection extends string>(
         exampleStatus: 204,
         examplePhase: 'cleanup',
       },
-      handle: async (request, { server }) => {
-        await kind.delete(server.domain, callContext(request), request.params.id)
-        return { status: 204 }
-      },
+      handle: deleteWithId(kind.delete),
     },
   ]
 }

@@ -17,8 +17,9 @@ import {
 import { EXAMPLE_IDS } from '../openapi/examples.js'
 import { BY_ID, Component, created, json, LISTING, NO_CONTENT } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, customMethodTarget, jsonBody, listQuery } from '../request-input.js'
+import { callContext, customMethodTarget, jsonBody } from '../request-input.js'
 import type { RestRoute } from '../rest-route.js'
+import { callWithId, callWithIdAndBody, callWithListQuery, createWithBody, deleteWithId } from '../use-case-handlers.js'
 
 const inExampleSpace = { path: { id: EXAMPLE_IDS.space } }
 
@@ -47,10 +48,7 @@ export const SPACE_ROUTES: RestRoute[] = [
       ],
       exampleStatus: 201,
     },
-    handle: async (request, { server }) => {
-      const created = await createSpace(server.domain, callContext(request), jsonBody(request))
-      return { status: 201, headers: { location: `/v1/spaces/${created.spaceId}` }, json: created }
-    },
+    handle: createWithBody(createSpace, (space) => `/v1/spaces/${space.spaceId}`),
   },
   {
     method: 'GET',
@@ -67,10 +65,7 @@ export const SPACE_ROUTES: RestRoute[] = [
       examples: [{ query: { maxResults: '20' } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await listSpaces(server.domain, callContext(request), listQuery(request)),
-    }),
+    handle: callWithListQuery(listSpaces),
   },
   {
     method: 'GET',
@@ -85,10 +80,7 @@ export const SPACE_ROUTES: RestRoute[] = [
       examples: [inExampleSpace],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await getSpace(server.domain, callContext(request), request.params.id),
-    }),
+    handle: callWithId(getSpace),
   },
   {
     method: 'PUT',
@@ -104,10 +96,7 @@ export const SPACE_ROUTES: RestRoute[] = [
       examples: [{ ...inExampleSpace, body: { name: 'Engine research', publicRead: false } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await updateSpace(server.domain, callContext(request), request.params.id, jsonBody(request)),
-    }),
+    handle: callWithIdAndBody(updateSpace),
   },
   {
     method: 'POST',
@@ -175,9 +164,6 @@ export const SPACE_ROUTES: RestRoute[] = [
       exampleStatus: 204,
       examplePhase: 'cleanup',
     },
-    handle: async (request, { server }) => {
-      await deleteSpace(server.domain, callContext(request), request.params.id)
-      return { status: 204 }
-    },
+    handle: deleteWithId(deleteSpace),
   },
 ]

@@ -3,8 +3,9 @@ import { createUserSchema, listUsersSchema } from '../../../validation/identity.
 import { EXAMPLE_IDS } from '../openapi/examples.js'
 import { BY_ID, Component, created, json, LISTING, NO_CONTENT } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, jsonBody, listQuery } from '../request-input.js'
+import { callContext } from '../request-input.js'
 import type { RestRoute } from '../rest-route.js'
+import { callWithId, callWithListQuery, createWithBody, deleteWithId } from '../use-case-handlers.js'
 
 /** getMe answers a cached caller with the same object: its JSON is kept beside it, and goes with it. */
 const meJson = new WeakMap<object, string>()
@@ -24,10 +25,7 @@ export const USER_ROUTES: RestRoute[] = [
       examples: [{ body: { userId: EXAMPLE_IDS.user, username: 'ada', displayName: 'Ada Lovelace', role: 'USER' } }],
       exampleStatus: 201,
     },
-    handle: async (request, { server }) => {
-      const user = await createUser(server.domain, callContext(request), jsonBody(request))
-      return { status: 201, headers: { location: `/v1/users/${user.userId}` }, json: user }
-    },
+    handle: createWithBody(createUser, (user) => `/v1/users/${user.userId}`),
   },
   {
     method: 'GET',
@@ -43,10 +41,7 @@ export const USER_ROUTES: RestRoute[] = [
       examples: [{ query: { maxResults: '50' } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await listUsers(server.domain, callContext(request), listQuery(request)),
-    }),
+    handle: callWithListQuery(listUsers),
   },
   // Listed before /v1/users/:id so that "me" is never read as an id.
   {
@@ -84,10 +79,7 @@ export const USER_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.user } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await getUser(server.domain, callContext(request), request.params.id),
-    }),
+    handle: callWithId(getUser),
   },
   {
     method: 'DELETE',
@@ -103,9 +95,6 @@ export const USER_ROUTES: RestRoute[] = [
       exampleStatus: 204,
       examplePhase: 'cleanup',
     },
-    handle: async (request, { server }) => {
-      await deleteUser(server.domain, callContext(request), request.params.id)
-      return { status: 204 }
-    },
+    handle: deleteWithId(deleteUser),
   },
 ]
