@@ -1,5 +1,6 @@
-import type { ProbeTable, StoredProbe } from '../db/sql/probes.js'
-import * as probesSql from '../db/sql/probes.js'
+import type { StoredProbe } from '../db/sql/probes.js'
+import type { ProviderTable } from '../db/sql/provider-targets.js'
+import * as providerTargetsSql from '../db/sql/provider-targets.js'
 import { idSchema } from '../validation/identity.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
@@ -9,13 +10,13 @@ import { requireVisible } from './registry.js'
 
 export type ProbeStatus = StoredProbe
 
-const PROBED: Record<ProbedResource, { table: ProbeTable; field: string; noun: string }> = {
+const PROBED: Record<ProbedResource, { table: ProviderTable; field: string; noun: string }> = {
   EMBEDDER: { table: 'embedders', field: 'embedderId', noun: 'embedder' },
   LLM: { table: 'llms', field: 'llmId', noun: 'LLM' },
   RERANKER: { table: 'rerankers', field: 'rerankerId', noun: 'reranker' },
 }
 
-export const probeTable = (resource: ProbedResource): ProbeTable => PROBED[resource].table
+export const probeTable = (resource: ProbedResource): ProviderTable => PROBED[resource].table
 
 /** Queues a probe after a registration's endpoint or credentials changed; the write has already succeeded. */
 export async function enqueueProbe(context: DomainContext, resource: ProbedResource, id: string): Promise<void> {
@@ -40,7 +41,7 @@ export async function requestProbe(
   const principal = await context.authenticate(call)
   const field = PROBED[resource].field
   const id = parseInput(idSchema, rawId, field)
-  const target = await probesSql.findProbeTarget(context.sql, probeTable(resource), id)
+  const target = await providerTargetsSql.findProviderTarget(context.sql, probeTable(resource), id)
   requireVisible(principal, resource, 'GET', target, `${PROBED[resource].noun} ${id}`)
   const jobId = await context.jobs.enqueue(context.sql, MODEL_PROBE_JOB, { resource, id })
   return { jobId }

@@ -1,5 +1,5 @@
 import type { LlmRow } from '../db/sql/llms.js'
-import type { ProbeTable, ProbeTargetRow } from '../db/sql/probes.js'
+import type { ProviderTable, ProviderTargetRow } from '../db/sql/provider-targets.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
 import type { LlmProfile } from '../providers/chat.js'
 import { type ProviderAccess, providerAccess } from '../providers/credentials.js'
@@ -14,7 +14,11 @@ import { secretContext } from './registry.js'
  * secrets are sealed: the target it calls, and its credential with the secret opened for one call.
  */
 
-export function openProviderAccess(secrets: SecretBox, table: ProbeTable, target: ProbeTargetRow): ProviderAccess {
+export function openProviderAccess(
+  secrets: SecretBox,
+  table: ProviderTable,
+  target: ProviderTargetRow,
+): ProviderAccess {
   const secret = target.credential_secret
     ? secrets.open(target.credential_secret, secretContext(table, target.id))
     : undefined
@@ -26,7 +30,7 @@ export function openProviderAccess(secrets: SecretBox, table: ProbeTable, target
   })
 }
 
-export function embedderProfile(target: ProbeTargetRow): EmbedderProfile {
+export function embedderProfile(target: ProviderTargetRow): EmbedderProfile {
   return {
     id: target.id,
     displayName: (target as { display_name?: string }).display_name,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../database.js'
-import type { ProbeTargetRow } from './probes.js'
+import type { ProviderTargetRow } from './provider-targets.js'
 
 export interface SpaceRow {
   id: string
@@ -66,8 +66,8 @@ export async function listSpaceEmbedders(sql: Queryable, spaceIds: string[]): Pr
   >`select * from space_embedders where space_id in ${sql(spaceIds)} order by space_id, position`
 }
 
-/** An embedder's registration as calling it needs (what findProbeTarget returns), with the row's last change. */
-export interface EmbedderTargetRow extends ProbeTargetRow {
+/** An embedder's registration as calling it needs (what findProviderTarget returns), with the row's last change. */
+export interface EmbedderTargetRow extends ProviderTargetRow {
   dimensionality: number
   max_sequence_length: number | null
   /** Changes with any update of the registration: the query embedding cache's vectors are valid for one value. */

@@ -8,8 +8,8 @@ import type { ChunkVector, NewChunk } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
 import type { MemoryRow } from '../../db/sql/memories.js'
 import * as memoriesSql from '../../db/sql/memories.js'
-import type { ProbeTargetRow } from '../../db/sql/probes.js'
-import * as probesSql from '../../db/sql/probes.js'
+import type { ProviderTargetRow } from '../../db/sql/provider-targets.js'
+import * as providerTargetsSql from '../../db/sql/provider-targets.js'
 import * as spacesSql from '../../db/sql/spaces.js'
 import { MAX_INDEXED_VECTOR_VALUE } from '../../db/vector-storage.js'
 import {
@@ -109,7 +109,7 @@ const withProviderCalls = (deps: MemoryJobDependencies): EmbeddingDependencies =
 })
 
 /** Everything needed to call one embedder of a space, from its registration row. */
-function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, target: ProbeTargetRow): EmbeddingCall {
+function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, target: ProviderTargetRow): EmbeddingCall {
   const providerType = target.provider_type
   return {
     embedder: embedderProfile(target),
@@ -125,8 +125,8 @@ function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, targ
 }
 
 /** An embedder's registration row, read on its own (a back-fill names one embedder). */
-async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<ProbeTargetRow> {
-  const target = await probesSql.findProbeTarget(sql, 'embedders', embedderId)
+async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<ProviderTargetRow> {
+  const target = await providerTargetsSql.findProviderTarget(sql, 'embedders', embedderId)
   if (!target) throw new Error(`embedder ${embedderId} was deleted meanwhile`)
   return target
 }
@@ -134,7 +134,7 @@ async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<ProbeTa
 async function embedWithEach(
   deps: EmbeddingDependencies,
   metrics: MemoryMetrics,
-  targets: ProbeTargetRow[],
+  targets: ProviderTargetRow[],
   chunkIds: string[],
   texts: string[],
 ): Promise<ChunkVector[]> {
@@ -166,15 +166,15 @@ interface IngestItem {
 async function startWithTargets(
   sql: Sql,
   jobs: Array<{ payload: MemoryIngestPayload }>,
-): Promise<{ memories: Array<MemoryRow & { content: string }>; targets: Map<string, ProbeTargetRow[]> }> {
+): Promise<{ memories: Array<MemoryRow & { content: string }>; targets: Map<string, ProviderTargetRow[]> }> {
   const named = [...new Set(jobs.flatMap((job) => (job.payload.spaceId === undefined ? [] : [job.payload.spaceId])))]
   const [memories, namedTargets] = await Promise.all([
     memoriesSql.startProcessing(sql, [...new Set(jobs.map((job) => job.payload.memoryId))]),
     spacesSql.listSpaceEmbedderTargets(sql, named),
   ])
   const unread = [...new Set(memories.map((memory) => memory.space_id))].filter((space) => !named.includes(space))
-  const targets = new Map<string, ProbeTargetRow[]>(
-    [...named, ...unread].map((space): [string, ProbeTargetRow[]] => [space, []]),
+  const targets = new Map<string, ProviderTargetRow[]>(
+    [...named, ...unread].map((space): [string, ProviderTargetRow[]] => [space, []]),
   )
   for (const target of [...namedTargets, ...(await spacesSql.listSpaceEmbedderTargets(sql, unread))])
     targets.get(target.space_id)?.push(target)
@@ -254,7 +254,7 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
   }
 
   /** Embeds and stores one group; settles its jobs in `results`. */
-  async function ingest(group: IngestItem[], targets: ProbeTargetRow[], results: Array<PromiseSettledResult<void>>) {
+  async function ingest(group: IngestItem[], targets: ProviderTargetRow[], results: Array<PromiseSettledResult<void>>) {
     const chunks = group.flatMap((item) => item.chunks)
     let vectors: ChunkVector[]
     try {

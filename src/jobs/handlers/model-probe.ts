@@ -1,6 +1,7 @@
 import type { Sql } from '../../db/database.js'
 import type { StoredProbe } from '../../db/sql/probes.js'
 import * as probesSql from '../../db/sql/probes.js'
+import * as providerTargetsSql from '../../db/sql/provider-targets.js'
 import { MODEL_PROBE_JOB, type ModelProbePayload } from '../../domain/job-kinds.js'
 import { probeTable } from '../../domain/probes.js'
 import { openProviderAccess } from '../../domain/registered-providers.js'
@@ -48,7 +49,7 @@ export function modelProbeJob(
     maxAttempts: 3,
     async run({ resource, id }) {
       const table = probeTable(resource)
-      const target = await probesSql.findProbeTarget(sql, table, id)
+      const target = await providerTargetsSql.findProviderTarget(sql, table, id)
       if (!target) throw new PermanentJobError(`${resource.toLowerCase()} ${id} no longer exists`)
       const { credential, redact } = openProviderAccess(secrets, table, target)
       const started = performance.now()
