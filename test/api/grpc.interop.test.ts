@@ -407,24 +407,19 @@ describe('gRPC interop: a client built from server reflection alone', () => {
     /** The same request from both clients, each building its own object from the bytes as its users would. */
     const askBoth = async (method: DescMethod, generatedRequest: Message, stubRequest: Message) => {
       const service = method.parent.typeName
+      const ask = (client: grpc.Client, serializers: Serializers, request: Message) =>
+        call(
+          client,
+          method,
+          serializers,
+          serializers.requestDeserialize(Buffer.from(toBinary(method.input, request))),
+          aliceMetadata(),
+          registry,
+        )
       const generatedMethod = methodsByProtoName(GENERATED_SERVICES.get(service)!).get(method.name)!
+      const byGenerated = await ask(generatedClients.get(service)!, generatedMethod, generatedRequest)
       const stubMethod = stubDefinitions.get(`${service}.${method.name}`)!
-      const byGenerated = await call(
-        generatedClients.get(service)!,
-        method,
-        generatedMethod,
-        generatedMethod.requestDeserialize(Buffer.from(toBinary(method.input, generatedRequest))),
-        aliceMetadata(),
-        registry,
-      )
-      const byStub = await call(
-        stubClients.get(service)!,
-        method,
-        stubMethod,
-        stubMethod.requestDeserialize(Buffer.from(toBinary(method.input, stubRequest))),
-        aliceMetadata(),
-        registry,
-      )
+      const byStub = await ask(stubClients.get(service)!, stubMethod, stubRequest)
       return { byGenerated, byStub }
     }
 

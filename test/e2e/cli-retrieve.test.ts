@@ -6,6 +6,7 @@
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReranker } from '../../src/domain/rerankers.js'
+import { ndjsonEvents } from '../support/api-client.js'
 import { CliUser, cleanUp, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
@@ -205,10 +206,7 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
       '-o',
       'json',
     ])
-    const events = result.stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line))
+    const events = ndjsonEvents(result.stdout) as any[]
     expect(events.map((event) => Object.keys(event)[0])).toEqual([
       'resultSetBoundary',
       'memoryDefinition',
@@ -242,10 +240,7 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
       '-o',
       'json',
     ])
-    const events = result.stdout
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line))
+    const events = ndjsonEvents(result.stdout) as any[]
     const item = events.find((event) => event.retrievedItem)?.retrievedItem
     expect(science.ids.get(item?.chunk.memoryId)).toBe('photosynthesis')
   })
