@@ -298,6 +298,20 @@ describe.each(ENGINES)('operations endpoints (%s)', (engine) => {
         })
       },
     )
+    it.each(['v1', 'v1alpha'] as const)(
+      '%s quotes at most 200 characters of an unknown name, however long the request',
+      async (version) => {
+        const response = await reflectionRequest({ address: server.grpcAddress }, version, {
+          $case: 'fileContainingSymbol',
+          value: `no.such.${'x'.repeat(100_000)}`,
+        })
+        const answer = response.messageResponse
+        expect(answer?.$case).toBe('errorResponse')
+        if (answer?.$case !== 'errorResponse') return
+        expect(answer.value.errorCode).toBe(grpc.status.NOT_FOUND)
+        expect(answer.value.errorMessage.length).toBeLessThan(300)
+      },
+    )
   })
 
   describe('REST errors and limits', () => {

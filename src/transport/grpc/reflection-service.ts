@@ -16,6 +16,10 @@ const STANDARD_SERVICES = [
   'grpc.reflection.v1alpha.ServerReflection',
 ]
 
+/** Names from the request are quoted this far at most: the answer should not grow with what a client sends. */
+const MAX_QUOTED_NAME_LENGTH = 200
+const quoted = (name: string) => JSON.stringify(name.slice(0, MAX_QUOTED_NAME_LENGTH))
+
 function notFound(message: string): Answer {
   return { $case: 'errorResponse', value: { errorCode: status.NOT_FOUND, errorMessage: message } }
 }
@@ -32,21 +36,23 @@ function answer(index: DescriptorIndex, serviceNames: readonly string[], request
   const asked = request.messageRequest
   switch (asked?.$case) {
     case 'fileByFilename':
-      return index.files.has(asked.value) ? filesAnswer(index, asked.value) : notFound(`file not found: ${asked.value}`)
+      return index.files.has(asked.value)
+        ? filesAnswer(index, asked.value)
+        : notFound(`file not found: ${quoted(asked.value)}`)
     case 'fileContainingSymbol': {
       const fileName = index.fileBySymbol.get(asked.value.replace(/^\./, ''))
-      return fileName ? filesAnswer(index, fileName) : notFound(`symbol not found: ${asked.value}`)
+      return fileName ? filesAnswer(index, fileName) : notFound(`symbol not found: ${quoted(asked.value)}`)
     }
     case 'fileContainingExtension': {
       const { containingType, extensionNumber } = asked.value
       const fileName = index.extensionFiles.get(containingType.replace(/^\./, ''))?.get(extensionNumber)
       return fileName
         ? filesAnswer(index, fileName)
-        : notFound(`extension not found: ${containingType} field ${extensionNumber}`)
+        : notFound(`extension not found: ${quoted(containingType)} field ${extensionNumber}`)
     }
     case 'allExtensionNumbersOfType': {
       const typeName = asked.value.replace(/^\./, '')
-      if (!index.messageTypes.has(typeName)) return notFound(`type not found: ${asked.value}`)
+      if (!index.messageTypes.has(typeName)) return notFound(`type not found: ${quoted(asked.value)}`)
       const numbers = [...(index.extensionFiles.get(typeName)?.keys() ?? [])]
       return { $case: 'allExtensionNumbersResponse', value: { baseTypeName: typeName, extensionNumber: numbers } }
     }
