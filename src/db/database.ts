@@ -25,7 +25,7 @@ const RECONNECT_MAX_SEC = 0.5
 const reconnectBackoff = (retries: number) => Math.min(RECONNECT_FIRST_SEC * 2 ** retries, RECONNECT_MAX_SEC)
 /** PostgreSQL answers `select 1` on its own connection in milliseconds; a second means it is gone. */
 const POSTGRES_PING_TIMEOUT_MS = 1_000
-/** PGlite runs the ping behind the requests on its one backend: a busy moment is not an outage. */
+/** PGlite runs the ping behind the requests on its one backend: it must answer the ping, or any other message, this soon. */
 const EMBEDDED_PING_TIMEOUT_MS = 3_000
 /** Shorter than IDLE_TIMEOUT_SEC, so the connections it touches never reach the idle timeout. */
 const MIN_IDLE_REFRESH_MS = 60_000
@@ -280,6 +280,7 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
     startup,
   )
   const shared = createPool(embeddedClientTarget(embedded.socketPath), pool, 'memsvc-embedded')
+  let pendingPing: Promise<unknown> | undefined
   log.info(
     'embedded single-node database: one server process per data directory; use --db-url for PostgreSQL and replicas',
     {
@@ -295,7 +296,11 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
     // A full disk does not stop `select 1`, so the file system is asked directly.
     ping: async () => {
       embedded.requireFreeSpace()
-      await shared`select 1`
+      // The last ping's query may still wait behind a long transaction: never queue a second.
+      pendingPing ??= shared`select 1`.finally(() => {
+        pendingPing = undefined
+      })
+      await Promise.race([pendingPing, embedded.nextAnswer()])
     },
     pingTimeoutMs: EMBEDDED_PING_TIMEOUT_MS,
     subscribe: () => ALWAYS_LIVE_FEED,

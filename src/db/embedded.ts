@@ -24,6 +24,12 @@ export interface EmbeddedPostgres {
   /** Throws a disk_full error (53100) when the data directory's file system is nearly full. */
   requireFreeSpace(): void
   activeConnections(): number
+  /**
+   * Resolves when PGlite next finishes a protocol message, of any connection. On the one
+   * shared connection a ping waits behind a long transaction (an ingest writing thousands
+   * of chunks): PGlite still answering that transaction's statements is alive, not down.
+   */
+  nextAnswer(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -53,6 +59,18 @@ async function listenForDebugging(server: PGLiteSocketServer, address: ListenAdd
     listener.listen(address.port, address.host, () => resolve())
   })
   return listener
+}
+
+/** Calls `onAnswer` each time PGlite finishes a protocol message the socket server sent it. */
+function observeAnswers(db: PGlite, onAnswer: () => void): void {
+  const execute = db.execProtocolRawStream.bind(db)
+  db.execProtocolRawStream = async (...args: Parameters<PGlite['execProtocolRawStream']>) => {
+    try {
+      return await execute(...args)
+    } finally {
+      onAnswer()
+    }
+  }
 }
 
 function describeAddress(listener: net.Server): string {
@@ -299,6 +317,12 @@ export async function startEmbeddedPostgres(
     const opened = makeOwnerOnly(pgDataDir)
     if (opened > 0 && !firstStart)
       log.info('made database files private to their owner', { dir: pgDataDir, filesChanged: opened })
+    let answerWaiters: Array<() => void> = []
+    observeAnswers(db, () => {
+      const waiting = answerWaiters
+      answerWaiters = []
+      for (const resolve of waiting) resolve()
+    })
     const maxConnections = poolConnections + SPARE_CONNECTIONS + (debugListen ? DEBUG_CONNECTIONS : 0)
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections })
     await server.start()
@@ -330,6 +354,7 @@ export async function startEmbeddedPostgres(
       debugListen: debugListener ? describeAddress(debugListener) : undefined,
       requireFreeSpace: () => requireFreeSpace(pgDataDir),
       activeConnections: () => server.getStats().activeConnections,
+      nextAnswer: () => new Promise<void>((resolve) => answerWaiters.push(resolve)),
       async stop() {
         leaveEventLoop()
         // close() waits for open psql sessions, which server.stop() ends: start it first, await it after.
