@@ -65,15 +65,34 @@ export interface RetrievedChunk {
   relevanceScore: number
 }
 
+/**
+ * What the answer could not do as its mode asks, said on the BEGIN boundary. The only kind:
+ * VECTOR_SEARCH_SKIPPED, a space where no vector search ran (it has no embedder, or none
+ * READY with a weight above 0), so its items come from keyword search alone (HYBRID) or it
+ * has none (VECTOR).
+ */
+export interface RetrievalNotice {
+  code: 'VECTOR_SEARCH_SKIPPED'
+  spaceId: string
+  message: string
+}
+
 export type RetrievalEvent =
-  | { resultSetBoundary: { resultSetId: string; kind: 'BEGIN' | 'END'; stageName: string; expectedItems?: number } }
+  | {
+      resultSetBoundary: {
+        resultSetId: string
+        kind: 'BEGIN' | 'END'
+        stageName: string
+        expectedItems?: number
+        /** On BEGIN, when there is something to say. */
+        notices?: RetrievalNotice[]
+      }
+    }
   | { memoryDefinition: { memory: Memory & { originalContent?: string } } }
   | { retrievedItem: { chunk: RetrievedChunk } }
   | { abstractReply: { text: string } }
   | { status: { code: string; message: string } }
 
-/** The usual RRF constant (Cormack et al.): dampens the lead of the very first ranks. */
-export const RRF_K = 60
 /** HYBRID weighs a space's keyword list like one embedder of weight 1. */
 export const KEYWORD_WEIGHT = 1
 /** Each list contributes this many times the requested size, so fusion has candidates beyond the top few. */
@@ -106,19 +125,37 @@ const STREAM_OVERHEAD_BYTES = 64 * 1024
 /** A string holds at most two bytes per character. */
 const BYTES_PER_CHAR = 2
 
+/** What a list searched with: enough to score the chunks the other lists of its space found. */
+type ListSource =
+  | { kind: 'vector'; embedderId: string; embedding: readonly number[] }
+  | { kind: 'keyword'; language: string }
+
 /** One ranked list to fuse, with the weight of its source. */
 interface WeightedList {
   spaceId: string
   weight: number
+  source: ListSource
   chunks: RankedChunk[]
+  /**
+   * Each chunk's relevance in this list, 0..1: for its own rows, then (completeScores) for the
+   * chunks the other lists of its space found. A chunk absent here holds none of it: 0.
+   */
+  scores: Map<string, number>
 }
 
 interface SpacePlan {
   spaceId: string
   filter?: CompiledFilter
+  /** The space's text search configuration. */
+  language: string
   /** READY embedders with a weight above zero, each with its registration. */
   embedders: Array<{ member: SpaceEmbedderTarget; weight: number }>
 }
+
+/** Cosine similarity from pgvector's cosine distance, in 0..1: a vector pointing away is as unrelated as an orthogonal one. */
+const similarity = (distance: number) => (Number.isFinite(distance) ? Math.min(1, Math.max(0, 1 - distance)) : 0)
+/** A keyword score as keywordChunks gives it (0..1 already; guarded all the same). */
+const keywordRelevance = (score: number) => (Number.isFinite(score) ? Math.min(1, Math.max(0, score)) : 0)
 
 /** How many candidates each list contributes for `requestedSize` items, and the HNSW search list length that finds them. */
 export function vectorSearchPlan(requestedSize: number, efSearch?: number): { limit: number; efSearch: number } {
@@ -153,17 +190,32 @@ async function spaceRows(context: DomainContext, spaceIds: string[]): Promise<Sp
   return rows
 }
 
-/** Each key checked in order, as the caller wrote them, against the rows read for its space. */
-function planSpaces(principal: Principal, request: RetrieveMemoriesRequest, rows: SpaceRows): SpacePlan[] {
+/**
+ * Each key checked in order, as the caller wrote them, against the rows read for its space.
+ * VECTOR over a space with no embedder is refused; a space where no vector search can run
+ * otherwise gets a notice.
+ */
+function planSpaces(
+  principal: Principal,
+  request: RetrieveMemoriesRequest,
+  rows: SpaceRows,
+  mode: RetrievalMode,
+): { plans: SpacePlan[]; notices: RetrievalNotice[] } {
   const plans: SpacePlan[] = []
+  const notices: RetrievalNotice[] = []
   for (const [index, key] of request.spaceKeys.entries()) {
     const filter =
       key.filter === undefined
         ? undefined
         : metadataFilter(key.filter, `spaceKeys.${index}.filter`, 'm.metadata').compiled
     // Another user's private space answers exactly like a missing one.
-    requireSpaceAccess(principal, rows.spaces.get(key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
+    const space = requireSpaceAccess(principal, rows.spaces.get(key.spaceId), 'MEMORY', 'LIST', `space ${key.spaceId}`)
     const members = rows.targets.filter((member) => member.space_id === key.spaceId)
+    if (mode === 'VECTOR' && members.length === 0)
+      throw invalidArgument(
+        `spaceKeys.${index}.spaceId`,
+        `space ${key.spaceId} has no embedders, so mode VECTOR cannot search it: add one (:addEmbedder) or use KEYWORD or HYBRID`,
+      )
     const weights = new Map(members.map((member) => [member.embedder_id, member.default_retrieval_weight]))
     for (const [position, entry] of (key.embedderWeights ?? []).entries()) {
       if (!weights.has(entry.embedderId))
@@ -176,28 +228,43 @@ function planSpaces(principal: Principal, request: RetrieveMemoriesRequest, rows
     const embedders = members
       .filter((member) => member.index_state === 'READY' && weights.get(member.embedder_id)! > 0)
       .map((member) => ({ member, weight: weights.get(member.embedder_id)! }))
-    plans.push({ spaceId: key.spaceId, filter, embedders })
+    plans.push({ spaceId: key.spaceId, filter, language: space.text_search_language, embedders })
+    if (mode !== 'KEYWORD' && embedders.length === 0) {
+      const why = members.length === 0 ? 'has no embedders' : 'has no embedder READY with a weight above 0'
+      const answer = mode === 'HYBRID' ? 'its items come from keyword search only' : 'it answers no items'
+      notices.push({
+        code: 'VECTOR_SEARCH_SKIPPED',
+        spaceId: key.spaceId,
+        message: `no vector search ran for space ${key.spaceId}: it ${why}; ${answer}`,
+      })
+    }
   }
-  return plans
+  return { plans, notices }
 }
 
 /** The query embedding cache's key for one embedder's vector of the message. */
 const queryKey = (target: EmbedderTargetRow, message: string) =>
   ({ embedderId: target.id, embedderUpdatedAt: target.updated_at, inputType: 'search_query', message }) as const
 
-/** The spaces' rows decide access and which lists to search; then the searches. */
+/**
+ * The spaces' rows decide access and which lists to search; then the searches, and the scores
+ * each list gives the chunks the other lists of its space found.
+ */
 async function planAndSearch(
   context: DomainContext,
   principal: Principal,
   request: RetrieveMemoriesRequest,
   mode: RetrievalMode,
   limit: number,
-): Promise<WeightedList[]> {
+): Promise<{ lists: WeightedList[]; notices: RetrievalNotice[] }> {
   const rows = await spaceRows(
     context,
     request.spaceKeys.map((key) => key.spaceId),
   )
-  return searchLists(context, request, planSpaces(principal, request, rows), mode, limit)
+  const { plans, notices } = planSpaces(principal, request, rows, mode)
+  const lists = await searchLists(context, request, plans, mode, limit)
+  await completeScores(context, request.message, lists)
+  return { lists, notices }
 }
 
 /**
@@ -219,6 +286,7 @@ async function embedMessage(
           access: openProviderAccess(context.secrets, 'embedders', target),
           policy: QUERY_EMBEDDING_POLICY,
           maxVectorValue: MAX_INDEXED_VECTOR_VALUE,
+          localModels: context.localModels,
         }
         const [embedded] = await embedTexts(call, [message], key.inputType)
         return embedded!
@@ -271,7 +339,9 @@ async function searchLists(
             efSearch,
             iterativeScan,
           })
-          return { spaceId: plan.spaceId, weight, chunks }
+          const scores = new Map(chunks.map((chunk) => [chunk.chunk_id, similarity(chunk.score)]))
+          const source: ListSource = { kind: 'vector', embedderId: member.embedder_id, embedding }
+          return { spaceId: plan.spaceId, weight, source, chunks, scores }
         }),
       ),
     )
@@ -282,11 +352,14 @@ async function searchLists(
       plans.map(async (plan) => {
         const chunks = await retrievalSql.keywordChunks(context.sql, {
           spaceId: plan.spaceId,
+          language: plan.language,
           message: request.message,
           limit,
           filter: plan.filter,
         })
-        return { spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, chunks }
+        const scores = new Map(chunks.map((chunk) => [chunk.chunk_id, keywordRelevance(chunk.score)]))
+        const source: ListSource = { kind: 'keyword', language: plan.language }
+        return { spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, source, chunks, scores }
       }),
     )
   }
@@ -295,34 +368,68 @@ async function searchLists(
   return [...vector, ...keyword]
 }
 
+/**
+ * Each list's score for the chunks the other lists of its space found and it did not: the
+ * exact cosine of a chunk a keyword search (or another embedder) found, the keyword score of
+ * one a vector search found. Without them a chunk would count 0 in every list whose top few
+ * it missed, and a fused score would say where it ranked, not how well it matches. A few
+ * key lookups per list, all at once.
+ */
+async function completeScores(context: DomainContext, message: string, lists: WeightedList[]): Promise<void> {
+  const found = new Map<string, Set<string>>()
+  for (const list of lists) {
+    const ids = found.get(list.spaceId) ?? new Set<string>()
+    for (const chunk of list.chunks) ids.add(chunk.chunk_id)
+    found.set(list.spaceId, ids)
+  }
+  await Promise.all(
+    lists.map(async (list) => {
+      const missing = [...found.get(list.spaceId)!].filter((id) => !list.scores.has(id))
+      if (missing.length === 0) return
+      const { source } = list
+      if (source.kind === 'vector') {
+        const query = { ...source, dimensionality: source.embedding.length }
+        for (const row of await retrievalSql.chunkDistances(context.sql, query, missing))
+          list.scores.set(row.chunk_id, similarity(row.score))
+      } else {
+        const query = { spaceId: list.spaceId, language: source.language, message }
+        for (const row of await retrievalSql.keywordScores(context.sql, query, missing))
+          list.scores.set(row.chunk_id, keywordRelevance(row.score))
+      }
+    }),
+  )
+}
+
 export interface FusedChunk {
   chunkId: string
   memoryId: string
-  /** 0..1: the weighted RRF score over the best score a chunk of its space could reach. */
+  /** 0..1: the weighted mean of the chunk's scores in the lists of its space. */
   relevanceScore: number
 }
 
 /**
- * Weighted Reciprocal Rank Fusion: each list adds weight / (RRF_K + rank) for the chunks
- * it holds. A chunk first in every list of its space scores 1; spaces with more lists are
- * not favoured, because each space is scaled by its own best possible sum.
+ * A chunk's fused score is the weighted mean of its scores in every list of its space
+ * (cosine similarity per embedder, the keyword score), each list weighted as the space or
+ * the request says. Scores keep their absolute meaning: a chunk that matches nothing well
+ * scores low whatever its rank, and spaces compare as they are. Ties go by chunk id.
  */
-export function fuseRankings(lists: WeightedList[]): FusedChunk[] {
-  const bestPossible = new Map<string, number>()
+export function fuseScores(lists: WeightedList[]): FusedChunk[] {
+  const weights = new Map<string, number>()
   const fused = new Map<string, { memoryId: string; spaceId: string; score: number }>()
   for (const list of lists) {
-    bestPossible.set(list.spaceId, (bestPossible.get(list.spaceId) ?? 0) + list.weight / (RRF_K + 1))
-    list.chunks.forEach((chunk, index) => {
-      const entry = fused.get(chunk.chunk_id) ?? { memoryId: chunk.memory_id, spaceId: list.spaceId, score: 0 }
-      entry.score += list.weight / (RRF_K + index + 1)
-      fused.set(chunk.chunk_id, entry)
-    })
+    weights.set(list.spaceId, (weights.get(list.spaceId) ?? 0) + list.weight)
+    for (const chunk of list.chunks)
+      if (!fused.has(chunk.chunk_id))
+        fused.set(chunk.chunk_id, { memoryId: chunk.memory_id, spaceId: list.spaceId, score: 0 })
   }
+  for (const list of lists)
+    for (const [chunkId, entry] of fused)
+      if (entry.spaceId === list.spaceId) entry.score += list.weight * (list.scores.get(chunkId) ?? 0)
   return [...fused.entries()]
     .map(([chunkId, entry]) => ({
       chunkId,
       memoryId: entry.memoryId,
-      relevanceScore: Math.min(1, entry.score / bestPossible.get(entry.spaceId)!),
+      relevanceScore: Math.min(1, entry.score / weights.get(entry.spaceId)!),
     }))
     .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
 }
@@ -340,6 +447,7 @@ type StreamedItem = Candidate & { textFrom: ItemText }
 
 interface PreparedAnswer {
   items: StreamedItem[]
+  notices: RetrievalNotice[]
   fetchMemory: boolean
   memories: Map<string, Memory>
   /** With fetchMemoryContent: each memory's content, loaded as its definition goes out. */
@@ -504,8 +612,8 @@ async function prepare(
       ? undefined
       : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
   const { limit } = vectorSearchPlan(requestedSize)
-  const lists = await planAndSearch(context, principal, request, request.mode ?? 'HYBRID', limit)
-  const fused = fuseRankings(lists)
+  const { lists, notices } = await planAndSearch(context, principal, request, request.mode ?? 'HYBRID', limit)
+  const fused = fuseScores(lists)
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
   let items = reranker
     ? await reranked(context, call, reranker, request.message, withChunkText(lists, fused.slice(0, limit)))
@@ -558,6 +666,7 @@ async function prepare(
   if (!reservation) throw busy()
   return {
     items: plan.items,
+    notices,
     fetchMemory,
     memories,
     contents:
@@ -613,8 +722,15 @@ async function* streamed(
   resultSetId: string,
   answer: Promise<{ text: string } | { error: unknown }> | undefined,
 ): AsyncGenerator<RetrievalEvent> {
+  const notices = prepared.notices.length > 0 ? { notices: prepared.notices } : {}
   yield {
-    resultSetBoundary: { resultSetId, kind: 'BEGIN', stageName: STAGE_NAME, expectedItems: prepared.items.length },
+    resultSetBoundary: {
+      resultSetId,
+      kind: 'BEGIN',
+      stageName: STAGE_NAME,
+      expectedItems: prepared.items.length,
+      ...notices,
+    },
   }
   const memoryIndexes = new Map<string, number>()
   const deleted = new Set<string>()

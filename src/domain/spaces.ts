@@ -23,6 +23,7 @@ import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { SPACE_BACKFILL_JOB, type SpaceBackfillPayload } from './job-kinds.js'
+import { defaultSpaceEmbedders } from './local-embedders.js'
 import { decodePageToken, nowMillis, pageOf, pageSizeOrDefault } from './paging.js'
 import { hasPermission, type Principal, ROLE_PERMISSIONS, type Role, requireOwnership } from './permissions.js'
 import { nextLabels, sameColumns } from './registry.js'
@@ -44,6 +45,8 @@ export interface Space {
   spaceEmbedders: SpaceEmbedder[]
   defaultChunkingConfig: ChunkingConfig
   publicRead: boolean
+  /** The PostgreSQL text search configuration of its keyword search (stop words, stemming); fixed at creation. */
+  textSearchLanguage: string
   createdAt: number
   updatedAt: number
   createdById: string
@@ -72,6 +75,7 @@ export function toSpace(row: SpaceRow, embedders: SpaceEmbedderRow[]): Space {
     spaceEmbedders: embedders.filter((entry) => entry.space_id === row.id).map(toSpaceEmbedder),
     defaultChunkingConfig: row.default_chunking as ChunkingConfig,
     publicRead: row.public_read,
+    textSearchLanguage: row.text_search_language,
     createdAt: row.created_at.getTime(),
     updatedAt: row.updated_at.getTime(),
     createdById: row.created_by,
@@ -142,6 +146,16 @@ async function usableEmbedder(
   return row
 }
 
+/** The language must be a text search configuration of this database (PGlite has every snowball one PostgreSQL ships). */
+async function requireTextSearchLanguage(sql: Queryable, language: string): Promise<void> {
+  const languages = await spacesSql.textSearchLanguages(sql)
+  if (!languages.includes(language))
+    throw invalidArgument(
+      'textSearchLanguage',
+      `this database has no text search configuration "${language}"; it has ${languages.join(', ')}`,
+    )
+}
+
 async function ownerRole(sql: Queryable, principal: Principal, ownerId: string): Promise<Role> {
   if (ownerId === principal.userId) return principal.role
   const owner = await usersSql.findUserById(sql, ownerId)
@@ -182,8 +196,13 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
   const ownerId = request.ownerId ?? principal.userId
   requireOwnership(principal, 'SPACE', 'CREATE', ownerId)
   const role = await ownerRole(context.sql, principal, ownerId)
+  await requireTextSearchLanguage(context.sql, request.textSearchLanguage)
+  // A space that names no embedder gets its owner's default LOCAL embedder, if any (local-embedders.ts).
+  const requested = request.spaceEmbedders?.length
+    ? request.spaceEmbedders
+    : await defaultSpaceEmbedders(context.sql, ownerId, role)
   const embedders = await Promise.all(
-    request.spaceEmbedders.map((entry, index) =>
+    requested.map((entry, index) =>
       usableEmbedder(context.sql, principal, role, ownerId, entry.embedderId, `spaceEmbedders.${index}.embedderId`),
     ),
   )
@@ -195,6 +214,7 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
     labels: request.labels ?? {},
     default_chunking: (request.defaultChunkingConfig ?? DEFAULT_CHUNKING) as Record<string, unknown>,
     public_read: request.publicRead ?? false,
+    text_search_language: request.textSearchLanguage,
     created_at: now,
     updated_at: now,
     created_by: principal.userId,
@@ -211,7 +231,7 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
             row.id,
             embedder,
             index,
-            request.spaceEmbedders[index]!.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT,
+            requested[index]!.defaultRetrievalWeight ?? DEFAULT_RETRIEVAL_WEIGHT,
             0,
           ),
         )
@@ -336,7 +356,7 @@ export async function addSpaceEmbedder(
   }
 }
 
-/** Drops the embedder and its vectors from the space; the last embedder cannot go. */
+/** Drops the embedder and its vectors from the space; without its last one, the space searches by keywords only. */
 export async function removeSpaceEmbedder(
   context: DomainContext,
   call: CallContext,
@@ -350,8 +370,6 @@ export async function removeSpaceEmbedder(
     const members = await spacesSql.listSpaceEmbedders(tx, [id])
     if (!members.some((member) => member.embedder_id === request.embedderId))
       throw notFound(`embedder ${request.embedderId} in space ${id}`)
-    if (members.length === 1)
-      throw invalidArgument('embedderId', "is the space's only embedder; a space needs at least one")
     await spacesSql.removeSpaceEmbedder(tx, id, request.embedderId)
     return withEmbedders(tx, space)
   })

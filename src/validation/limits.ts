@@ -31,6 +31,10 @@ export const DEFAULT_RETRIEVAL_WEIGHT = 1
 export const MAX_CHUNK_SIZE = 100_000
 /** The chunk size (recursive) and the largest chunk (sentence) when a request names none. */
 export const DEFAULT_CHUNK_SIZE = 512
+/** A space's keyword search language (a PostgreSQL text search configuration) when a request names none. */
+export const DEFAULT_TEXT_SEARCH_LANGUAGE = 'english'
+/** PostgreSQL's longest identifier (NAMEDATALEN - 1): a text search configuration's name is one. */
+export const MAX_TEXT_SEARCH_LANGUAGE_LENGTH = 63
 
 // ---- retrieval
 

@@ -15,10 +15,12 @@ import {
 } from './common.js'
 import {
   DEFAULT_RETRIEVAL_WEIGHT,
+  DEFAULT_TEXT_SEARCH_LANGUAGE,
   MAX_CHUNK_SIZE,
   MAX_MEMORY_PAGE_SIZE,
   MAX_RETRIEVAL_WEIGHT,
   MAX_SPACE_NAME_LENGTH,
+  MAX_TEXT_SEARCH_LANGUAGE_LENGTH,
 } from './limits.js'
 
 /** Spaces, memories and their chunking settings. */
@@ -29,7 +31,14 @@ export const MEMORY_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] 
 export type MemoryStatus = (typeof MEMORY_STATUSES)[number]
 
 /** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
-export { DEFAULT_RETRIEVAL_WEIGHT, MAX_CHUNK_SIZE, MAX_MEMORY_PAGE_SIZE, MAX_RETRIEVAL_WEIGHT, MAX_SPACE_NAME_LENGTH }
+export {
+  DEFAULT_RETRIEVAL_WEIGHT,
+  DEFAULT_TEXT_SEARCH_LANGUAGE,
+  MAX_CHUNK_SIZE,
+  MAX_MEMORY_PAGE_SIZE,
+  MAX_RETRIEVAL_WEIGHT,
+  MAX_SPACE_NAME_LENGTH,
+}
 /** More embedders per space would multiply every ingest by as many provider calls. */
 export const MAX_SPACE_EMBEDDERS = 10
 export const MAX_SEPARATORS = 20
@@ -162,27 +171,51 @@ const spaceNameSchema = v.pipe(
   v.maxLength(MAX_SPACE_NAME_LENGTH, `at most ${MAX_SPACE_NAME_LENGTH} characters`),
 )
 
+/**
+ * The name of a PostgreSQL text search configuration ('english', 'french', 'simple'…): the
+ * shape of an unquoted identifier here, and whether the database has it is the use case's
+ * to check (domain/spaces.ts).
+ */
+const textSearchLanguageSchema = v.pipe(
+  textSchema(),
+  v.maxLength(MAX_TEXT_SEARCH_LANGUAGE_LENGTH, `at most ${MAX_TEXT_SEARCH_LANGUAGE_LENGTH} characters`),
+  v.regex(/^[a-z_][a-z0-9_]*$/, 'must be the name of a text search configuration, such as english or simple'),
+)
+
 export const createSpaceSchema = v.strictObject({
   spaceId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
   name: spaceNameSchema,
   labels: v.optional(labelsSchema),
-  spaceEmbedders: v.pipe(
-    listOf(spaceEmbedderSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
-    v.minLength(1, 'a space needs at least one embedder'),
-    v.check(
-      (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
-      'names the same embedder twice',
+  // None makes a keyword-only space; an embedder added later back-fills its vectors.
+  spaceEmbedders: v.optional(
+    v.pipe(
+      listOf(spaceEmbedderSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
+      v.check(
+        (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
+        'names the same embedder twice',
+      ),
     ),
+    [],
   ),
   defaultChunkingConfig: v.optional(chunkingConfigSchema),
   publicRead: v.optional(v.boolean('must be true or false')),
+  textSearchLanguage: v.optional(textSearchLanguageSchema, DEFAULT_TEXT_SEARCH_LANGUAGE),
 })
+
+/**
+ * Its chunks' search vectors and word counts are made in the space's language when they are
+ * stored, so another language would need every chunk indexed again: it is set at creation only.
+ */
+export const TEXT_SEARCH_LANGUAGE_FIXED = 'is set when the space is created and cannot change'
+/** An update's textSearchLanguage: refused whatever it holds (the OpenAPI document says so by hand: json-schema.ts). */
+export const fixedTextSearchLanguageSchema = v.custom<never>(() => false, TEXT_SEARCH_LANGUAGE_FIXED)
 
 export const updateSpaceSchema = v.pipe(
   v.strictObject({
     name: v.optional(spaceNameSchema),
     publicRead: v.optional(v.boolean('must be true or false')),
+    textSearchLanguage: v.optional(fixedTextSearchLanguageSchema),
     ...labelUpdateFields,
   }),
   oneLabelUpdateOnly(),

@@ -67,7 +67,7 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     expect(
       await expectSameAsRest('add_memory', { spaceId, originalContent: 'x', colour: 'red' }, 'createMemory'),
     ).toMatchObject({ message: 'colour: unknown field' })
-    await expectSameAsRest('create_space', { name: 'no embedders', spaceEmbedders: [] }, 'createSpace')
+    await expectSameAsRest('create_space', { name: 'no such language', textSearchLanguage: 'klingon' }, 'createSpace')
     await expectSameAsRest('create_space', { name: '', spaceEmbedders: [{ embedderId: MISSING_ID }] }, 'createSpace')
     await expectSameAsRest('list_spaces', { maxResults: 0 }, 'listSpaces')
     await expectSameAsRest('get_memory', { memoryId: 'nope' }, 'getMemory')

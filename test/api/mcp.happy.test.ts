@@ -104,8 +104,10 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     expect(found.isError).toBe(false)
     expect(found.body.chunks).toHaveLength(2)
     expect(found.body.chunks[0]).toMatchObject({ memoryId: memoryIds[2], chunkText: texts[2][0] })
-    for (const chunk of found.body.chunks) expect(chunk.relevanceScore).toBeGreaterThan(0)
-    expect(found.body.chunks[0].relevanceScore).toBeGreaterThanOrEqual(found.body.chunks[1].relevanceScore)
+    // The answer scores well; the other memory, about something else, scores low (0 when nothing matches).
+    expect(found.body.chunks[0].relevanceScore).toBeGreaterThan(0.3)
+    expect(found.body.chunks[1].relevanceScore).toBeLessThan(found.body.chunks[0].relevanceScore / 2)
+    expect(found.body.notices).toBeUndefined()
     expect(found.body.memories.map((memory: { memoryId: string }) => memory.memoryId)).toContain(memoryIds[2])
     expect(found.body.answer).toBeUndefined()
 
@@ -141,6 +143,26 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     const gone = await mcp.call('get_memory', { memoryId: memoryIds[1] })
     expect(gone.isError).toBe(true)
     expect(gone.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
+  })
+
+  it('creates a keyword-only space with no embedder; retrieval answers from keywords and says no vector search ran', async () => {
+    const space = await mcp.call('create_space', { name: 'keyword notes', textSearchLanguage: 'english' })
+    expect(space.isError).toBe(false)
+    expect(space.body).toMatchObject({ spaceEmbedders: [], textSearchLanguage: 'english' })
+    const spaceId = space.body.spaceId
+    const added = await mcp.call('add_memory', { spaceId, originalContent: 'The boiler is serviced every October.' })
+    await waitFor('the keyword-only memory', async () => {
+      const answer = await mcp.call('get_ingestion_status', { memoryId: added.body.memoryId })
+      return answer.body.processingStatus === 'COMPLETED' ? answer.body : undefined
+    })
+    const found = await mcp.call('retrieve_memories', { message: 'when is the boiler serviced?', spaceIds: [spaceId] })
+    expect(found.body.chunks.map((chunk: { memoryId: string }) => chunk.memoryId)).toEqual([added.body.memoryId])
+    expect(found.body.notices).toEqual([
+      { code: 'VECTOR_SEARCH_SKIPPED', spaceId, message: expect.stringContaining('has no embedders') },
+    ])
+    const vector = await mcp.call('retrieve_memories', { message: 'boiler', spaceIds: [spaceId], mode: 'VECTOR' })
+    expect(vector.isError).toBe(true)
+    expect(vector.body.error).toMatchObject({ status: 'INVALID_ARGUMENT', details: [{ field: 'spaceIds.0' }] })
   })
 
   it('acts on the same memories as the REST API', async () => {

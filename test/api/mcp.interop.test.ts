@@ -258,8 +258,8 @@ describe(`MCP interoperability through the official SDK client (${engine})`, () 
       validArguments: () => ({ name: 'created over MCP', spaceEmbedders: [{ embedderId }] }),
       expectValidAnswer: (answer) =>
         expect(answer).toMatchObject({ name: 'created over MCP', ownerId: fixture.alice.userId }),
-      invalidArguments: { name: 'no embedders', spaceEmbedders: [] },
-      fieldAtFault: 'spaceEmbedders',
+      invalidArguments: { name: 'no such language', textSearchLanguage: 'klingon' },
+      fieldAtFault: 'textSearchLanguage',
     },
     list_embedders: {
       validArguments: () => ({}),

@@ -108,6 +108,7 @@ export const HAPPY_CASES: ApiCase[] = [
         ownerId: fixture.alice.userId,
         labels: { team: 'search' },
         publicRead: false,
+        textSearchLanguage: 'english',
         spaceEmbedders: [
           {
             embedderId: prepared.embedderId,
@@ -777,14 +778,6 @@ export const ERROR_CASES: ApiCase[] = [
     endpointUrl: `${memory.embedder.url}/scale/1000000`,
   })),
   {
-    name: 'space: no embedders is refused naming spaceEmbedders',
-    operation: 'createSpace',
-    as: 'alice',
-    expect: 'INVALID_ARGUMENT',
-    field: 'spaceEmbedders',
-    input: () => ({ name: `empty-${unique()}`, spaceEmbedders: [] }),
-  },
-  {
     name: 'space: an unknown embedder is 404 naming spaceEmbedders.0.embedderId',
     operation: 'createSpace',
     as: 'alice',
@@ -830,15 +823,6 @@ export const ERROR_CASES: ApiCase[] = [
     operation: 'addSpaceEmbedder',
     as: 'alice',
     expect: 'ALREADY_EXISTS',
-    prepare: (fixture) => newSpace(fixture),
-    input: (prepared) => ({ spaceId: prepared.spaceId, embedderId: prepared.spaceEmbedders[0].embedderId }),
-  },
-  {
-    name: "space: removeEmbedder of the space's only embedder is refused naming embedderId",
-    operation: 'removeSpaceEmbedder',
-    as: 'alice',
-    expect: 'INVALID_ARGUMENT',
-    field: 'embedderId',
     prepare: (fixture) => newSpace(fixture),
     input: (prepared) => ({ spaceId: prepared.spaceId, embedderId: prepared.spaceEmbedders[0].embedderId }),
   },

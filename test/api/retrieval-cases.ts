@@ -25,6 +25,7 @@ const itemsOf = (result: ApiResult) =>
   eventsOf(result).flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk] : []))
 const memoriesOf = (result: ApiResult) =>
   eventsOf(result).flatMap((event) => (event.memoryDefinition ? [event.memoryDefinition.memory] : []))
+const notices = (result: ApiResult) => eventsOf(result)[0]!.resultSetBoundary.notices
 const textOf = (key: string) => CORPUS.find((entry) => entry.key === key)!.text
 
 /** BEGIN, then each memory's definition before its first item, then END: what every finished stream looks like. */
@@ -58,6 +59,19 @@ const ask = (message: string, spaceKeys: unknown[], extra: Record<string, unknow
   ...extra,
 })
 
+/**
+ * Scores keep their meaning (src/domain/retrieval.ts fuseScores): with the fixture's hashed
+ * bag-of-words embedder, a passage that answers its question scores above RELATED_FLOOR in
+ * every mode (HYBRID 0.65 to 0.78, VECTOR 0.40 to 0.62, KEYWORD 0.91 to 1), and a message no
+ * memory is about below UNRELATED_CEILING (HYBRID 0.11, VECTOR 0.21 at most; KEYWORD finds
+ * nothing), so a relevanceThreshold between them keeps the one and cuts the other.
+ */
+const RELATED_FLOOR = 0.35
+const UNRELATED_CEILING = 0.3
+const UNRELATED = 'How should I prune my roses before the frost?'
+const ROSES = 'Prune roses in late winter, just above an outward-facing bud, and cut out dead or crossing canes.'
+const MODES = ['HYBRID', 'VECTOR', 'KEYWORD'] as const
+
 export const HAPPY_CASES: ApiCase[] = [
   ...QUESTIONS.map(
     ({ message, answer }): ApiCase => ({
@@ -70,7 +84,7 @@ export const HAPPY_CASES: ApiCase[] = [
         expectWellFormed(result)
         const items = itemsOf(result)
         expect(the(fixture).alices.keyOf.get(items[0].memoryId)).toBe(answer)
-        expect(items[0].relevanceScore).toBe(1)
+        expect(items[0].relevanceScore).toBeGreaterThan(RELATED_FLOOR)
         expect(items.length).toBeLessThanOrEqual(3)
         expect(kinds(result).at(-1)).toBe('resultSetBoundary')
       },
@@ -90,6 +104,71 @@ export const HAPPY_CASES: ApiCase[] = [
       },
     }),
   ),
+  ...MODES.map(
+    (mode): ApiCase => ({
+      name: `mode ${mode}: a message no memory is about scores low, so relevanceThreshold cuts it and keeps a related answer`,
+      operation: 'retrieveMemories',
+      as: 'alice',
+      expect: 'OK',
+      input: (_p, fixture) => ask(UNRELATED, [{ spaceId: the(fixture).alices.spaceId }], { mode, requestedSize: 5 }),
+      verify: async (result, _p, fixture, transport) => {
+        expectWellFormed(result)
+        for (const item of itemsOf(result)) expect(item.relevanceScore).toBeLessThan(UNRELATED_CEILING)
+        const postProcessor = { relevanceThreshold: UNRELATED_CEILING }
+        const spaceKeys = [{ spaceId: the(fixture).alices.spaceId }]
+        const cut = await fixture.call(
+          transport,
+          'retrieveMemories',
+          ask(UNRELATED, spaceKeys, { mode, postProcessor }),
+          fixture.alice.apiKey,
+        )
+        expect(itemsOf(cut)).toEqual([])
+        const kept = await fixture.call(
+          transport,
+          'retrieveMemories',
+          ask('Which tower stands in Paris?', spaceKeys, { mode, postProcessor }),
+          fixture.alice.apiKey,
+        )
+        expect(itemsOf(kept).map((item) => the(fixture).alices.keyOf.get(item.memoryId))).toEqual(['eiffel'])
+      },
+    }),
+  ),
+  {
+    name: 'the issue\'s example: "which tower is in Paris" against a space holding only a note on pruning roses scores low in every mode',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    prepare: async (fixture) => {
+      const space = await fixture.call(
+        'rest',
+        'createSpace',
+        { name: `roses-${crypto.randomUUID()}`, spaceEmbedders: [{ embedderId: the(fixture).aliceEmbedder }] },
+        fixture.alice.apiKey,
+      )
+      const memory = await fixture.call(
+        'rest',
+        'createMemory',
+        { spaceId: space.body.spaceId, originalContent: ROSES },
+        fixture.alice.apiKey,
+      )
+      await the(fixture).settled(memory.body.memoryId)
+      return { spaceId: space.body.spaceId }
+    },
+    input: (prepared) => ask('which tower is in Paris', [{ spaceId: prepared.spaceId }]),
+    verify: async (result, prepared, fixture, transport) => {
+      const [hybrid] = itemsOf(result)
+      expect(hybrid.relevanceScore).toBeLessThan(UNRELATED_CEILING)
+      for (const mode of ['VECTOR', 'KEYWORD']) {
+        const other = await fixture.call(
+          transport,
+          'retrieveMemories',
+          ask('which tower is in Paris', [{ spaceId: prepared.spaceId }], { mode }),
+          fixture.alice.apiKey,
+        )
+        for (const item of itemsOf(other)) expect(item.relevanceScore, mode).toBeLessThan(UNRELATED_CEILING)
+      }
+    },
+  },
   {
     name: 'two spaces, one filtered: items come from both, and the filtered one only where the filter holds',
     operation: 'retrieveMemories',
@@ -240,6 +319,58 @@ export const HAPPY_CASES: ApiCase[] = [
       expectWellFormed(result)
       expect(the(fixture).alicesSecond.keyOf.get(itemsOf(result)[0].memoryId)).toBe('rust')
     },
+  },
+  {
+    name: 'every embedder weighted 0: HYBRID answers the keyword results with a notice naming the space, VECTOR none',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) =>
+      ask('Which tower stands in Paris?', [
+        {
+          spaceId: the(fixture).alices.spaceId,
+          embedderWeights: [{ embedderId: the(fixture).aliceEmbedder, weight: 0 }],
+        },
+      ]),
+    verify: async (result, _p, fixture, transport) => {
+      const spaceId = the(fixture).alices.spaceId
+      expect(notices(result)).toEqual([
+        {
+          code: 'VECTOR_SEARCH_SKIPPED',
+          spaceId,
+          message: `no vector search ran for space ${spaceId}: it has no embedder READY with a weight above 0; its items come from keyword search only`,
+        },
+      ])
+      const keyword = await fixture.call(
+        transport,
+        'retrieveMemories',
+        ask('Which tower stands in Paris?', [{ spaceId }], { mode: 'KEYWORD' }),
+        fixture.alice.apiKey,
+      )
+      expect(itemsOf(result)).toEqual(itemsOf(keyword))
+      const vector = await fixture.call(
+        transport,
+        'retrieveMemories',
+        ask(
+          'Which tower stands in Paris?',
+          [{ spaceId, embedderWeights: [{ embedderId: the(fixture).aliceEmbedder, weight: 0 }] }],
+          {
+            mode: 'VECTOR',
+          },
+        ),
+        fixture.alice.apiKey,
+      )
+      expect(itemsOf(vector)).toEqual([])
+      expect(notices(vector)[0].message).toMatch(/it answers no items$/)
+    },
+  },
+  {
+    name: 'a space with a READY embedder answers HYBRID without notices',
+    operation: 'retrieveMemories',
+    as: 'alice',
+    expect: 'OK',
+    input: (_p, fixture) => ask('Which tower stands in Paris?', [{ spaceId: the(fixture).alices.spaceId }]),
+    verify: (result) => expect(notices(result)).toBeUndefined(),
   },
 ]
 

@@ -173,7 +173,39 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
       EXIT.FAILED,
       /INVALID_ARGUMENT: originalContent: must not be empty/,
     )
-    expectError(await user.run(['space', 'create', '--name', 'empty']), EXIT.BAD_INPUT, /--embedder is required/)
+    expectError(
+      await user.run(['space', 'create', '--name', 'klingon', '--language', 'klingon']),
+      EXIT.FAILED,
+      /INVALID_ARGUMENT: textSearchLanguage: this database has no text search configuration "klingon"/,
+    )
+  })
+
+  it('a space created with no flags is keyword-only: its memories are found by keywords, HYBRID says so, VECTOR is refused', async () => {
+    const space = (await shown(['space', 'create', '--name', 'notes', '-o', 'json'])).json<any>()
+    expect(space).toMatchObject({ spaceEmbedders: [], textSearchLanguage: 'english' })
+    expect((await shown(['space', 'get', space.spaceId])).stdout).toMatch(/keyword language\s+english/)
+    const memory = (
+      await shown([
+        'memory',
+        'create',
+        '--space',
+        space.spaceId,
+        'The boiler is serviced every October.',
+        '--wait',
+        '-o',
+        'json',
+      ])
+    ).json<any>()
+    expect(memory).toMatchObject({ processingStatus: 'COMPLETED', chunkCount: 1 })
+    const found = await shown(['memory', 'retrieve', 'when is the boiler serviced?', '--space', space.spaceId])
+    expect(found.stdout).toContain(memory.memoryId)
+    expect(found.stderr).toContain(`note: no vector search ran for space ${space.spaceId}: it has no embedders`)
+    expectError(
+      await user.run(['memory', 'retrieve', 'boiler', '--space', space.spaceId, '--mode', 'VECTOR']),
+      EXIT.FAILED,
+      /INVALID_ARGUMENT: spaceKeys\.0\.spaceId: .*has no embedders/,
+    )
+    await shown(['space', 'delete', space.spaceId])
   })
 
   it('space update and delete', async () => {

@@ -201,6 +201,7 @@ describe.skipIf(!chromiumAvailable())(
         name: 'cities',
         labels: { team: 'console' },
         publicRead: false,
+        textSearchLanguage: 'english',
         spaceEmbedders: [{ embedderId, defaultRetrievalWeight: 2, indexState: 'READY' }],
       })
       expect(spaces[0].defaultChunkingConfig.recursive).toMatchObject({ chunkSize: 200, chunkOverlap: 20 })
@@ -287,7 +288,8 @@ describe.skipIf(!chromiumAvailable())(
       await row.getByRole('button', { name: 'Remove', exact: true }).click()
       await page.getByRole('dialog').getByRole('button', { name: 'Remove embedder', exact: true }).click()
       await expect.poll(() => embedders.locator('tbody tr').count()).toBe(1)
-      expect(await embedders.locator('tbody tr').textContent()).toContain('the only one')
+      // The last one may go too (the space would then be searched by keywords only).
+      expect(await embedders.locator('tbody tr').getByRole('button', { name: 'Remove', exact: true }).count()).toBe(1)
       expect(
         (
           await api('GET', `/v1/spaces/${(await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces[0].spaceId}`)
@@ -489,6 +491,41 @@ describe.skipIf(!chromiumAvailable())(
       expect(new Set(apiErrorAnswers.filter((answer) => answer !== '404 /v1/rerankers'))).toEqual(
         new Set(['400 /v1/spaces', '400 /v1/memories:retrieve']),
       )
+    })
+
+    it('creates a keyword-only space in French with no embedder chosen; retrieval finds its memory and says no vector search ran', async () => {
+      await goTo('Spaces')
+      await page.getByRole('link', { name: 'Create a space', exact: true }).click()
+      await page.getByLabel(labelled('Name')).fill('notes')
+      const language = page.getByLabel(labelled('Keyword language'))
+      expect(await language.inputValue()).toBe('english')
+      await language.fill('french')
+      await page.getByRole('checkbox', { name: /^local words/ }).uncheck()
+      expect(await unlabelledControls()).toEqual([])
+      await page.getByRole('button', { name: 'Create space', exact: true }).click()
+      await expect.poll(() => page.locator('h2.page-title').textContent()).toBe('notes')
+      await expect.poll(() => page.locator('[data-embedders="none"]').textContent()).toContain('keywords only')
+      expect(await page.getByRole('region', { name: 'Settings' }).textContent()).toContain('french')
+      const space = (await api<{ spaces: any[] }>('GET', '/v1/spaces')).json.spaces.find(
+        (item) => item.name === 'notes',
+      )
+      expect(space).toMatchObject({ spaceEmbedders: [], textSearchLanguage: 'french' })
+
+      await page.getByLabel(labelled('Content')).fill('Les océans couvrent la plus grande partie de la planète.')
+      await page.getByRole('button', { name: 'Add memory', exact: true }).click()
+      await expect.poll(statusesShown, { timeout: 30_000, interval: 500 }).toEqual(['COMPLETED'])
+
+      await goTo('Retrieve')
+      await page.getByLabel(labelled('Message')).fill('océan')
+      // The only space now ('cities' was deleted above), so it is chosen already.
+      expect(await page.getByRole('checkbox', { name: 'notes', exact: true }).isChecked()).toBe(true)
+      await page.getByRole('button', { name: 'Retrieve', exact: true }).click()
+      const results = page.getByRole('list', { name: 'Retrieved chunks' }).locator('li')
+      await expect.poll(() => results.count()).toBe(1)
+      expect(await results.first().getByTestId('chunk-text').textContent()).toContain('océans')
+      expect(await page.getByTestId('retrieve-notice').textContent()).toContain('no vector search ran')
+      await screenshot('retrieve-keyword-only')
+      expect((await api('DELETE', `/v1/spaces/${space.spaceId}`)).status).toBe(204)
     })
 
     it('pages: "Load more" brings the next spaces and the next memories', async () => {

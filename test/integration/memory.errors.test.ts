@@ -123,7 +123,12 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
   })
 
   it.each([
-    ['no embedders', { spaceEmbedders: [] }, 'INVALID_ARGUMENT', 'spaceEmbedders'],
+    [
+      'a language the database lacks',
+      { spaceEmbedders: [], textSearchLanguage: 'klingon' },
+      'INVALID_ARGUMENT',
+      'textSearchLanguage',
+    ],
     [
       'the same embedder twice',
       { spaceEmbedders: [{ embedderId: 'EMBEDDER' }, { embedderId: 'EMBEDDER' }] },
@@ -166,12 +171,13 @@ describe.each(ENGINES)('spaces and memories: bad input (%s)', (engine) => {
     })
   })
 
-  it('the last embedder of a space cannot be removed; adding one already there is 409', async () => {
-    expect((await failure(spaces.removeSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe(
-      'INVALID_ARGUMENT',
-    )
+  it('adding an embedder already in the space is 409; removing one it does not have is 404', async () => {
     expect((await failure(spaces.addSpaceEmbedder(context(), alice(), spaceId, { embedderId }))).code).toBe(
       'ALREADY_EXISTS',
+    )
+    const other = await fixture.registerEmbedder(fixture.alice, { modelIdentifier: 'not-in-the-space' })
+    expect((await failure(spaces.removeSpaceEmbedder(context(), alice(), spaceId, { embedderId: other }))).code).toBe(
+      'NOT_FOUND',
     )
   })
 

@@ -14,6 +14,8 @@ import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../sup
 import { CORPUS, collect, itemsOf, type LoadedCorpus, loadCorpus, QUESTIONS } from '../support/retrieval-corpus.js'
 
 const MODES = ['VECTOR', 'KEYWORD', 'HYBRID'] as const
+/** The least score of a passage that answers its question, in every mode (test/api/retrieval-cases.ts RELATED_FLOOR). */
+const RELATED_FLOOR = 0.35
 
 describe.each(ENGINES)('retrieval (%s)', (engine) => {
   let fixture: MemoryFixture
@@ -74,9 +76,9 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
       const items = itemsOf(events)
       expect(items.length).toBeGreaterThan(0)
       expect(corpus.keyOf.get(items[0]!.memoryId)).toBe(answer)
-      expect(items[0]!.relevanceScore).toBe(1)
+      expect(items[0]!.relevanceScore).toBeGreaterThan(RELATED_FLOOR)
       for (const item of items) {
-        expect(item.relevanceScore).toBeGreaterThan(0)
+        expect(item.relevanceScore).toBeGreaterThanOrEqual(0)
         expect(item.relevanceScore).toBeLessThanOrEqual(1)
       }
       expect(items.map((item) => item.relevanceScore)).toEqual(
@@ -292,10 +294,11 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
   it('applies relevanceThreshold, maxResults and chronologicalResort', async () => {
     const base = { message: QUESTIONS[0]!.message, spaceKeys: [{ spaceId: corpus.spaceId }], requestedSize: 6 }
     const all = itemsOf(await collect(await retrieve(base)))
-    const threshold = all[2]!.relevanceScore
+    // Between the best and the second best, whose scores are far apart: only the answer stays.
+    const threshold = (all[0]!.relevanceScore + all[1]!.relevanceScore) / 2
     const kept = itemsOf(await collect(await retrieve({ ...base, postProcessor: { relevanceThreshold: threshold } })))
     expect(kept.every((item) => item.relevanceScore >= threshold)).toBe(true)
-    expect(kept.length).toBeLessThan(all.length)
+    expect(kept.map((item) => item.memoryId)).toEqual([all[0]!.memoryId])
     expect(itemsOf(await collect(await retrieve({ ...base, postProcessor: { maxResults: 2 } })))).toHaveLength(2)
     const resorted = itemsOf(await collect(await retrieve({ ...base, postProcessor: { chronologicalResort: true } })))
     const order = CORPUS.map((entry) => corpus.idOf.get(entry.key))

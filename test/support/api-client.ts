@@ -187,7 +187,13 @@ export const retrieveMessage = (input: any) => ({
 })
 export const retrievalEventBody = (message: any) => {
   const { $case, value } = message.event
-  return { [$case]: $case === 'memoryDefinition' ? { memory: memoryBody(value.memory) } : value }
+  if ($case === 'memoryDefinition') return { [$case]: { memory: memoryBody(value.memory) } }
+  // A repeated field has no "absent": REST leaves notices out when there are none.
+  if ($case === 'resultSetBoundary' && value.notices?.length === 0) {
+    const { notices: _none, ...boundary } = value
+    return { [$case]: boundary }
+  }
+  return { [$case]: value }
 }
 
 export const OPERATIONS = {

@@ -59,6 +59,11 @@ function eventJson(message: RetrieveMemoryEvent): Record<string, unknown> {
       memoryDefinition: { memory: memory && { ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) } },
     }
   }
+  // REST leaves notices out when there are none; a repeated field is always there.
+  if (event.$case === 'resultSetBoundary' && event.value.notices.length === 0) {
+    const { notices: _none, ...boundary } = event.value
+    return { resultSetBoundary: boundary }
+  }
   return { [event.$case]: event.value }
 }
 
@@ -79,6 +84,8 @@ class TablePrinter {
   take(message: RetrieveMemoryEvent): void {
     const event = message.event
     if (event?.$case === 'resultSetBoundary' && event.value.kind === 'BEGIN') {
+      // On stderr, as the command's other remarks: the table on stdout stays rows only.
+      for (const notice of event.value.notices) process.stderr.write(`note: ${notice.message}\n`)
       if (event.value.expectedItems === 0) process.stdout.write('no results\n')
       else
         process.stdout.write(

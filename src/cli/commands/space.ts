@@ -6,6 +6,7 @@ import {
   type Space,
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
+import { DEFAULT_TEXT_SEARCH_LANGUAGE } from '../../validation/limits.js'
 import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
@@ -108,6 +109,7 @@ export function spaceFields(space: Space): Array<[string, string | undefined]> {
     ['name', space.name],
     ['embedders', describeEmbedders(space)],
     ['chunking', describeChunking(space.defaultChunkingConfig)],
+    ['keyword language', space.textSearchLanguage],
     ['public read', yesNo(space.publicRead)],
     ['labels', formatLabels(space.labels)],
     ['owner', space.ownerId],
@@ -117,9 +119,8 @@ export function spaceFields(space: Space): Array<[string, string | undefined]> {
 }
 
 const create = clientHandler(async (argv, settings) => {
+  // None is a keyword-only space (or one with the owner's default LOCAL embedder, when the server has one).
   const spaceEmbedders = embeddersFrom(argv.embedder)
-  if (spaceEmbedders.length === 0)
-    throw badInput('--embedder is required: the id of an embedder (repeatable; ID=WEIGHT sets its retrieval weight)')
   const request = {
     spaceId: argv.id as string | undefined,
     ownerId: argv.ownerId as string | undefined,
@@ -128,6 +129,7 @@ const create = clientHandler(async (argv, settings) => {
     spaceEmbedders,
     defaultChunkingConfig: chunkingFrom(argv),
     publicRead: argv.publicRead as boolean | undefined,
+    textSearchLanguage: argv.language as string | undefined,
   }
   const space = await runAuthenticated(settings, (api) => api.spaces.create(request))
   print(settings.output, { json: spaceJson(space), text: () => renderFields(spaceFields(space)) })
@@ -213,7 +215,16 @@ export function spaceCommand(yargs: Argv): Argv {
                 requiresArg: true,
                 demandOption: true,
               },
-              embedder: repeatable({ describe: 'An embedder id, or ID=WEIGHT (repeatable; at least one)' }),
+              embedder: repeatable({
+                describe: 'An embedder id, or ID=WEIGHT (repeatable); none: searched by keywords until one is added',
+              }),
+              language: {
+                type: 'string',
+                describe:
+                  'Language of its keyword search, a PostgreSQL text search configuration ' +
+                  `(default ${DEFAULT_TEXT_SEARCH_LANGUAGE}; simple: no stemming or stop words); fixed once created`,
+                requiresArg: true,
+              },
               id: {
                 type: 'string',
                 describe: 'Use this UUID as the space id instead of a generated one',
@@ -225,7 +236,11 @@ export function spaceCommand(yargs: Argv): Argv {
             CHUNKING_OPTIONS,
             LABEL_OPTION,
           )
-            .example('$0 space create --name notes --embedder 5b0e…', 'a space embedded by one embedder')
+            .example('$0 space create --name notes', 'a space searched by keywords, in English')
+            .example(
+              '$0 space create --name notizen --language german --embedder 5b0e…',
+              'German, embedded by one embedder',
+            )
             .example(
               '$0 space create --name docs --embedder 5b0e…=1 --embedder 9c1d…=0.5 --chunk-size 800',
               'two embedders, larger chunks',

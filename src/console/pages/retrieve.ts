@@ -158,8 +158,11 @@ function resultsView(spaceNames: Map<string, string>, expectAnswer: boolean): Re
     element,
     onEvent(event) {
       if ('resultSetBoundary' in event) {
-        if (event.resultSetBoundary.kind === 'BEGIN') expected = event.resultSetBoundary.expectedItems
-        else if (expectAnswer && !answered)
+        if (event.resultSetBoundary.kind === 'BEGIN') {
+          expected = event.resultSetBoundary.expectedItems
+          for (const said of event.resultSetBoundary.notices ?? [])
+            progress.after(h('p', { class: 'notice info', 'data-testid': 'retrieve-notice' }, said.message))
+        } else if (expectAnswer && !answered)
           replace(answerSlot, h('p', { class: 'muted' }, 'Waiting for the LLM answer…'))
         updateProgress(false)
       } else if ('memoryDefinition' in event) {

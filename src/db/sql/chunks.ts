@@ -7,7 +7,12 @@ export interface NewChunk {
   text: string
   start_offset: number
   end_offset: number
+  /** The embedders that saw only the start of the text (over their token limit), by embedder id (migration 12). */
+  embedding_truncation?: EmbeddingTruncation | null
 }
+
+/** By embedder id: the chunk's tokens, and how many of them its vector was computed from. */
+export type EmbeddingTruncation = Record<string, { tokens: number; keptTokens: number }>
 
 export interface ChunkRow extends NewChunk {
   memory_id: string
@@ -25,11 +30,13 @@ const vectorText = (embedding: number[]) => `[${embedding.join(',')}]`
 
 /**
  * The embedded database's work per row (paced-writes.ts), at the slowest PGlite was seen: a
- * chunk's row, tsvector and index entries; a vector's HNSW index entry, which grows with the
- * dimensions (32 ms at 1,024 once the index holds a few hundred).
+ * chunk's row, tsvector and index entries, and its words counted into the space's keyword
+ * statistics (migration 11's triggers, which took a 600-character chunk from about 0.5 to
+ * 0.95 ms); a vector's HNSW index entry, which grows with the dimensions (32 ms at 1,024 once
+ * the index holds a few hundred).
  */
 const CHUNK_ROW_MS = 0.1
-const CHUNK_TEXT_CHAR_MS = 0.0004
+const CHUNK_TEXT_CHAR_MS = 0.0009
 const VECTOR_ROW_MS = 0.75
 const VECTOR_VALUE_MS = 0.03
 /** About what one vector value takes as text: a double printed in full, and its comma. */
@@ -92,13 +99,31 @@ export async function replaceChunks(tx: Queryable, memories: MemoryChunks[]): Pr
 
 function chunksInsert(tx: Queryable, chunks: PlacedChunk[]) {
   return tx`
-    insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
-    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset
+    insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation)
+    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation::jsonb
     from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.memoryId)}::uuid[],
       ${chunks.map((chunk) => chunk.spaceId)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[],
       ${chunks.map((chunk) => chunk.text)}::text[], ${chunks.map((chunk) => chunk.start_offset)}::int[],
-      ${chunks.map((chunk) => chunk.end_offset)}::int[])
-      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)`
+      ${chunks.map((chunk) => chunk.end_offset)}::int[], ${chunks.map(truncationText)}::text[])
+      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation)`
+}
+
+const truncationText = (chunk: NewChunk) =>
+  chunk.embedding_truncation && Object.keys(chunk.embedding_truncation).length > 0
+    ? JSON.stringify(chunk.embedding_truncation)
+    : null
+
+/**
+ * Adds embedders' truncations to existing chunks (a back-fill embedded them with a new
+ * embedder), beside those recorded before.
+ */
+export async function recordTruncations(tx: Queryable, truncations: Map<string, EmbeddingTruncation>): Promise<void> {
+  if (truncations.size === 0) return
+  const ids = [...truncations.keys()]
+  await tx`
+    update chunks set embedding_truncation = coalesce(chunks.embedding_truncation, '{}'::jsonb) || input.truncation::jsonb
+    from unnest(${ids}::uuid[], ${ids.map((id) => JSON.stringify(truncations.get(id)))}::text[]) as input (id, truncation)
+    where chunks.id = input.id`
 }
 
 /** Vectors of existing chunks; a vector already stored for a chunk and embedder is replaced. */

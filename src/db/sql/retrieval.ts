@@ -20,7 +20,7 @@ export const SEARCH_TEXT_CHARS = 8_192
 export interface RankedChunk {
   chunk_id: string
   memory_id: string
-  /** Cosine distance for vectors, ts_rank_cd for keywords. */
+  /** Cosine distance for vectors; for keywords, BM25 scaled to 0..1 (keywordChunks). */
   score: number
   /** The first SEARCH_TEXT_CHARS characters (PostgreSQL reads only those of a long stored text). */
   text: string
@@ -95,55 +95,147 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
 
 export interface KeywordQuery {
   spaceId: string
+  /** The space's text search configuration ('english', 'simple'…), which made its chunks' search vectors. */
+  language: string
   message: string
   limit: number
   filter?: CompiledFilter
 }
 
+/** BM25's usual constants: how soon a word's repeats stop adding to a chunk's score (k1), how much its length counts (b). */
+const BM25_K1 = 1.2
+const BM25_B = 0.75
 /**
- * A word the planner's statistics expect in more chunks than this carries almost no
- * information for ranking (a stop word, whatever the language) yet would make the search
- * rank most of the table: it is left out of the query. Small tables keep every word.
+ * The chunks one keyword search scores at most. The message's rarest words are searched, as
+ * many as have this many chunks between them (always the rarest one): a chunk holding none of
+ * them holds only words common in the space, which score little. Very common words are not
+ * searched, so they cannot make the search rank most of the table, yet they still add to the
+ * score of the chunks found. At 100k chunks a search that scored 2,000 took about 20 ms on
+ * PostgreSQL 15 (issue 33).
  */
-export const MAX_ROWS_PER_KEYWORD = 1_000
-/** When every word of the message is that common, the rarest few are searched anyway. */
-const RAREST_WORDS_KEPT = 2
+export const MAX_KEYWORD_CANDIDATES = 2_000
 
 /**
- * Chunks sharing words with the message, by ts_rank_cd. The message's words are OR-ed
- * (websearch_to_tsquery would AND them, and a question's every word is rarely in one
- * chunk); the rank then prefers chunks with more of them, closer together. The match goes
- * through the GIN index on `search_vector`, and the words ANALYZE found in more than
- * MAX_ROWS_PER_KEYWORD chunks (pg_stats.most_common_elems of that column) are dropped, so
- * the rows to rank stay bounded as the table grows instead of being nearly all of it.
+ * The statement's first part, shared by keywordChunks and keywordScores: the message's words
+ * in the space's language (stop words dropped, stemmed), each word's inverse document
+ * frequency from the space's statistics (space_word_stats, kept by triggers on chunks:
+ * migration 11), and what scales a chunk's BM25 to 0..1: the score of a chunk of average
+ * length holding every word of the message once.
+ */
+function bm25Terms(sql: Queryable, query: { spaceId: string; language: string; message: string }) {
+  return sql`
+    words as (select distinct lexeme as word from unnest(to_tsvector(${query.language}::regconfig, ${query.message}))),
+    space as (
+      select coalesce(max(chunk_count), 0)::float8 as chunks,
+        coalesce(max(lexeme_count)::float8 / nullif(max(chunk_count), 0), 1) as average_length
+      from space_text_stats where space_id = ${query.spaceId}
+    ),
+    terms as (
+      select w.word, coalesce(st.chunk_count, 0) as frequency,
+        ln(1 + (sp.chunks - coalesce(st.chunk_count, 0) + 0.5) / (coalesce(st.chunk_count, 0) + 0.5)) as idf
+      from words w cross join space sp
+      left join space_word_stats st on st.space_id = ${query.spaceId} and st.word = w.word
+    ),
+    ideal as (select sum(idf) as score, array_agg(word) as words from terms)`
+}
+
+/**
+ * BM25 of the chunks in `candidates` (id, memory_id, search_vector) over every word of the
+ * message, divided by the ideal score and capped at 1. A chunk's length is its number of
+ * distinct words, which its search vector holds in its header.
+ */
+function bm25Scored(sql: Queryable) {
+  return sql`
+    scored as (
+      select c.id, c.memory_id, least(1, sum(t.idf * o.tf * ${BM25_K1 + 1}::float8
+          / (o.tf + ${BM25_K1}::float8 * (1 - ${BM25_B}::float8 + ${BM25_B}::float8 * length(c.search_vector) / sp.average_length)))
+        / max(i.score)) as score
+      from candidates c cross join space sp cross join ideal i
+      cross join lateral (
+        -- The message's words in this chunk with their positions, without expanding the whole vector.
+        select f.lexeme, coalesce(cardinality(f.positions), 1) as tf
+        from unnest(ts_filter(setweight(c.search_vector, 'A', i.words), '{a}')) f
+      ) o
+      join terms t on t.word = o.lexeme
+      group by c.id, c.memory_id
+    )`
+}
+
+/**
+ * The chunks of a space that best match the message's words, ranked by BM25 and scored in
+ * 0..1 (bm25Terms), at most `limit`. The candidates come through the GIN index on
+ * `search_vector`, at most MAX_KEYWORD_CANDIDATES; the text is read for the chunks answered
+ * only. The words go into the tsquery as they are (quoted for its syntax), not parsed and
+ * stemmed a second time.
  */
 export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promise<RankedChunk[]> {
   return sql<RankedChunk[]>`
-    with words as (
-      select word from unnest(tsvector_to_array(to_tsvector('simple', ${query.message}))) as word
-    ),
-    statistics as (
-      select s.most_common_elems::text::text[] as elements, s.most_common_elem_freqs as frequencies, greatest(c.reltuples, 0) as row_count
-      from pg_stats s join pg_class c on c.oid = 'chunks'::regclass
-      where s.schemaname = current_schema() and s.tablename = 'chunks' and s.attname = 'search_vector'
-    ),
-    estimated as (
-      select w.word, coalesce(st.frequencies[array_position(st.elements, w.word)] * st.row_count, 0) as expected_rows
-      from words w left join statistics st on true
-    ),
-    kept as (
-      select word from estimated where expected_rows <= ${MAX_ROWS_PER_KEYWORD}
+    with ${bm25Terms(sql, query)},
+    searched as (
+      select word from (
+        select word, sum(frequency) over (order by frequency, word) as running from terms where frequency > 0
+      ) rarest_first
+      where running <= ${MAX_KEYWORD_CANDIDATES}
       union
-      select word from (select word from estimated order by expected_rows, word limit ${RAREST_WORDS_KEPT}) rarest
+      (select word from terms where frequency > 0 order by frequency, word limit 1)
     ),
-    terms as (
-      select to_tsquery('simple', string_agg(quote_literal(word), ' | ')) as query from kept
-    )
-    select c.id as chunk_id, c.memory_id, ts_rank_cd(c.search_vector, terms.query)::float8 as score,
-      left(c.text, ${SEARCH_TEXT_CHARS}) as text, octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
-    from terms, chunks c
-    ${query.filter ? sql`join memories m on m.id = c.memory_id and ${filterFragment(sql, query.filter)}` : sql``}
-    where terms.query is not null and c.space_id = ${query.spaceId} and c.search_vector @@ terms.query
-    order by score desc, c.id
-    limit ${query.limit}`
+    search as (
+      select string_agg('''' || replace(replace(word, '\\', '\\\\'), '''', '''''') || '''', ' | ')::tsquery as query
+      from searched
+    ),
+    candidates as (
+      select c.id, c.memory_id, c.search_vector
+      from search, chunks c
+      ${query.filter ? sql`join memories m on m.id = c.memory_id and ${filterFragment(sql, query.filter)}` : sql``}
+      where search.query is not null and c.space_id = ${query.spaceId} and c.search_vector @@ search.query
+      limit ${MAX_KEYWORD_CANDIDATES}
+    ),
+    ${bm25Scored(sql)}
+    select best.id as chunk_id, best.memory_id, best.score::float8 as score, left(c.text, ${SEARCH_TEXT_CHARS}) as text,
+      octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
+    from (select id, memory_id, score from scored order by score desc, id limit ${query.limit}) best
+    join chunks c on c.id = best.id
+    order by best.score desc, best.id`
+}
+
+/**
+ * The scores keywordChunks would give these chunks of the space (one holding none of the
+ * message's words is left out): for chunks a vector search found, so that a hybrid score
+ * weighs each chunk's own keyword score, not whether it made the keyword search's top few.
+ */
+export async function keywordScores(
+  sql: Queryable,
+  query: Omit<KeywordQuery, 'limit' | 'filter'>,
+  chunkIds: string[],
+): Promise<Array<{ chunk_id: string; score: number }>> {
+  if (chunkIds.length === 0) return []
+  return sql<Array<{ chunk_id: string; score: number }>>`
+    with ${bm25Terms(sql, query)},
+    candidates as (
+      select c.id, c.memory_id, c.search_vector from chunks c
+      where c.id = any(${chunkIds}::uuid[]) and c.space_id = ${query.spaceId}
+    ),
+    ${bm25Scored(sql)}
+    select id as chunk_id, score::float8 as score from scored`
+}
+
+/**
+ * The cosine distances from the message's vector to these chunks' vectors of one embedder,
+ * for chunks its nearest-neighbour search did not return (a keyword search or another
+ * embedder found them): primary-key lookups, in full precision as nearestChunks scores.
+ */
+export async function chunkDistances(
+  sql: Queryable,
+  query: { embedderId: string; dimensionality: number; embedding: readonly number[] },
+  chunkIds: string[],
+): Promise<Array<{ chunk_id: string; score: number }>> {
+  if (chunkIds.length === 0) return []
+  const dimensions = query.dimensionality
+  if (!Number.isSafeInteger(dimensions) || dimensions < 1 || dimensions > MAX_HALFVEC_INDEX_DIMENSIONS)
+    throw new Error(`unusable dimensionality ${dimensions}`)
+  const stored = sql.unsafe(`vector(${dimensions})`)
+  return sql<Array<{ chunk_id: string; score: number }>>`
+    select chunk_id, (embedding::${stored} <=> ${`[${query.embedding.join(',')}]`}::${stored})::float8 as score
+    from chunk_vectors
+    where chunk_id = any(${chunkIds}::uuid[]) and embedder_id = ${query.embedderId}`
 }

@@ -9,6 +9,8 @@ export interface SpaceRow {
   /** A ChunkingConfig (src/chunking/chunking-config.ts). */
   default_chunking: Record<string, unknown>
   public_read: boolean
+  /** The text search configuration its chunks' search vectors are made with (migration 11); set at creation only. */
+  text_search_language: string
   created_at: Date
   updated_at: Date
   created_by: string
@@ -41,6 +43,13 @@ export interface SpaceFilter {
 export async function insertSpace(sql: Queryable, row: SpaceRow): Promise<void> {
   const values = { ...row, labels: sql.json(row.labels), default_chunking: sql.json(row.default_chunking as never) }
   await sql`insert into spaces ${sql(values as never)}`
+}
+
+/** The text search configurations a space may use: those of the database that are found without a schema name. */
+export async function textSearchLanguages(sql: Queryable): Promise<string[]> {
+  const rows = await sql<Array<{ name: string }>>`
+    select cfgname as name from pg_ts_config where pg_ts_config_is_visible(oid) order by cfgname`
+  return rows.map((row) => row.name)
 }
 
 export async function insertSpaceEmbedders(sql: Queryable, rows: SpaceEmbedderRow[]): Promise<void> {

@@ -5,6 +5,7 @@ import { listEmbedders } from '../../domain/embedders.js'
 import { createMemory, deleteMemory, getMemory, getMemoryContent } from '../../domain/memories.js'
 import {
   type RetrievalEvent,
+  type RetrievalNotice,
   type RetrievedChunk,
   retrieveMemories,
   SEARCH_TEXT_CHARS,
@@ -14,6 +15,7 @@ import { AppError } from '../../errors/app-error.js'
 import { MAX_PAGE_SIZE } from '../../validation/common.js'
 import {
   CONTENT_TYPES,
+  DEFAULT_TEXT_SEARCH_LANGUAGE,
   MAX_METADATA_PROPERTIES,
   MAX_SPACE_EMBEDDERS,
   MAX_SPACE_NAME_LENGTH,
@@ -71,12 +73,16 @@ export interface RetrievalResult {
   answer?: string
   /** Why there is no answer although llmId was given (the chunks are still good). */
   answerError?: string
+  /** What the search could not do as its mode asks (a space with no embedder: keyword results only). */
+  notices?: RetrievalNotice[]
 }
 
 async function collectRetrieval(events: AsyncIterable<RetrievalEvent>): Promise<RetrievalResult> {
   const result: RetrievalResult = { memories: [], chunks: [] }
   for await (const event of events) {
-    if ('memoryDefinition' in event) result.memories.push(event.memoryDefinition.memory)
+    if ('resultSetBoundary' in event && event.resultSetBoundary.notices)
+      result.notices = [...(result.notices ?? []), ...event.resultSetBoundary.notices]
+    else if ('memoryDefinition' in event) result.memories.push(event.memoryDefinition.memory)
     else if ('retrievedItem' in event) {
       const { memoryIndex: _index, ...chunk } = event.retrievedItem.chunk
       // Offsets count the whole chunk in the memory's text, in the units of chunkText's length.
@@ -157,8 +163,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
   {
     name: 'create_space',
     description:
-      'Create a memory space. It needs a name (unique among your spaces) and at least one embedder that turns its text into vectors: ' +
-      'call list_embedders to find an embedderId. Answers the new space, whose spaceId add_memory and retrieve_memories take.',
+      'Create a memory space. It needs a name (unique among your spaces). Embedders turn its text into vectors for search by meaning: ' +
+      'call list_embedders to find an embedderId. Without one the space is searched by keywords only ' +
+      '(or gets your default local embedder, when the server has one). ' +
+      'Answers the new space, whose spaceId add_memory and retrieve_memories take.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -170,9 +178,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
         },
         spaceEmbedders: {
           type: 'array',
-          minItems: 1,
           maxItems: MAX_SPACE_EMBEDDERS,
-          description: 'The embedders that index the space, usually one.',
+          description: 'The embedders that index the space, usually one; none for a keyword-only space.',
           items: {
             type: 'object',
             properties: {
@@ -192,8 +199,14 @@ export const MCP_TOOLS: readonly McpTool[] = [
           type: 'boolean',
           description: 'Let every other user retrieve from this space (never write). Default false.',
         },
+        textSearchLanguage: {
+          type: 'string',
+          description:
+            `The language of its keyword search (stop words, stemming): ${DEFAULT_TEXT_SEARCH_LANGUAGE} (the default), ` +
+            'french, german, spanish…, or simple (neither). Cannot change later.',
+        },
       },
-      required: ['name', 'spaceEmbedders'],
+      required: ['name'],
       additionalProperties: false,
     },
     annotations: {
@@ -325,7 +338,8 @@ export const MCP_TOOLS: readonly McpTool[] = [
     description:
       'Search memories by meaning (and keywords) in one or more spaces. ' +
       'Answers the best-matching chunks of text, best first, each with its ' +
-      'relevanceScore (0..1) and memoryId, plus the memories they belong to (metadata included). ' +
+      'relevanceScore (0..1: how well it matches; a chunk no memory is about scores low) and memoryId, ' +
+      'plus the memories they belong to (metadata included), and notices when a space could only be searched by keywords. ' +
       `A chunk longer than ${SEARCH_TEXT_CHARS} characters is cut there and marked chunkTextTruncated; ` +
       'get_memory with includeContent reads it whole. ' +
       "With llmId (a registered LLM), also answers the LLM's reply to the message, grounded in those chunks.",

@@ -1,5 +1,10 @@
-// Create a space: its name, embedders with their weights, default chunking, access, labels.
-import { MAX_SPACE_NAME_LENGTH } from '../../../validation/limits.js'
+// Create a space: its name, keyword language, embedders with their weights (none: keyword-only), default chunking,
+// access, labels.
+import {
+  DEFAULT_TEXT_SEARCH_LANGUAGE,
+  MAX_SPACE_NAME_LENGTH,
+  MAX_TEXT_SEARCH_LANGUAGE_LENGTH,
+} from '../../../validation/limits.js'
 import { call } from '../../api.js'
 import { chunkingFields } from '../../chunking-fields.js'
 import { h, replace } from '../../dom.js'
@@ -21,23 +26,26 @@ export async function createView(context: PageContext): Promise<void> {
   const embedders = await listAll<Registration>('List embedders', '/v1/embedders', 'embedders')
   if (!context.isCurrent()) return
   if (embedders.error) return replace(holder, errorNotice(embedders.error, 'Could not list the embedders'))
-  if (embedders.items.length === 0) {
-    return replace(
-      holder,
-      notice(
-        'info',
-        'A space needs at least one embedder, and none is registered yet. ',
-        h('a', { href: '#/embedders/new' }, 'Register an embedder'),
-        ' first.',
-      ),
-    )
-  }
 
   const errors = new FormErrors()
   const name = field(
     errors,
     { name: 'name', label: 'Name', required: true, hint: 'Unique among your spaces.' },
     input({ maxlength: MAX_SPACE_NAME_LENGTH, autocomplete: 'off' }),
+  )
+  const language = field(
+    errors,
+    {
+      name: 'textSearchLanguage',
+      label: 'Keyword language',
+      hint: 'Stop words and stemming of its keyword search: english, french, german, spanish… or simple (neither). Fixed once created.',
+    },
+    input({
+      value: DEFAULT_TEXT_SEARCH_LANGUAGE,
+      maxlength: MAX_TEXT_SEARCH_LANGUAGE_LENGTH,
+      autocomplete: 'off',
+      spellcheck: 'false',
+    }),
   )
   const boxes = embedders.items.map((item, index) =>
     h('input', {
@@ -52,7 +60,9 @@ export async function createView(context: PageContext): Promise<void> {
     {
       name: 'spaceEmbedders',
       label: 'Embedders',
-      hint: 'At least one. Every memory is embedded by each of them; the weight is its share in retrieval.',
+      hint:
+        'Every memory is embedded by each of them; the weight is its share in retrieval. ' +
+        'With none, the space is searched by keywords until an embedder is added.',
     },
     boxes,
     embedders.items.map((item) => `${item.displayName} (${item.modelIdentifier}, ${item.dimensionality} dimensions)`),
@@ -87,8 +97,6 @@ export async function createView(context: PageContext): Promise<void> {
         const spaceEmbedders = boxes.flatMap((box, index) =>
           box.checked ? [{ embedderId: box.value, defaultRetrievalWeight: weightOf(weights[index]!) }] : [],
         )
-        if (spaceEmbedders.length === 0)
-          violations.push({ field: 'spaceEmbedders', description: 'choose at least one embedder' })
         return { parsedLabels, spaceEmbedders }
       },
       send: async ({ parsedLabels, spaceEmbedders }) => {
@@ -97,6 +105,7 @@ export async function createView(context: PageContext): Promise<void> {
           spaceEmbedders,
           defaultChunkingConfig: chunking.collect(),
           publicRead: publicRead.checked,
+          textSearchLanguage: language.control.value.trim() || DEFAULT_TEXT_SEARCH_LANGUAGE,
         }
         if (Object.keys(parsedLabels.labels).length) body.labels = parsedLabels.labels
         setBusy(submit, true)
@@ -111,8 +120,28 @@ export async function createView(context: PageContext): Promise<void> {
         context.navigate(spaceHref(result.data.spaceId))
       },
     },
-    h('fieldset', { class: 'form-section' }, h('legend', null, 'Space'), name.wrapper, labels.wrapper, access),
-    h('fieldset', { class: 'form-section embedder-choice' }, h('legend', null, 'Embedders'), embedderGroup),
+    h(
+      'fieldset',
+      { class: 'form-section' },
+      h('legend', null, 'Space'),
+      name.wrapper,
+      language.wrapper,
+      labels.wrapper,
+      access,
+    ),
+    h(
+      'fieldset',
+      { class: 'form-section embedder-choice' },
+      h('legend', null, 'Embedders'),
+      embedders.items.length > 0
+        ? embedderGroup
+        : notice(
+            'info',
+            'No embedder is registered: this space will be searched by keywords only. ',
+            h('a', { href: '#/embedders/new' }, 'Register an embedder'),
+            ' to search by meaning too; adding it to the space later embeds the memories already there.',
+          ),
+    ),
     chunking.element,
     h('div', { class: 'actions form-end' }, h('a', { class: 'button', href: '#/spaces' }, 'Cancel'), submit),
   )

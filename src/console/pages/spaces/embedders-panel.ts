@@ -46,7 +46,11 @@ export function embeddersPanel(
           const name = names.get(entry.embedderId) ?? entry.embedderId
           const sure = await confirmDialog({
             title: `Remove "${name}" from this space?`,
-            message: 'Its vectors for this space are deleted; retrieval stops using it. The memories stay.',
+            message:
+              'Its vectors for this space are deleted; retrieval stops using it. The memories stay.' +
+              (space.spaceEmbedders.length === 1
+                ? ' With no embedder left, the space is searched by keywords only.'
+                : ''),
             confirmLabel: 'Remove embedder',
             danger: true,
           })
@@ -63,40 +67,38 @@ export function embeddersPanel(
     )
 
   const table = () =>
-    dataTable(
-      'Embedders of this space',
-      ['Embedder', 'Weight', 'Index', 'ID', ...(canEdit ? ['Actions'] : [])],
-      ['ID'],
-      h(
-        'tbody',
-        null,
-        space.spaceEmbedders.map((entry) =>
+    space.spaceEmbedders.length === 0
+      ? h('p', { class: 'muted', 'data-embedders': 'none' }, 'None: the space is searched by keywords only.')
+      : dataTable(
+          'Embedders of this space',
+          ['Embedder', 'Weight', 'Index', 'ID', ...(canEdit ? ['Actions'] : [])],
+          ['ID'],
           h(
-            'tr',
-            { 'data-embedder-id': entry.embedderId },
-            h(
-              'th',
-              { scope: 'row' },
-              names.has(entry.embedderId)
-                ? h('a', { href: `#/embedders/${encodeURIComponent(entry.embedderId)}` }, names.get(entry.embedderId))
-                : h('span', { class: 'muted' }, 'not readable'),
+            'tbody',
+            null,
+            space.spaceEmbedders.map((entry) =>
+              h(
+                'tr',
+                { 'data-embedder-id': entry.embedderId },
+                h(
+                  'th',
+                  { scope: 'row' },
+                  names.has(entry.embedderId)
+                    ? h(
+                        'a',
+                        { href: `#/embedders/${encodeURIComponent(entry.embedderId)}` },
+                        names.get(entry.embedderId),
+                      )
+                    : h('span', { class: 'muted' }, 'not readable'),
+                ),
+                h('td', null, String(entry.defaultRetrievalWeight)),
+                h('td', { 'data-col': 'index' }, embedderState(entry)),
+                h('td', { class: 'optional-col' }, h('code', { class: 'small' }, entry.embedderId)),
+                canEdit ? h('td', { class: 'row-actions' }, removeButton(entry)) : null,
+              ),
             ),
-            h('td', null, String(entry.defaultRetrievalWeight)),
-            h('td', { 'data-col': 'index' }, embedderState(entry)),
-            h('td', { class: 'optional-col' }, h('code', { class: 'small' }, entry.embedderId)),
-            canEdit
-              ? h(
-                  'td',
-                  { class: 'row-actions' },
-                  space.spaceEmbedders.length > 1
-                    ? removeButton(entry)
-                    : h('span', { class: 'muted small' }, 'the only one'),
-                )
-              : null,
           ),
-        ),
-      ),
-    )
+        )
 
   const addForm = (): HTMLElement | null => {
     const candidates = embedders.filter(

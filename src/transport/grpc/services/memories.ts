@@ -132,7 +132,7 @@ function eventToProto(event: RetrievalEvent): RetrieveMemoryEvent {
     return {
       event: {
         $case: 'resultSetBoundary',
-        value: { ...boundary, kind: protoEnum(ResultSetBoundary_Kind, boundary.kind) },
+        value: { ...boundary, kind: protoEnum(ResultSetBoundary_Kind, boundary.kind), notices: boundary.notices ?? [] },
       },
     }
   }

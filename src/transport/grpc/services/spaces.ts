@@ -37,10 +37,11 @@ const createFromProto = (request: CreateSpaceRequest): ProtoInput<CreateSpaceReq
   ownerId: request.ownerId,
   name: request.name,
   labels: mapOrUndefined(request.labels),
-  // An empty list is passed on: "at least one embedder" is the schema's to say, naming the field.
+  // An empty list is a space with no embedders named (proto3 cannot tell it from an absent list).
   spaceEmbedders: request.spaceEmbedders.map((entry) => defined({ ...entry })),
   defaultChunkingConfig: chunkingFromProto(request.defaultChunkingConfig),
   publicRead: request.publicRead,
+  textSearchLanguage: request.textSearchLanguage,
 })
 
 const listFromProto = (request: ListSpacesRequest): ProtoInput<ListSpacesRequest, typeof listSpacesSchema> => ({
@@ -57,6 +58,8 @@ const updateFromProto = ({
 }: UpdateSpaceRequest): ProtoInput<typeof fields, typeof updateSpaceSchema> => ({
   name: fields.name,
   publicRead: fields.publicRead,
+  // Passed on to be refused by name, as over REST: the language is fixed at creation.
+  textSearchLanguage: fields.textSearchLanguage as never,
   replaceLabels: fields.replaceLabels?.items,
   mergeLabels: fields.mergeLabels?.items,
 })

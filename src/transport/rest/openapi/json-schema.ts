@@ -4,7 +4,12 @@
 import { type JsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema'
 import type * as v from 'valibot'
 import { LABEL_KEY_PATTERN, labelsSchema, MAX_LABEL_VALUE_LENGTH, MAX_LABELS } from '../../../validation/common.js'
-import { MAX_METADATA_PROPERTIES, metadataSchema } from '../../../validation/memory.js'
+import {
+  fixedTextSearchLanguageSchema,
+  MAX_METADATA_PROPERTIES,
+  metadataSchema,
+  TEXT_SEARCH_LANGUAGE_FIXED,
+} from '../../../validation/memory.js'
 
 export type { JsonSchema }
 
@@ -29,6 +34,10 @@ const WRITTEN_BY_HAND: Record<string, { schema: v.GenericSchema; json: JsonSchem
       maxProperties: MAX_METADATA_PROPERTIES,
       description: 'Any JSON object; filters match on it.',
     },
+  },
+  FixedTextSearchLanguage: {
+    schema: fixedTextSearchLanguageSchema,
+    json: { not: {}, description: `A space's textSearchLanguage ${TEXT_SEARCH_LANGUAGE_FIXED}: present, it is a 400.` },
   },
 }
 

@@ -188,6 +188,7 @@ export const spaceSchema = describes<Space>()(
     ),
     defaultChunkingConfig: chunkingConfigViewSchema,
     publicRead: v.boolean(),
+    textSearchLanguage: v.string(),
     ...auditFields,
   }),
 )
@@ -302,6 +303,9 @@ export const retrievalEventSchema = describes<RetrievalEvent>()(
         kind: v.picklist(['BEGIN', 'END']),
         stageName: v.string(),
         expectedItems: v.optional(count),
+        notices: v.optional(
+          v.array(v.strictObject({ code: v.picklist(['VECTOR_SEARCH_SKIPPED']), spaceId: uuid, message: v.string() })),
+        ),
       }),
     }),
     v.strictObject({
