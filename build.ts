@@ -5,8 +5,11 @@
 //   1. protobuf code and descriptor set (buf), then the TypeScript SDK over it (sdk/ → sdk/dist, scripts/build/sdk.ts)
 //   2. the postgres 3.4.9 fixes (a queue that slows every query under load; the array-type fetch on connect)
 //      must be in node_modules before bundling (docs/architecture.md, "The patched database client")
-//   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins
+//   3. one CommonJS bundle of src/main.ts (esbuild), checked to need nothing but builtins; and one of the
+//      local embedder's inference threads (src/providers/local/inference-worker.ts), which alone loads onnxruntime
 //   4. the web console (src/console → dist/console, esbuild), embedded as assets
+//   4b. the default embedding model: USE-lite converted from its npm package to dist/models/use-lite-512
+//      (scripts/default-model), found beside the executable as licenses/ is; skipped while up to date
 //   5. licences of everything that ends up in the executable, and dist/openapi.json (the document
 //      GET /v1/openapi.json serves, from the same code: src/transport/rest/openapi)
 //   6. SEA blob (bundle + assets), injected into a copy of the pinned node binary
@@ -16,7 +19,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { bundle } from './scripts/build/bundle.js'
+import { bundle, bundleInferenceWorker } from './scripts/build/bundle.js'
 import { bundleConsole } from './scripts/build/console.js'
 import {
   bundledPackageDirs,
@@ -33,6 +36,8 @@ import {
 import { buildSdk } from './scripts/build/sdk.js'
 import { buildSeaBlob, checkNodeBinary, injectSeaBlob, type SeaOptions, writeSeaConfig } from './scripts/build/sea.js'
 import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build/uws-addon.js'
+import { buildDefaultModel, DEFAULT_MODEL_NAME } from './scripts/default-model/default-model.js'
+import { defaultModelNotice } from './scripts/default-model/model-notice.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
 import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
 import { openApiDocument } from './src/transport/rest/openapi/document.js'
@@ -121,8 +126,9 @@ function absoluteAssets(): Record<string, string> {
   return Object.fromEntries(Object.entries(ASSET_SOURCES).map(([name, file]) => [name, path.join(ROOT, file)]))
 }
 
-function gatherNotices(metafile: Parameters<typeof bundledPackageDirs>[0]): Notice[] {
-  const notices = bundledPackageDirs(metafile).map((dir) => packageNotice(ROOT, dir, 'bundled JavaScript'))
+function gatherNotices(metafiles: Array<Parameters<typeof bundledPackageDirs>[0]>): Notice[] {
+  const dirs = [...new Set(metafiles.flatMap((metafile) => bundledPackageDirs(metafile)))].sort()
+  const notices = dirs.map((dir) => packageNotice(ROOT, dir, 'bundled JavaScript'))
   for (const [name, file] of Object.entries(ASSET_SOURCES)) {
     const dir = packageDirOf(file)
     if (dir) notices.push(packageNotice(ROOT, dir, `embedded file ${name}`))
@@ -131,6 +137,7 @@ function gatherNotices(metafile: Parameters<typeof bundledPackageDirs>[0]): Noti
   notices.push(nodeNotice(NODE_BINARY, readNodePackageVersion()))
   notices.push(...uwsNotices(ROOT))
   notices.push(...compiledInNotices())
+  notices.push(defaultModelNotice(ROOT, DEFAULT_MODEL_NAME))
   return dedupe(notices)
 }
 
@@ -192,15 +199,30 @@ async function main(): Promise<void> {
       }),
     (result) => result.outfile,
   )
+  const worker = await step(
+    'inference worker (esbuild)',
+    () =>
+      bundleInferenceWorker({
+        entry: path.join(ROOT, 'src', 'providers', 'local', 'inference-worker.ts'),
+        outfile: path.join(ROOT, ASSET_SOURCES['inference-worker.cjs']),
+      }),
+    (result) => result.outfile,
+  )
   await step(
     'console (esbuild)',
     () => bundleConsole({ sourceDir: path.join(ROOT, 'src', 'console'), outDir: path.join(DIST, 'console') }),
     (result) => result.script,
   )
+  const defaultModel = await step(
+    'default model (USE-lite)',
+    () => buildDefaultModel({ root: ROOT, modelsDir: path.join(DIST, 'models') }),
+    (result) => result.modelFile,
+  )
+  console.log(`    ${defaultModel.converted ? 'converted to ONNX' : 'up to date'}`)
   const notices = await step(
     'licences',
     () => {
-      const gathered = gatherNotices(bundled.metafile)
+      const gathered = gatherNotices([bundled.metafile, worker.metafile])
       for (const target of [path.join(ROOT, 'licenses'), path.join(DIST, 'licenses')]) {
         // Without the commit, so the committed licenses/ folder only changes when its content does.
         writeLicenseDir(target, path.join(ROOT, 'LICENSE'), `memsvc ${readPackageVersion()}`, gathered)

@@ -133,6 +133,58 @@ function sourcePatchPlugin(patches: SourcePatch[]): esbuild.Plugin {
   }
 }
 
+/**
+ * onnxruntime-node's dist/binding.js requires its addon by a fixed path under node_modules
+ * (`../bin/napi-v6/<platform>/<arch>/onnxruntime_binding.node`), which a standalone executable
+ * does not have. The inference threads' bundle takes this file in its place: it loads the
+ * addon that the server's thread extracted from the executable (src/runtime/onnxruntime-addon.ts).
+ */
+const ONNX_BINDING_SUBSTITUTE: ModuleSubstitute = {
+  specifier: /^\.\/binding$/,
+  importers: /[\\/]onnxruntime-node[\\/]dist[\\/]backend\.js$/,
+  replacement: 'src/providers/local/onnxruntime-binding.ts',
+  why: "The original requires the addon from node_modules; in the executable it is extracted to the cache and dlopen'ed.",
+}
+
+export interface WorkerBundleOptions {
+  entry: string
+  outfile: string
+}
+
+/**
+ * The inference threads' code (src/providers/local/inference-worker.ts), bundled on its own:
+ * a worker thread of a SEA runs from source text (new Worker(text, {eval: true})), and only
+ * these threads load onnxruntime, so the server's bundle carries none of it. CommonJS, every
+ * package inside, checked like the main bundle.
+ */
+export async function bundleInferenceWorker(options: WorkerBundleOptions): Promise<BundleResult> {
+  const result = await esbuild.build({
+    entryPoints: [options.entry],
+    outfile: options.outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    external: [],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: false,
+    legalComments: 'none',
+    sourcemap: false,
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [moduleSubstitutePlugin([ONNX_BINDING_SUBSTITUTE])],
+  })
+  checkExternals(result.metafile)
+  checkBundle(fs.readFileSync(options.outfile, 'utf8'))
+  const inputs = Object.keys(result.metafile.inputs)
+  if (inputs.some((input) => /onnxruntime-node[\\/]dist[\\/]binding\.js$/.test(input)))
+    throw new Error(
+      "the inference worker bundle still holds onnxruntime-node's binding.js: the substitute did not apply",
+    )
+  return { outfile: options.outfile, bytes: fs.statSync(options.outfile).size, metafile: result.metafile }
+}
+
 export async function bundle(options: BundleOptions): Promise<BundleResult> {
   const result = await esbuild.build({
     entryPoints: [options.entry],

@@ -55,6 +55,9 @@ const VENDORED_TEXTS: Record<string, VendoredText> = {
     noticeInPackage: 'dist/cjs/wire/varint.js',
   },
   postgres: { file: 'postgres-unlicense.txt', origin: 'the Unlicense, as declared in package.json' },
+  // Both are published from github.com/microsoft/onnxruntime (js/node, js/common) under its LICENSE.
+  'onnxruntime-node': { file: 'onnxruntime-LICENSE.txt', origin: 'LICENSE of github.com/microsoft/onnxruntime' },
+  'onnxruntime-common': { file: 'onnxruntime-LICENSE.txt', origin: 'LICENSE of github.com/microsoft/onnxruntime' },
 }
 
 const POSTGRESQL_COPYRIGHT = 'PostgreSQL-COPYRIGHT.txt'

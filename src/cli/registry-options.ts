@@ -36,13 +36,13 @@ export const COMMON_SETTINGS: Setting[] = [
     flag: 'endpoint-url',
     field: 'endpointUrl',
     kind: 'text',
-    describe: 'Provider base URL, http(s) (required on create)',
+    describe: 'Provider base URL, http(s) (required on create, except for a LOCAL embedder)',
   },
   {
     flag: 'model-identifier',
     field: 'modelIdentifier',
     kind: 'text',
-    describe: 'Model name at the provider (required on create)',
+    describe: "Model name at the provider, or a LOCAL embedder's model directory name (required on create)",
   },
   // Not --version: that prints memsvc's own version everywhere.
   {

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { installDir } from '../runtime/environment.js'
 import { defaultDataDir } from '../runtime/paths.js'
@@ -41,6 +42,21 @@ export interface OptionSpec {
 const SERVER = 'Server:'
 const DATABASE = 'Database:'
 const SECURITY = 'TLS and metrics:'
+const LOCAL_EMBEDDING = 'Local embedding models:'
+
+/**
+ * Inference threads by default: half the cores, at least one, so that a long ingest leaves
+ * the other half to the event loop that answers API calls and to the database.
+ */
+export const defaultLocalEmbedderThreads = () => Math.max(1, Math.floor(os.availableParallelism() / 2))
+/** Batches that may wait for an inference thread, per priority, before more are refused (and retried). */
+const DEFAULT_LOCAL_EMBEDDER_QUEUE = 64
+/** The models' weights may take this share of the host's memory by default, over all inference threads. */
+const DEFAULT_LOCAL_MODEL_MEMORY_SHARE = 0.25
+export const defaultLocalModelMemoryMb = () =>
+  Math.max(1, Math.floor((os.totalmem() * DEFAULT_LOCAL_MODEL_MEMORY_SHARE) / BYTES_PER_MB))
+/** The data directory's own models, added with `memsvc model add`; searched before the bundled ones. */
+export const DATA_DIR_MODELS = 'models'
 
 /** Every server setting: flag, environment variable and default. The spec's table, plus design additions. */
 export const SERVER_OPTIONS: OptionSpec[] = [
@@ -226,6 +242,38 @@ export const SERVER_OPTIONS: OptionSpec[] = [
       'every server sharing the database must use the same one',
     group: SECURITY,
   },
+  {
+    flag: 'models-dir',
+    env: 'SERVICE_MODELS_DIR',
+    kind: 'string',
+    defaultText: 'models/ next to the executable',
+    describe: 'Bundled local embedding models (one directory each); <data-dir>/models is searched first',
+    group: LOCAL_EMBEDDING,
+  },
+  {
+    flag: 'local-embedder-threads',
+    env: 'SERVICE_LOCAL_EMBEDDER_THREADS',
+    kind: 'positive',
+    defaultText: 'half the CPU cores, at least 1',
+    describe: 'Threads that run LOCAL embedders (each uses one core while it embeds)',
+    group: LOCAL_EMBEDDING,
+  },
+  {
+    flag: 'local-embedder-queue',
+    env: 'SERVICE_LOCAL_EMBEDDER_QUEUE',
+    kind: 'positive',
+    defaultValue: DEFAULT_LOCAL_EMBEDDER_QUEUE,
+    describe: 'Embedding batches that may wait for a thread (ingestion and queries each); more are retried later',
+    group: LOCAL_EMBEDDING,
+  },
+  {
+    flag: 'local-model-memory-mb',
+    env: 'SERVICE_LOCAL_MODEL_MEMORY_MB',
+    kind: 'positive',
+    defaultText: 'a quarter of the host memory',
+    describe: "Most the models' weights may take, all threads together; a larger model is refused before it loads",
+    group: LOCAL_EMBEDDING,
+  },
 ]
 
 export const SELF_SIGNED_HOSTNAMES_ENV = 'SERVICE_TLS_SELF_SIGNED_HOSTNAMES'
@@ -262,6 +310,16 @@ export interface ServerConfig {
   encryptionKeyFile?: string
   /** Debug installs: where the embedded database also listens for psql. Absent: nowhere. */
   debugDbListen?: ListenAddress
+  localEmbedding: LocalEmbeddingSettings
+}
+
+/** Where LOCAL embedders' models are found and how they run (src/providers/local/local-models.ts). */
+export interface LocalEmbeddingSettings {
+  /** Searched in order: <data-dir>/models, then the bundled models directory. */
+  modelDirectories: string[]
+  threads: number
+  maxQueuedBatches: number
+  memoryBoundBytes: number
 }
 
 export interface ListenAddress {
@@ -463,6 +521,13 @@ export function resolveServerConfig(
   const encryptionKeyFile =
     encryptionKeyPath === undefined ? undefined : readableFile('encryption-key-file', encryptionKeyPath)
   const licenseDir = path.resolve(get<string | undefined>('license-dir') ?? path.join(installDir, 'licenses'))
+  const modelsDir = path.resolve(get<string | undefined>('models-dir') ?? path.join(installDir, 'models'))
+  const localEmbedding: LocalEmbeddingSettings = {
+    modelDirectories: [path.join(dataDir, DATA_DIR_MODELS), modelsDir],
+    threads: get<number | undefined>('local-embedder-threads') ?? defaultLocalEmbedderThreads(),
+    maxQueuedBatches: get<number>('local-embedder-queue'),
+    memoryBoundBytes: (get<number | undefined>('local-model-memory-mb') ?? defaultLocalModelMemoryMb()) * BYTES_PER_MB,
+  }
 
   return {
     restPort: get<number>('rest-port'),
@@ -484,5 +549,6 @@ export function resolveServerConfig(
     },
     encryptionKeyFile,
     debugDbListen,
+    localEmbedding,
   }
 }

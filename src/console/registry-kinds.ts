@@ -12,7 +12,7 @@ import {
   RERANKER_PROVIDER_TYPES,
 } from '../validation/registry-values.js'
 
-export { DISTRIBUTION_TYPES, INT32_MAX, MODALITIES } from '../validation/registry-values.js'
+export { DISTRIBUTION_TYPES, INT32_MAX, LOCAL_PROVIDER_TYPE, MODALITIES } from '../validation/registry-values.js'
 
 export interface RegistryKind {
   kind: 'embedder' | 'llm' | 'reranker'

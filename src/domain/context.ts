@@ -4,6 +4,7 @@ import { AppError, databaseUnreachable } from '../errors/app-error.js'
 import type { DrainController } from '../lifecycle/drain.js'
 import type { Lifecycle } from '../lifecycle/lifecycle.js'
 import type { Logger } from '../observability/logger.js'
+import type { LocalModels } from '../providers/local/local-models.js'
 import type { QueryEmbeddingCache } from '../providers/query-embedding-cache.js'
 import type { SecretBox } from '../secrets/secret-box.js'
 import { Authenticator } from './auth.js'
@@ -37,6 +38,8 @@ export interface DomainParts {
   readonly queryEmbeddings: QueryEmbeddingCache
   /** The rows retrieval plans from, kept per space and evicted on change; already started. */
   readonly spaceRows: SpaceRowsCache
+  /** The local embedding models this server runs (LOCAL embedders) and their inference threads. */
+  readonly localModels: LocalModels
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */

@@ -8,6 +8,7 @@ import {
   listEmbeddersSchema,
   updateEmbedderSchema,
 } from '../validation/registry.js'
+import { checkedLocalRow, checkLocalEmbedderUpdate, isLocalEmbedder, withModelSettings } from './local-embedders.js'
 import * as registrations from './registration-use-cases.js'
 import { type RegistrationView, registrationView } from './registry.js'
 
@@ -45,16 +46,25 @@ export const embedderUseCases = registrations.registryUseCases(EMBEDDER, {
   updateSchema: updateEmbedderSchema,
   requestedId: (request) => request.embedderId,
   defaultApiPath: (request) => defaultEmbedderApiPath(request.providerType),
+  // A LOCAL embedder's dimensionality and token limit come from its model (local-embedders.ts).
+  prepareCreate: async (context, request) =>
+    isLocalEmbedder(request.providerType) ? withModelSettings(context, request) : request,
   newKindColumns: (request) => ({
-    dimensionality: request.dimensionality,
+    // Present for every embedder by now: the schema requires it of an HTTP one, prepareCreate fills a LOCAL one's.
+    dimensionality: request.dimensionality!,
     distribution_type: request.distributionType,
     max_sequence_length: request.maxSequenceLength ?? null,
   }),
-  nextKindColumns: (current, request) => ({
-    dimensionality: request.dimensionality ?? current.dimensionality,
-    distribution_type: request.distributionType ?? current.distribution_type,
-    max_sequence_length: request.maxSequenceLength ?? current.max_sequence_length,
-  }),
+  nextKindColumns: (current, request) => {
+    if (isLocalEmbedder(current.provider_type)) checkLocalEmbedderUpdate(request)
+    return {
+      dimensionality: request.dimensionality ?? current.dimensionality,
+      distribution_type: request.distributionType ?? current.distribution_type,
+      max_sequence_length: request.maxSequenceLength ?? current.max_sequence_length,
+    }
+  },
+  reviseUpdatedRow: async (context, current, next, request) =>
+    isLocalEmbedder(current.provider_type) ? checkedLocalRow(context, current, next, request) : next,
   toItem: toEmbedder,
   // The spaces using it plan retrieval from its registration (endpoint, credentials, dimensionality).
   aroundWrite: (context, id, write) => context.spaceRows.afterEmbedderWrite(id, write),

@@ -220,7 +220,7 @@ export async function updateRegistration<Row extends RegistrationRow, MutableCol
   kind: RegistrationKind<Row, MutableColumn>,
   id: string,
   request: { providerType?: string; credentials?: CredentialsInput },
-  nextRow: (current: Row) => Row,
+  nextRow: (current: Row) => Row | Promise<Row>,
 ): Promise<Row> {
   let ownerId = principal.userId
   let probeNeeded = false
@@ -235,7 +235,7 @@ export async function updateRegistration<Row extends RegistrationRow, MutableCol
         )
       }
       const next: Row = {
-        ...nextRow(current),
+        ...(await nextRow(current)),
         ...(request.credentials
           ? storeCredentials(context.secrets, request.credentials, secretContext(kind.table.name, id), current)
           : {}),
@@ -299,6 +299,10 @@ export interface RegistrationApi<
   newKindColumns(request: CreateRequest): Omit<Row, keyof RegistrationRow>
   /** The kind's own columns after an update (a field given replaces the stored value). */
   nextKindColumns(current: Row, request: UpdateRequest): Omit<Row, keyof RegistrationRow>
+  /** Fills in and checks what only the running server knows (a local model's dimensionality), before a create. */
+  prepareCreate?(context: DomainContext, request: CreateRequest): Promise<CreateRequest>
+  /** Checks (and may adjust) an updated row against what only the running server knows, inside the update. */
+  reviseUpdatedRow?(context: DomainContext, current: Row, next: Row, request: UpdateRequest): Promise<Row>
   toItem(row: Row): Item
   /** Runs each update and delete of one registration, for kinds that must hear of them. */
   aroundWrite?<T>(context: DomainContext, id: string, write: () => Promise<T>): Promise<T>
@@ -327,8 +331,9 @@ export function registryUseCases<
 
     async create(context, call, input) {
       const principal = await context.authenticate(call)
-      const request = parseInput(api.createSchema, input)
-      const ownerId = await authoriseOwner(context.sql, principal, kind.resource, request.ownerId)
+      const parsed = parseInput(api.createSchema, input)
+      const ownerId = await authoriseOwner(context.sql, principal, kind.resource, parsed.ownerId)
+      const request = api.prepareCreate ? await api.prepareCreate(context, parsed) : parsed
       const id = api.requestedId(request) ?? crypto.randomUUID()
       const row = {
         ...newRegistrationColumns(context, principal, kind, id, ownerId, request, api.defaultApiPath(request)),
@@ -357,10 +362,10 @@ export function registryUseCases<
       const id = parseInput(idSchema, rawId, api.idField)
       const request = parseInput(api.updateSchema, input)
       const row = await guardedWrite(context, id, () =>
-        updateRegistration(context, principal, kind, id, request, (current) => ({
-          ...nextSharedColumns(current, request),
-          ...api.nextKindColumns(current, request),
-        })),
+        updateRegistration(context, principal, kind, id, request, (current) => {
+          const next = { ...nextSharedColumns(current, request), ...api.nextKindColumns(current, request) }
+          return api.reviseUpdatedRow ? api.reviseUpdatedRow(context, current, next, request) : next
+        }),
       )
       return api.toItem(row)
     },

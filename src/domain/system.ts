@@ -3,9 +3,12 @@ import * as systemSql from '../db/sql/system.js'
 import * as usersSql from '../db/sql/users.js'
 import type { LifecycleState } from '../lifecycle/lifecycle.js'
 import { RUNTIME, type RuntimeInfo } from '../runtime/environment.js'
+import { LOCAL_PROVIDER_TYPE } from '../validation/registry-values.js'
 import { issueApiKey } from './api-keys.js'
 import type { DomainContext, ServerContext } from './context.js'
+import { createEmbedder } from './embedders.js'
 import type { LicenseSummary } from './licenses.js'
+import { DEFAULT_EMBEDDER_LABEL } from './local-embedders.js'
 import { nowMillis } from './paging.js'
 
 export interface SystemInfo {
@@ -57,6 +60,43 @@ export const ROOT_USERNAME = 'root'
  * creates the root admin and returns its key; concurrent callers serialise on a lock.
  */
 export async function initializeSystem(context: DomainContext): Promise<InitializeSystemResult> {
+  const result = await createRootAdmin(context)
+  if (!result.rootApiKey) return result
+  const registered = await registerLocalModels(context, result.rootApiKey)
+  if (registered.length === 0) return result
+  return { ...result, message: `${result.message}; local embedders registered: ${registered.join(', ')}` }
+}
+
+/**
+ * Each model under the models directories (the data directory's, then the bundled ones)
+ * becomes a LOCAL embedder of the root admin, labelled as the default of spaces created
+ * without embedders: on a fresh host, memories are embedded from the first minute with
+ * nothing else running. A model that does not load is logged and left out; init succeeds.
+ */
+async function registerLocalModels(context: DomainContext, rootApiKey: string): Promise<string[]> {
+  const call = { requestId: 'system-init', transport: 'rest' as const, authorization: `Bearer ${rootApiKey}` }
+  const registered: string[] = []
+  for (const model of context.localModels.list()) {
+    if (model.problem) {
+      context.log.warn('local model not registered at init', { model: model.name, reason: model.problem })
+      continue
+    }
+    try {
+      const embedder = await createEmbedder(context, call, {
+        displayName: `${model.name} (local)`,
+        providerType: LOCAL_PROVIDER_TYPE,
+        modelIdentifier: model.name,
+        labels: DEFAULT_EMBEDDER_LABEL,
+      })
+      registered.push(`${model.name} (${embedder.dimensionality} dimensions, embedder ${embedder.embedderId})`)
+    } catch (error) {
+      context.log.warn('local model not registered at init', { model: model.name, reason: (error as Error).message })
+    }
+  }
+  return registered
+}
+
+async function createRootAdmin(context: DomainContext): Promise<InitializeSystemResult> {
   return context.sql.begin(async (tx) => {
     await systemSql.lockInitialization(tx)
     if (await systemSql.isInitialized(tx)) {

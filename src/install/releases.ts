@@ -10,11 +10,15 @@ import path from 'node:path'
 
 export const EXECUTABLE_NAME = 'memsvc'
 export const LICENSES_DIR = 'licenses'
+/** Embedding models bundled with a release (`npm run release -- --model DIR`), found beside the executable. */
+export const MODELS_DIR = 'models'
 const EXECUTABLE_MODE = 0o755
 
 export interface ReleaseFiles {
   executable: string
   licenses: string
+  /** The bundled models directory, when the release has one. */
+  models?: string
 }
 
 export interface Activated {
@@ -58,6 +62,7 @@ function copyRelease(files: ReleaseFiles, dir: string): void {
   fs.copyFileSync(files.executable, executable)
   fs.chmodSync(executable, EXECUTABLE_MODE)
   fs.cpSync(files.licenses, path.join(dir, LICENSES_DIR), { recursive: true })
+  if (files.models) fs.cpSync(files.models, path.join(dir, MODELS_DIR), { recursive: true })
   const handle = fs.openSync(executable, 'r')
   try {
     fs.fsyncSync(handle)

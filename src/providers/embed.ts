@@ -1,5 +1,9 @@
+import { LOCAL_PROVIDER_TYPE } from '../validation/registry-values.js'
 import { type ProviderAccess, UnsupportedCredentialError } from './credentials.js'
 import { ProviderCallError, type ProviderRequest, postJson, QUERY_PROVIDER_TIMEOUT_MS } from './http.js'
+import { InferenceBusyError, InferenceFailure } from './local/inference-pool.js'
+import type { LocalModels } from './local/local-models.js'
+import { LocalModelError } from './local/model-directory.js'
 import { allEmbeddings, embeddingRequest, type ProviderTarget } from './protocol.js'
 import type { ProviderCalls } from './provider-calls.js'
 
@@ -65,6 +69,8 @@ export const QUERY_EMBEDDING_POLICY: EmbeddingPolicy = {
  */
 export const CHARS_PER_TOKEN_ESTIMATE = 3
 const MAX_EMBEDDING_RESPONSE_BYTES = 64 * 1024 * 1024
+/** A LOCAL embedder whose inference queue is full: the job queue tries the batch again after this. */
+const LOCAL_BUSY_RETRY_MS = 2_000
 const RETRY_JITTER = 0.2
 
 export class EmbeddingError extends Error {
@@ -105,6 +111,25 @@ export interface EmbeddingCall {
   maxVectorValue: number
   /** Waits between retries; tests pass a recorder. */
   sleep?: (ms: number) => Promise<void>
+  /** The process's local models, for LOCAL embedders (which call no provider); absent where none run. */
+  localModels?: LocalModels
+}
+
+/** A text the embedder saw only the start of: it had more tokens than the model takes. */
+export interface InputTruncation {
+  /** The whole text's tokens, special tokens included. */
+  tokens: number
+  /** The tokens its vector was computed from. */
+  keptTokens: number
+}
+
+export interface EmbeddedTexts {
+  vectors: number[][]
+  /**
+   * For each text, its truncation when the embedder cut it; only LOCAL embedders know (their
+   * tokenizer runs here). An HTTP provider's own truncation is not reported by its API.
+   */
+  truncations: Array<InputTruncation | undefined>
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
@@ -137,14 +162,76 @@ export async function embedTexts(
   texts: string[],
   inputType: 'search_document' | 'search_query' = 'search_document',
 ): Promise<number[][]> {
-  const vectors: number[][] = []
+  return (await embedTextsReportingTruncation(call, texts, inputType)).vectors
+}
+
+/** embedTexts, with which texts the embedder cut to its token limit (ingestion records them on the chunks). */
+export async function embedTextsReportingTruncation(
+  call: EmbeddingCall,
+  texts: string[],
+  inputType: 'search_document' | 'search_query' = 'search_document',
+): Promise<EmbeddedTexts> {
+  const embedded: EmbeddedTexts = { vectors: [], truncations: [] }
+  const local = call.embedder.providerType === LOCAL_PROVIDER_TYPE
   for (let start = 0; start < texts.length; start += call.policy.batchSize) {
-    const batch = texts
-      .slice(start, start + call.policy.batchSize)
-      .map((text) => truncateForEmbedder(text, call.embedder.maxSequenceLength))
-    vectors.push(...(await embedBatch(call, batch, inputType)))
+    const batch = texts.slice(start, start + call.policy.batchSize)
+    if (local) {
+      const { vectors, truncations } = await embedLocally(call, batch, inputType)
+      embedded.vectors.push(...checkedVectors(call.embedder, vectors, batch.length, call.maxVectorValue))
+      embedded.truncations.push(...truncations)
+      continue
+    }
+    const cut = batch.map((text) => truncateForEmbedder(text, call.embedder.maxSequenceLength))
+    embedded.vectors.push(...(await embedBatch(call, cut, inputType)))
+    embedded.truncations.push(...batch.map(() => undefined))
   }
-  return vectors
+  return embedded
+}
+
+/**
+ * A LOCAL embedder's batch goes to this process's inference threads: no HTTP and no retries
+ * here. A model that cannot be used fails for good; a full queue or a lost thread is
+ * transient, for the job queue (or the retrieval's caller) to try again.
+ */
+async function embedLocally(
+  call: EmbeddingCall,
+  batch: string[],
+  inputType: 'search_document' | 'search_query',
+): Promise<EmbeddedTexts> {
+  const name = describeEmbedder(call.embedder)
+  if (!call.localModels)
+    throw new EmbeddingError(`${name} is a LOCAL embedder, and this process runs no local models`, true, 'embedder')
+  const started = performance.now()
+  const seconds = () => (performance.now() - started) / 1000
+  try {
+    const priority = inputType === 'search_query' ? 'query' : 'bulk'
+    const embedded = await call.localModels.embed(
+      call.embedder.modelIdentifier,
+      batch,
+      priority,
+      call.embedder.maxSequenceLength,
+    )
+    call.observe?.('ok', seconds())
+    return {
+      vectors: embedded.vectors,
+      truncations: embedded.tokenCounts.map((tokens, index) => {
+        const keptTokens = embedded.keptTokenCounts[index]!
+        return keptTokens < tokens ? { tokens, keptTokens } : undefined
+      }),
+    }
+  } catch (error) {
+    call.observe?.('failed', seconds())
+    if (error instanceof LocalModelError) throw new EmbeddingError(`${name}: ${error.message}`, true, 'embedder')
+    if (error instanceof InferenceFailure)
+      throw new EmbeddingError(
+        `${name}: ${error.message}`,
+        error.modelProblem,
+        error.modelProblem ? 'embedder' : 'request',
+      )
+    if (error instanceof InferenceBusyError)
+      throw new EmbeddingError(`${name}: ${error.message}`, false, 'request', LOCAL_BUSY_RETRY_MS)
+    throw error
+  }
 }
 
 /** How errors name an embedder: its display name and id, so an operator knows which registration to look at. */
@@ -210,17 +297,17 @@ async function embedBatch(
       continue
     }
     call.observe?.('ok', seconds())
-    return checkedVectors(embedder, body, batch.length, call.maxVectorValue)
+    return checkedVectors(embedder, allEmbeddings(body), batch.length, call.maxVectorValue)
   }
 }
 
-function checkedVectors(
+/** The vectors, checked: one per input, each of the registered dimensionality, each value storable. */
+export function checkedVectors(
   embedder: EmbedderProfile,
-  body: unknown,
+  vectors: number[][] | undefined,
   expected: number,
   maxVectorValue: number,
 ): number[][] {
-  const vectors = allEmbeddings(body)
   if (!vectors)
     throw new EmbeddingError(`${describeEmbedder(embedder)}: the response carries no embedding vectors`, true)
   if (vectors.length !== expected)

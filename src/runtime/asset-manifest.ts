@@ -15,6 +15,14 @@ export const ASSET_SOURCES = {
   'console/index.html': 'dist/console/index.html',
   'console/console.js': 'dist/console/console.js',
   'console/console.css': 'dist/console/console.css',
+  // Local embedding (src/providers/local): the inference threads' code, bundled on its own by the build, and
+  // onnxruntime-node's addon with the library it links, extracted beside each other at first use (onnxruntime-addon.ts).
+  'inference-worker.cjs': 'dist/inference-worker.cjs',
+  'onnxruntime_binding.node': 'node_modules/onnxruntime-node/bin/napi-v6/linux/x64/onnxruntime_binding.node',
+  'libonnxruntime.so.1': 'node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1',
 } as const
 
 export type AssetName = keyof typeof ASSET_SOURCES
+
+/** The addon and its library, extracted into one directory (the addon finds the library beside itself). */
+export const ONNX_RUNTIME_ASSETS = ['onnxruntime_binding.node', 'libonnxruntime.so.1'] as const satisfies AssetName[]

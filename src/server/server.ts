@@ -19,6 +19,7 @@ import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import { createMetrics, type ServerMetrics } from '../observability/metrics.js'
 import type { EmbeddingPolicy } from '../providers/embed.js'
+import { LocalModels } from '../providers/local/local-models.js'
 import { QueryEmbeddingCache } from '../providers/query-embedding-cache.js'
 import { readAsset } from '../runtime/assets.js'
 import { preparePrivateDataDir } from '../runtime/data-dir.js'
@@ -127,6 +128,8 @@ interface StartedParts {
   databaseWatch?: NodeJS.Timeout
   /** Bringing the vector indexes up to date (src/db/vector-index-upkeep.ts); a stop cancels it. */
   indexUpkeep?: Promise<unknown>
+  /** LOCAL embedders' models and inference threads (threads start on first use). */
+  localModels?: LocalModels
   stopIndexUpkeep: AbortController
   stopping: boolean
 }
@@ -232,7 +235,9 @@ async function becomeReady(
   parts.jobs = jobs
   const spaceRows = new SpaceRowsCache()
   spaceRows.start(database, log)
-  registerJobHandlers(jobs, encryptionKey.box, options, (spaceId) => spaceRows.forgetSpace(spaceId))
+  const localModels = new LocalModels(config.localEmbedding)
+  parts.localModels = localModels
+  registerJobHandlers(jobs, encryptionKey.box, localModels, options, (spaceId) => spaceRows.forgetSpace(spaceId))
   drainController.addIntake(jobs)
   // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
   if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
@@ -248,6 +253,7 @@ async function becomeReady(
       vectorSupport,
       queryEmbeddings,
       spaceRows,
+      localModels,
     }),
   )
   lifecycle.setDatabaseReachable(true)
@@ -294,6 +300,10 @@ async function stopServer(
   parts.stopIndexUpkeep.abort()
   await parts.indexUpkeep
   await parts.upkeep?.stop()
+  // After the drain: no job or request embeds any more. Each thread releases its models and ends.
+  await parts.localModels
+    ?.close()
+    .catch((error: unknown) => log.warn('stopping the local inference threads failed', { error: error as Error }))
   await server.domainIfOpen
     ?.close()
     .catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))

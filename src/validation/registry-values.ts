@@ -6,7 +6,13 @@
  */
 
 /** The provider types the service specification lists, in its order. */
-export const EMBEDDER_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
+const HTTP_EMBEDDING_PROVIDER_TYPES = ['VENDORA', 'VLLM', 'TEI', 'LLAMA_CPP', 'VENDORE', 'VENDORD', 'VENDORF'] as const
+/**
+ * An embedding model run inside memsvc (src/providers/local), on CPU, with no HTTP: its
+ * modelIdentifier names a model directory under the models directories.
+ */
+export const LOCAL_PROVIDER_TYPE = 'LOCAL'
+export const EMBEDDER_PROVIDER_TYPES = [...HTTP_EMBEDDING_PROVIDER_TYPES, LOCAL_PROVIDER_TYPE] as const
 export const LLM_PROVIDER_TYPES = [
   'VENDORA',
   'VENDORB_PROXY',
@@ -16,8 +22,8 @@ export const LLM_PROVIDER_TYPES = [
   'LLAMA_CPP',
   'CUSTOM_VENDORA_COMPATIBLE',
 ] as const
-/** Rerank APIs come from the same providers as embedding APIs. */
-export const RERANKER_PROVIDER_TYPES = EMBEDDER_PROVIDER_TYPES
+/** Rerank APIs come from the same providers as embedding APIs (no local reranker runs in memsvc). */
+export const RERANKER_PROVIDER_TYPES = HTTP_EMBEDDING_PROVIDER_TYPES
 export const MODALITIES = ['TEXT', 'IMAGE', 'AUDIO', 'VIDEO'] as const
 export const DISTRIBUTION_TYPES = ['DENSE', 'SPARSE'] as const
 export const CREDENTIAL_KINDS = ['API_KEY', 'CLOUD_ADC', 'NONE'] as const
@@ -33,10 +39,18 @@ export type CredentialKind = (typeof CREDENTIAL_KINDS)[number]
 export const INT32_MAX = 2_147_483_647
 
 /**
+ * A LOCAL embedder calls no endpoint: its registration stores and answers these in the
+ * endpointUrl and apiPath fields every registration has, and a request may give them only as they are.
+ */
+export const LOCAL_ENDPOINT_URL = 'local://in-process'
+export const LOCAL_API_PATH = '/'
+
+/**
  * Where an embedder's provider serves embeddings when the registration names no path:
- * VENDORD /v2/embed, TEI /embed, all others /embeddings.
+ * VENDORD /v2/embed, TEI /embed, LOCAL none, all others /embeddings.
  */
 export function defaultEmbedderApiPath(providerType: string): string {
+  if (providerType === LOCAL_PROVIDER_TYPE) return LOCAL_API_PATH
   if (providerType === 'VENDORD') return '/v2/embed'
   if (providerType === 'TEI') return '/embed'
   return '/embeddings'

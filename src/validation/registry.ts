@@ -27,6 +27,9 @@ import {
   EMBEDDER_PROVIDER_TYPES,
   INT32_MAX,
   LLM_PROVIDER_TYPES,
+  LOCAL_API_PATH,
+  LOCAL_ENDPOINT_URL,
+  LOCAL_PROVIDER_TYPE,
   MODALITIES,
   RERANKER_PROVIDER_TYPES,
 } from './registry-values.js'
@@ -288,21 +291,99 @@ function updateRegistrationSchema<
   )
 }
 
+/** An embedder's endpoint: an http(s) URL, or the fixed value a LOCAL embedder answers with (a GET's body sent back). */
+const embedderEndpointSchema = v.pipe(
+  textSchema(),
+  v.maxLength(MAX_URL_LENGTH, `at most ${MAX_URL_LENGTH} characters`),
+  v.check((text) => text === LOCAL_ENDPOINT_URL || isHttpUrl(text), 'must be an http or https URL'),
+  v.check(
+    (text) => text === LOCAL_ENDPOINT_URL || hasNoUserInfo(text),
+    'must not carry a user name or password; use credentials',
+  ),
+)
+
 const embedderFields = v.strictObject({
   ...registrationFields(EMBEDDER_PROVIDER_TYPES),
+  endpointUrl: embedderEndpointSchema,
   dimensionality: positiveInt32,
   distributionType: oneOf(DISTRIBUTION_TYPES),
   maxSequenceLength: positiveInt32,
   ...trailingRegistrationFields,
 })
 
-export const createEmbedderSchema = v.strictObject({
+/** What a LOCAL embedder's registration may say about the provider it does not call, and why. */
+export const LOCAL_EMBEDDER_RULES = {
+  endpointUrl: `a LOCAL embedder runs inside memsvc and calls no endpoint: leave it out (it is answered as ${LOCAL_ENDPOINT_URL})`,
+  apiPath: `a LOCAL embedder calls no API path: leave it out (it is answered as ${LOCAL_API_PATH})`,
+  credentials: 'a LOCAL embedder calls no provider: leave credentials out, or give kind NONE',
+  distributionType: 'a LOCAL embedder returns dense vectors: DENSE or leave it out',
+} as const
+
+interface EmbedderProviderFields {
+  providerType?: string
+  endpointUrl?: string
+  apiPath?: string
+  credentials?: { kind: string }
+  distributionType?: string
+}
+
+/** The provider fields of a LOCAL embedder's request that say something other than what a LOCAL embedder is. */
+export function localEmbedderConflicts(request: EmbedderProviderFields): Array<keyof typeof LOCAL_EMBEDDER_RULES> {
+  const conflicts: Array<keyof typeof LOCAL_EMBEDDER_RULES> = []
+  if (request.endpointUrl !== undefined && request.endpointUrl !== LOCAL_ENDPOINT_URL) conflicts.push('endpointUrl')
+  if (request.apiPath !== undefined && request.apiPath !== LOCAL_API_PATH) conflicts.push('apiPath')
+  if (request.credentials !== undefined && request.credentials.kind !== 'NONE') conflicts.push('credentials')
+  if (request.distributionType !== undefined && request.distributionType !== 'DENSE') conflicts.push('distributionType')
+  return conflicts
+}
+
+const isLocal = (request: EmbedderProviderFields) => request.providerType === LOCAL_PROVIDER_TYPE
+
+const createEmbedderFields = v.strictObject({
   embedderId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
-  ...v.partial(embedderFields, [...OPTIONAL_ON_CREATE, 'maxSequenceLength']).entries,
+  ...v.partial(embedderFields, [...OPTIONAL_ON_CREATE, 'maxSequenceLength', 'endpointUrl', 'dimensionality']).entries,
   distributionType: v.optional(oneOf(DISTRIBUTION_TYPES), 'DENSE'),
   credentials: v.optional(createCredentialsSchema),
 })
+type CreateEmbedderFields = v.InferOutput<typeof createEmbedderFields>
+
+/** A rule over the whole request whose issue names one field. */
+const embedderRule = (
+  field: keyof CreateEmbedderFields & string,
+  holds: (request: CreateEmbedderFields) => boolean,
+  message: string,
+) =>
+  v.forward<CreateEmbedderFields, v.CheckIssue<CreateEmbedderFields>, [typeof field]>(v.check(holds, message), [field])
+
+const localRule = (field: keyof typeof LOCAL_EMBEDDER_RULES) =>
+  embedderRule(
+    field,
+    (request) => !isLocal(request) || !localEmbedderConflicts(request).includes(field),
+    LOCAL_EMBEDDER_RULES[field],
+  )
+
+/**
+ * An HTTP embedder needs its endpoint and dimensionality. A LOCAL embedder runs a model in
+ * memsvc: it has no endpoint, path or credential, and its dimensionality is the model's
+ * (filled in from the model when left out; src/domain/local-embedders.ts checks it).
+ */
+export const createEmbedderSchema = v.pipe(
+  createEmbedderFields,
+  embedderRule('endpointUrl', (request) => isLocal(request) || request.endpointUrl !== undefined, 'is required'),
+  embedderRule(
+    'endpointUrl',
+    (request) => isLocal(request) || request.endpointUrl !== LOCAL_ENDPOINT_URL,
+    'must be an http or https URL',
+  ),
+  embedderRule('dimensionality', (request) => isLocal(request) || request.dimensionality !== undefined, 'is required'),
+  localRule('endpointUrl'),
+  localRule('apiPath'),
+  localRule('credentials'),
+  localRule('distributionType'),
+  // The rules above leave an HTTP embedder's endpoint given: only a LOCAL one's is filled in.
+  v.transform((request) => ({ ...request, endpointUrl: request.endpointUrl ?? LOCAL_ENDPOINT_URL })),
+)
 
 export const updateEmbedderSchema = updateRegistrationSchema(embedderFields)
 

@@ -3,6 +3,7 @@
 // person's session: initialise, sign in, work with keys, debug mode, registries (embedders,
 // LLMs, rerankers), users, and drain last (it takes the server out of service).
 import fs from 'node:fs'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   chromiumAvailable,
@@ -14,6 +15,7 @@ import {
 } from '../support/browser.js'
 import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
 import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
+import { writeTinyEmbeddingModel } from '../support/tiny-embedding-model.js'
 
 const START_TIMEOUT_MS = 60_000
 const SCREENSHOT_DIR = process.env.MEMSVC_SCREENSHOT_DIR ?? '/tmp'
@@ -392,6 +394,34 @@ describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built exe
       .click()
     await expect.poll(() => row.count()).toBe(0)
     expect((await api('GET', `/v1/embedders/${id}`, rootKey)).status).toBe(404)
+  })
+
+  it('embedders: a LOCAL model needs only a name and a model; no endpoint, credentials or dimensionality to give', async () => {
+    // A model in the server's data directory, found by name (test/support/tiny-embedding-model.ts).
+    writeTinyEmbeddingModel({ dir: path.join(sandbox.dir, 'data', 'models', 'tiny') })
+    await goTo('Embedders')
+    await page.getByRole('link', { name: 'Register an embedder' }).click()
+    const form = page.locator('form.registry-form')
+    await form.waitFor()
+    await form.getByLabel(labelled('Provider type')).selectOption('LOCAL')
+    expect(await form.getByLabel(labelled('Endpoint URL')).isVisible()).toBe(false)
+    expect(await form.getByRole('radio', { name: 'Inline API key' }).isVisible()).toBe(false)
+    expect(
+      await form.getByLabel(labelled('Dimensionality')).evaluate((input) => (input as HTMLInputElement).required),
+    ).toBe(false)
+    await form.getByLabel(labelled('Display name')).fill('tiny in memsvc')
+    await form.getByLabel(labelled('Model identifier')).fill('tiny')
+    await form.getByRole('button', { name: 'Register embedder', exact: true }).click()
+    await expect.poll(() => page.locator('h2.page-title').textContent()).toBe('tiny in memsvc')
+    const id = decodeURIComponent(new URL(page.url()).hash.split('/')[2]!)
+    const stored = JSON.parse((await api('GET', `/v1/embedders/${id}`, rootKey)).body)
+    expect(stored).toMatchObject({
+      providerType: 'LOCAL',
+      endpointUrl: 'local://in-process',
+      dimensionality: 32,
+      credentials: { kind: 'NONE' },
+    })
+    expect((await api('DELETE', `/v1/embedders/${id}`, rootKey)).status).toBe(204)
   })
 
   it('LLMs: capability toggles, sampling ranges as input limits, errors next to their fields, registered', async () => {

@@ -57,6 +57,18 @@ describe('npm run release', { timeout: TEST_TIMEOUT_MS }, () => {
       `${top}memsvc`,
       `${top}memsvc.env.example`,
       `${top}memsvc.service`,
+      // The default model the build converts (scripts/default-model), with its licence and notice.
+      `${top}models/`,
+      `${top}models/use-lite-512/`,
+      `${top}models/use-lite-512/1_Pooling/`,
+      `${top}models/use-lite-512/1_Pooling/config.json`,
+      `${top}models/use-lite-512/LICENSE`,
+      `${top}models/use-lite-512/NOTICE`,
+      `${top}models/use-lite-512/config.json`,
+      `${top}models/use-lite-512/model.onnx`,
+      `${top}models/use-lite-512/modules.json`,
+      `${top}models/use-lite-512/tokenizer.json`,
+      `${top}models/use-lite-512/tokenizer_config.json`,
     ])
     const check = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: RELEASE_DIR, encoding: 'utf8' })
     expect(check.status, check.stderr).toBe(0)

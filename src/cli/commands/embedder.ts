@@ -14,12 +14,12 @@ import { type RegistryKind, registryCommand } from './registry-command.js'
 
 const SETTINGS: Setting[] = [
   ...COMMON_SETTINGS,
-  apiPathSetting('by provider: VENDORD /v2/embed, TEI /embed, others /embeddings'),
+  apiPathSetting('by provider: VENDORD /v2/embed, TEI /embed, others /embeddings; LOCAL has none'),
   {
     flag: 'dimensionality',
     field: 'dimensionality',
     kind: 'int',
-    describe: 'Output vector dimensions (required on create)',
+    describe: "Output vector dimensions (required on create; LOCAL: the model's, when left out)",
   },
   {
     flag: 'distribution-type',
@@ -69,6 +69,10 @@ export const EMBEDDER_KIND: RegistryKind<Embedder> = {
         '$0 embedder create --display-name "Hosted large" --provider-type VENDORA --endpoint-url https://api.vendora.example/v1 ' +
           '--model-identifier embed-large --dimensionality 1536 --api-key-secret-file key.txt --label env=prod',
         'a hosted model with an API key',
+      ],
+      [
+        '$0 embedder create --display-name "MiniLM in memsvc" --provider-type LOCAL --model-identifier all-MiniLM-L6-v2',
+        'a model run inside memsvc (see "memsvc model list"): no endpoint, no credentials, dimensions from the model',
       ],
     ],
     list: [

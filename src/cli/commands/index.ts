@@ -5,6 +5,7 @@ import { embedderCommand } from './embedder.js'
 import { initCommand } from './init.js'
 import { llmCommand } from './llm.js'
 import { memoryCommand } from './memory.js'
+import { modelCommand } from './model.js'
 import { rerankerCommand } from './reranker.js'
 import { spaceCommand } from './space.js'
 import { systemCommand } from './system.js'
@@ -20,6 +21,7 @@ const COMMANDS = [
   rerankerCommand,
   spaceCommand,
   memoryCommand,
+  modelCommand,
   userCommand,
   systemCommand,
   upgradeCommand,

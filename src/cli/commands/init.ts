@@ -2,6 +2,7 @@
 // this user's config file; pins a self-signed certificate on first use.
 import { type ChannelCredentials, credentials } from '@grpc/grpc-js'
 import type { Argv } from 'yargs'
+import { type Embedder, Embedder_ProviderType } from '../../generated/memsvc/v1/embedders.js'
 import { API_KEY_ENV, type ClientSettings } from '../client-settings.js'
 import { type Args, clientHandler, withClientOptions } from '../command.js'
 import { backUpConfig, type ClientConfig, writeConfig } from '../config-file.js'
@@ -77,6 +78,22 @@ function saveConfig(settings: ClientSettings, config: ClientConfig): void {
   writeConfig(config, settings.configPath)
 }
 
+/**
+ * The LOCAL embedders the server registered at init, one for each model it found (its
+ * data directory's models/ and the bundled ones): spaces created without embedders use them.
+ */
+async function localEmbedders(settings: ClientSettings, trust: Trust, rootApiKey: string): Promise<Embedder[]> {
+  const connection = await Connection.openWithKey(settings, trust.credentials, rootApiKey)
+  try {
+    const page = await connection.run((api) =>
+      api.embedders.list({ providerType: Embedder_ProviderType.LOCAL, labelFilter: {} }),
+    )
+    return page.embedders
+  } finally {
+    connection.close()
+  }
+}
+
 const init = clientHandler(async (argv: Args, settings) => {
   const repin = argv.repin === true
   const trust = await establishTrust(settings, repin)
@@ -95,6 +112,11 @@ const init = clientHandler(async (argv: Args, settings) => {
       }
       saveConfig(settings, config)
       announcePin(settings, trust)
+      const local = await localEmbedders(settings, trust, response.rootApiKey)
+      const localLines = local.map((embedder): [string, string] => [
+        'local embedder',
+        `${embedder.modelIdentifier}: ${embedder.dimensionality} dimensions, id ${embedder.embedderId}`,
+      ])
       print(settings.output, {
         json: {
           ...config,
@@ -102,6 +124,11 @@ const init = clientHandler(async (argv: Args, settings) => {
           rootApiKey: response.rootApiKey,
           apiKey: undefined,
           configFile: settings.configPath,
+          localEmbedders: local.map(({ embedderId, modelIdentifier, dimensionality }) => ({
+            embedderId,
+            modelIdentifier,
+            dimensionality,
+          })),
         },
         text: () =>
           `Initialised ${settings.server.url}. This is the root administrator's API key; it is shown only this once:\n\n` +
@@ -110,7 +137,11 @@ const init = clientHandler(async (argv: Args, settings) => {
             ['user id', response.userId],
             ['connection', describeTrust({ ...settings, pin: trust.pin })],
             ['saved in', `${settings.configPath} (mode 0600)`],
+            ...localLines,
           ]) +
+          (local.length > 0
+            ? '\nSpaces created without --embedder use the local embedder: memsvc space create --name notes\n'
+            : '') +
           '\nNext: memsvc apikey create --label purpose=app   (keep the root key for administration)\n',
       })
       return

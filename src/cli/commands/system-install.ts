@@ -2,7 +2,7 @@
 // executable up as a systemd service, or take it away again.
 import fs from 'node:fs'
 import path from 'node:path'
-import { LICENSES_DIR } from '../../install/releases.js'
+import { LICENSES_DIR, MODELS_DIR } from '../../install/releases.js'
 import {
   DEFAULT_GRPC_PORT,
   DEFAULT_PREFIX,
@@ -74,6 +74,12 @@ function absolute(flag: string, value: unknown): string {
 const optionalPort = (value: unknown, flag: string) =>
   value === undefined ? undefined : parseInteger(value, flag, { min: 1, max: MAX_PORT })
 
+/** The models bundled beside the executable (a release made with --model), installed with it. */
+function bundledModels(): string | undefined {
+  const models = path.join(installDir, MODELS_DIR)
+  return fs.existsSync(models) ? models : undefined
+}
+
 const install = plainHandler(async (argv: Args) => {
   if (!isStandalone)
     throw badInput(
@@ -95,7 +101,7 @@ const install = plainHandler(async (argv: Args) => {
     debug: argv.debug === true,
     dryRun,
     version: VERSION,
-    files: { executable: process.execPath, licenses },
+    files: { executable: process.execPath, licenses, models: bundledModels() },
   })
   runSteps(steps, dryRun, (line) => process.stdout.write(`${line}\n`))
   for (const line of notes) note(`note: ${line}`)

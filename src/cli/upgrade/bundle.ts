@@ -12,6 +12,7 @@ import {
   EXECUTABLE_NAME,
   installedPrefixOf,
   LICENSES_DIR,
+  MODELS_DIR,
   type ReleaseFiles,
 } from '../../install/releases.js'
 import { CliError, EXIT_FAILED } from '../exit-codes.js'
@@ -32,9 +33,14 @@ export async function unpackBundle(tarball: string): Promise<Unpacked> {
     // tar is on every Linux host; the bundle was checked against its SHA-256 before this.
     execFileSync('tar', ['-xzf', tarball, '-C', dir, '--no-same-owner'], { stdio: ['ignore', 'ignore', 'pipe'] })
     const [top, ...others] = fs.readdirSync(dir)
+    const models = top ? path.join(dir, top, MODELS_DIR) : undefined
     const files =
       top && others.length === 0
-        ? { executable: path.join(dir, top, EXECUTABLE_NAME), licenses: path.join(dir, top, LICENSES_DIR) }
+        ? {
+            executable: path.join(dir, top, EXECUTABLE_NAME),
+            licenses: path.join(dir, top, LICENSES_DIR),
+            models: models && fs.existsSync(models) ? models : undefined,
+          }
         : undefined
     if (!files || !fs.existsSync(files.executable) || !fs.existsSync(files.licenses)) {
       throw new CliError(

@@ -1,3 +1,4 @@
+import type { Queryable } from '../database.js'
 import { type RegistrationRow, registrationTable } from './registration-table.js'
 
 export interface EmbedderRow extends RegistrationRow {
@@ -16,3 +17,21 @@ export const embeddersTable = registrationTable<EmbedderRow, (typeof EMBEDDER_MU
   EMBEDDER_MUTABLE_COLUMNS,
   [],
 )
+
+/**
+ * The oldest embedder of `providerType` carrying `label` that a space of `ownerId` may use:
+ * the owner's own first, then (when the owner may use any embedder) anyone's.
+ */
+export async function findLabelledEmbedderId(
+  sql: Queryable,
+  filter: { ownerId: string; ownerMayUseAny: boolean; providerType: string; label: Record<string, string> },
+): Promise<string | undefined> {
+  const [row] = await sql<Array<{ id: string }>>`
+    select id from embedders
+    where provider_type = ${filter.providerType} and labels @> ${sql.json(filter.label)}
+      and distribution_type = 'DENSE'
+      and (owner_id = ${filter.ownerId} or ${filter.ownerMayUseAny})
+    order by owner_id = ${filter.ownerId} desc, created_at, id
+    limit 1`
+  return row?.id
+}

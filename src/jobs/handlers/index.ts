@@ -1,4 +1,5 @@
 import type { EmbeddingPolicy } from '../../providers/embed.js'
+import type { LocalModels } from '../../providers/local/local-models.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import type { JobProcessor } from '../job-processor.js'
 import { apiKeyUsageJob } from './api-key-usage.js'
@@ -19,11 +20,12 @@ export interface JobTuning {
 export function registerJobHandlers(
   jobs: JobProcessor,
   secrets: SecretBox,
+  localModels: LocalModels,
   tuning: JobTuning = {},
   spaceChanged: (spaceId: string) => void = () => {},
 ): void {
   jobs.register(apiKeyUsageJob(jobs.sql))
-  jobs.register(modelProbeJob(jobs.sql, secrets, tuning.probeTimeoutMs))
+  jobs.register(modelProbeJob(jobs.sql, secrets, localModels, tuning.probeTimeoutMs))
   const memoryDependencies: MemoryJobDependencies = {
     sql: jobs.sql,
     secrets: () => secrets,
@@ -33,6 +35,7 @@ export function registerJobHandlers(
     // Ingest and back-fill call the same embedders: a stall one of them meets holds for both.
     providerCalls: providerCallsFor(tuning.embeddingPolicy),
     spaceChanged,
+    localModels,
   }
   jobs.register(memoryIngestJob(memoryDependencies))
   jobs.register(spaceBackfillJob(memoryDependencies))

@@ -4,7 +4,7 @@ import { chunkTextInTurns } from '../../chunking/chunk-text.js'
 import type { ChunkingConfig } from '../../chunking/chunking-config.js'
 import { conflictOf } from '../../db/conflicts.js'
 import type { Sql } from '../../db/database.js'
-import type { ChunkVector, NewChunk } from '../../db/sql/chunks.js'
+import type { ChunkVector, EmbeddingTruncation, NewChunk } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
 import type { MemoryRow } from '../../db/sql/memories.js'
 import * as memoriesSql from '../../db/sql/memories.js'
@@ -24,8 +24,9 @@ import {
   type EmbeddingCall,
   EmbeddingError,
   type EmbeddingPolicy,
-  embedTexts,
+  embedTextsReportingTruncation,
 } from '../../providers/embed.js'
+import type { LocalModels } from '../../providers/local/local-models.js'
 import { ProviderCalls } from '../../providers/provider-calls.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
@@ -54,6 +55,8 @@ export interface MemoryJobDependencies {
   providerCalls?: ProviderCalls
   /** Told after a write to a space's embedder rows commits (the server's space rows cache). */
   spaceChanged?: (spaceId: string) => void
+  /** The server's local models, for LOCAL embedders. */
+  localModels?: LocalModels
 }
 
 interface MemoryMetrics {
@@ -117,6 +120,7 @@ function embeddingCall(deps: EmbeddingDependencies, metrics: MemoryMetrics, targ
     policy: { ...DEFAULT_EMBEDDING_POLICY, ...deps.policy },
     providerCalls: deps.providerCalls,
     maxVectorValue: MAX_INDEXED_VECTOR_VALUE,
+    localModels: deps.localModels,
     observe: (outcome, seconds) => {
       metrics.requests.inc({ provider_type: providerType, outcome })
       metrics.latency.observe({ provider_type: providerType }, seconds)
@@ -131,20 +135,30 @@ async function findEmbedderTarget(sql: Sql, embedderId: string): Promise<Provide
   return target
 }
 
+/**
+ * Every chunk's vector from each embedder, and the chunks an embedder cut to its token limit
+ * (by chunk id: which embedders, and how many tokens they kept).
+ */
 async function embedWithEach(
   deps: EmbeddingDependencies,
   metrics: MemoryMetrics,
   targets: ProviderTargetRow[],
   chunkIds: string[],
   texts: string[],
-): Promise<ChunkVector[]> {
+): Promise<{ vectors: ChunkVector[]; truncations: Map<string, EmbeddingTruncation> }> {
   const vectors: ChunkVector[] = []
+  const truncations = new Map<string, EmbeddingTruncation>()
   for (const target of targets) {
-    const embeddings = await embedTexts(embeddingCall(deps, metrics, target), texts)
-    for (const [index, embedding] of embeddings.entries())
+    const embedded = await embedTextsReportingTruncation(embeddingCall(deps, metrics, target), texts)
+    for (const [index, embedding] of embedded.vectors.entries())
       vectors.push({ chunkId: chunkIds[index]!, embedderId: target.id, embedding })
+    for (const [index, truncation] of embedded.truncations.entries()) {
+      if (!truncation) continue
+      const chunkId = chunkIds[index]!
+      truncations.set(chunkId, { ...truncations.get(chunkId), [target.id]: truncation })
+    }
   }
-  return vectors
+  return { vectors, truncations }
 }
 
 /** One memory of an ingest run, chunked, and the run's jobs that named it. */
@@ -258,13 +272,15 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
     const chunks = group.flatMap((item) => item.chunks)
     let vectors: ChunkVector[]
     try {
-      vectors = await embedWithEach(
+      const embedded = await embedWithEach(
         deps,
         metrics,
         targets,
         chunks.map((chunk) => chunk.id),
         chunks.map((chunk) => chunk.text),
       )
+      vectors = embedded.vectors
+      for (const chunk of chunks) chunk.embedding_truncation = embedded.truncations.get(chunk.id) ?? null
     } catch (error) {
       if (group.length > 1 && error instanceof EmbeddingError && error.permanent && error.refused === 'request') {
         // The provider may refuse one input of many: each memory alone finds which.
@@ -389,7 +405,7 @@ export function spaceBackfillJob(given: MemoryJobDependencies): JobHandler<Space
       try {
         for (const memoryId of memoryIds) {
           const chunks = await chunksSql.listChunks(deps.sql, memoryId)
-          const vectors = await embedWithEach(
+          const { vectors, truncations } = await embedWithEach(
             deps,
             metrics,
             [await findEmbedderTarget(deps.sql, embedderId)],
@@ -397,7 +413,10 @@ export function spaceBackfillJob(given: MemoryJobDependencies): JobHandler<Space
             chunks.map((chunk) => chunk.text),
           )
           try {
-            await deps.sql.begin((tx) => chunksSql.insertVectors(tx, memoryId, spaceId, vectors))
+            await deps.sql.begin(async (tx) => {
+              await chunksSql.insertVectors(tx, memoryId, spaceId, vectors)
+              await chunksSql.recordTruncations(tx, truncations)
+            })
           } catch (error) {
             // The memory was deleted or re-chunked meanwhile: its own ingest covers this embedder.
             if (conflictOf(error) !== 'missing-reference') throw error

@@ -7,15 +7,19 @@ import { probeTable } from '../../domain/probes.js'
 import { openProviderAccess } from '../../domain/registered-providers.js'
 import { UnsupportedCredentialError } from '../../providers/credentials.js'
 import { postJson } from '../../providers/http.js'
+import type { LocalModels } from '../../providers/local/local-models.js'
+import { LocalModelError } from '../../providers/local/model-directory.js'
 import {
   chatProbeRequest,
   embeddingProbeRequest,
   firstEmbedding,
   looksLikeChatCompletion,
+  PROBE_INPUT,
   rerankProbeRequest,
   rerankScores,
 } from '../../providers/protocol.js'
 import type { SecretBox } from '../../secrets/secret-box.js'
+import { LOCAL_PROVIDER_TYPE } from '../../validation/registry-values.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000
@@ -33,15 +37,29 @@ class ProbeFailure extends Error {
 }
 
 /**
+ * A LOCAL embedder's probe: its model is loaded (by an inference thread, if none holds it
+ * yet) and embeds the probe input. A model that is gone or cannot be used is not retried.
+ */
+async function probeLocalModel(localModels: LocalModels, modelIdentifier: string): Promise<unknown> {
+  try {
+    return (await localModels.embed(modelIdentifier, [PROBE_INPUT], 'query')).vectors
+  } catch (error) {
+    if (error instanceof LocalModelError) throw new ProbeFailure(error.message, true)
+    throw error
+  }
+}
+
+/**
  * Calls the provider the way memsvc will use it (the embedding path with a short
  * input, the rerank path with one document, or the chat path asking for one token) with the stored credentials, and
- * records status, latency and error on the registration. A failed call fails the
- * job, so it is retried with backoff; a dimensionality mismatch is recorded and
- * not retried, since calling again cannot change it.
+ * records status, latency and error on the registration; a LOCAL embedder's model embeds the same input in
+ * this process. A failed call fails the job, so it is retried with backoff; a dimensionality mismatch is
+ * recorded and not retried, since calling again cannot change it.
  */
 export function modelProbeJob(
   sql: Sql,
   secrets: SecretBox,
+  localModels: LocalModels,
   timeoutMs = DEFAULT_PROBE_TIMEOUT_MS,
 ): JobHandler<ModelProbePayload> {
   return {
@@ -62,13 +80,17 @@ export function modelProbeJob(
           apiPath: target.api_path,
           modelIdentifier: target.model_identifier,
         }
-        const request =
-          resource === 'EMBEDDER'
+        const local = resource === 'EMBEDDER' && target.provider_type === LOCAL_PROVIDER_TYPE
+        const request = local
+          ? undefined
+          : resource === 'EMBEDDER'
             ? embeddingProbeRequest(subject, credential)
             : resource === 'RERANKER'
               ? rerankProbeRequest(subject, credential)
               : chatProbeRequest(subject, credential)
-        const body = await postJson(request, { timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, redact })
+        const body = request
+          ? await postJson(request, { timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, redact })
+          : await probeLocalModel(localModels, target.model_identifier)
         if (resource === 'EMBEDDER') {
           const vector = firstEmbedding(body)
           if (!vector) throw new ProbeFailure('the response carries no embedding vector')

@@ -1,7 +1,7 @@
 // An embedder's own fields: dimensionality, distribution type, max sequence length.
 import { h } from '../../dom.js'
 import { type FormErrors, field, select } from '../../forms.js'
-import { DISTRIBUTION_TYPES, INT32_MAX } from '../../registry-kinds.js'
+import { DISTRIBUTION_TYPES, INT32_MAX, LOCAL_PROVIDER_TYPE } from '../../registry-kinds.js'
 import type { Registration } from '../../types.js'
 import { type FieldMakers, type KindFields, numberOrUndefined, str } from './form-parts.js'
 
@@ -38,6 +38,12 @@ export function embedderFields(
       modalities,
     ],
     sections: [],
+    providerChanged(provider) {
+      // A LOCAL embedder's dimensionality and token limit are its model's when left empty.
+      const local = provider === LOCAL_PROVIDER_TYPE
+      dimensionality.control.required = !local
+      dimensionality.wrapper.querySelector('.required')?.toggleAttribute('hidden', local)
+    },
     collect(value) {
       value.dimensionality = numberOrUndefined(dimensionality.control)
       value.distributionType = distributionType.control.value

@@ -63,6 +63,8 @@ export interface KindFields {
   /** Sections after "Model". */
   sections: Child[]
   collect(value: FormValue): void
+  /** Told the provider type when the form opens and whenever it changes (a LOCAL embedder has no required dimensionality). */
+  providerChanged?(provider: string): void
 }
 
 /** Makes a kind's own fields; `modalities` is the shared modality group, placed where the kind wants it. */

@@ -17,7 +17,7 @@ import {
   select,
   textarea,
 } from '../../forms.js'
-import { endpointPlaceholder, MODALITIES, type RegistryKind } from '../../registry-kinds.js'
+import { endpointPlaceholder, LOCAL_PROVIDER_TYPE, MODALITIES, type RegistryKind } from '../../registry-kinds.js'
 import type { PageContext, Registration } from '../../types.js'
 import { setBusy } from '../../ui.js'
 import { credentialsSection } from './fields-credentials.js'
@@ -153,6 +153,26 @@ export function buildForm(
   )
   const own = OWN_FIELDS[kind.kind](errors, make, initial, modalities)
   const credentials = credentialsSection(errors, make, initial)
+  const endpointSection = h(
+    'fieldset',
+    { class: 'form-section' },
+    h('legend', null, 'Endpoint'),
+    endpointUrl.wrapper,
+    h('div', { class: 'row' }, apiPath.wrapper, monitoringEndpoint.wrapper),
+  )
+  // A LOCAL embedder runs its model inside memsvc: no endpoint, path or credentials to give.
+  const isLocal = () => providerType.control.value === LOCAL_PROVIDER_TYPE
+  const followLocal = () => {
+    endpointSection.hidden = isLocal()
+    credentials.section.hidden = isLocal()
+    endpointUrl.control.required = !isLocal()
+    modelIdentifier.control.placeholder = isLocal()
+      ? 'a model directory name (memsvc model list)'
+      : MODEL_PLACEHOLDERS[kind.kind]
+    own.providerChanged?.(providerType.control.value)
+  }
+  providerType.control.addEventListener('change', followLocal)
+  followLocal()
 
   // ---- labels, ownership, id
   const labels = field(
@@ -194,6 +214,11 @@ export function buildForm(
       }
       own.collect(value)
       value.credentials = credentials.collect()
+      if (isLocal()) {
+        value.endpointUrl = undefined
+        value.apiPath = undefined
+        value.credentials = undefined
+      }
       if (ownerId?.control.value.trim()) value.ownerId = ownerId.control.value.trim()
       if (clientId?.control.value.trim()) value[kind.idField] = clientId.control.value.trim()
       return { value, violations }
@@ -224,13 +249,7 @@ export function buildForm(
       h('div', { class: 'row' }, modelIdentifier.wrapper, version.wrapper),
       description.wrapper,
     ),
-    h(
-      'fieldset',
-      { class: 'form-section' },
-      h('legend', null, 'Endpoint'),
-      endpointUrl.wrapper,
-      h('div', { class: 'row' }, apiPath.wrapper, monitoringEndpoint.wrapper),
-    ),
+    endpointSection,
     h('fieldset', { class: 'form-section' }, h('legend', null, 'Model'), own.modelFields),
     own.sections,
     credentials.section,
