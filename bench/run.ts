@@ -85,6 +85,7 @@ async function main(): Promise<void> {
   if (options.memory) return runMemoryBench(options)
   if (options.scale) return runModeBench(options, (await import('./scenarios/scale.js')).scaleMode)
   if (options.processes) return runModeBench(options, (await import('./scenarios/processes.js')).processesMode)
+  if (options.local) return runModeBench(options, (await import('./scenarios/local-memory.js')).localMode)
   requireTools()
   const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
   const startedAt = new Date().toISOString()
@@ -354,7 +355,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
  * writes results/<prefix>latest.md.
  */
 async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<void> {
-  requireTools()
+  if (mode.usesWrk) requireTools()
   const startedAt = new Date().toISOString()
   const before = machineLoad()
   const description = mode.describe(options)
@@ -381,7 +382,7 @@ async function runModeBench(options: BenchOptions, mode: BenchMode): Promise<voi
       rows: result.rows,
       extra: result.extra,
       printExtra: true,
-      versions: { wrk: toolVersion('wrk', ['-v']) },
+      versions: mode.usesWrk ? { wrk: toolVersion('wrk', ['-v']) } : {},
       prefix: mode.prefix,
       outDir: options.outDir,
     })

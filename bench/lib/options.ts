@@ -74,6 +74,10 @@ export interface BenchOptions {
   processes: boolean
   /** memsvc processes at each step of the processes benchmark, ascending, starting at 1. */
   processCounts: number[]
+  /** Run the local benchmark (bench/scenarios/local-memory.ts): LOCAL embedder and keyword-only memory. */
+  local: boolean
+  /** The model directory it measures; absent: the first under dist/models. */
+  localModel?: string
 }
 
 const USAGE = `npm run bench -- [options]
@@ -92,6 +96,9 @@ const USAGE = `npm run bench -- [options]
   --scale-sizes a,b     api_keys rows at each size (default ${FULL_SCALE_SIZES.join(',')}; --quick: ${QUICK_SCALE_SIZES.join(',')})
   --processes           the processes benchmark instead (1, 2, 4 memsvc processes behind nginx)
   --process-counts a,b  processes at each step, starting at 1 (default ${FULL_PROCESS_COUNTS.join(',')}; --quick: ${QUICK_PROCESS_COUNTS.join(',')})
+  --local               the local benchmark instead (LOCAL embedder, /users/me during its ingest,
+                        keyword-only retrieval over --memory-chunks chunks, RSS and sizes)
+  --local-model DIR     the model it measures (default: the first under dist/models)
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -116,6 +123,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       processes: { type: 'boolean', default: false },
       'process-counts': { type: 'string' },
       'pool-max': { type: 'string' },
+      local: { type: 'boolean', default: false },
+      'local-model': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -173,6 +182,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     scaleSizes: ascendingList('scale-sizes', values['scale-sizes'], quick ? QUICK_SCALE_SIZES : FULL_SCALE_SIZES, 100),
     processes: values.processes!,
     processCounts,
+    local: values.local!,
+    localModel: values['local-model'] === undefined ? undefined : path.resolve(values['local-model']),
   }
 }
 

@@ -92,7 +92,13 @@ export interface MemoryBenchDetails {
   notes: string[]
 }
 
-async function call<T>(restUrl: string, method: string, urlPath: string, key: string, body?: unknown): Promise<T> {
+export async function call<T>(
+  restUrl: string,
+  method: string,
+  urlPath: string,
+  key: string,
+  body?: unknown,
+): Promise<T> {
   const response = await fetch(`${restUrl}${urlPath}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -254,8 +260,8 @@ async function batchedFloorIngest(
  * memsvc ingests chunks [0, count) through REST batch create, keeping INGEST_WINDOW
  * memories in flight, and reports the chunks per second of each tenth (by completion time).
  */
-async function productIngest(
-  context: MemoryBenchContext,
+export async function productIngest(
+  context: Pick<MemoryBenchContext, 'server' | 'userKey'>,
   sql: postgres.Sql,
   corpus: MemoryCorpus,
   spaceId: string,
@@ -341,13 +347,14 @@ export interface LoadRun {
 
 const US_PER_SECOND = 1_000_000
 
-/** RETRIEVAL_CONCURRENCY clients send queries round-robin for `seconds`; `serverPid` is memsvc's when it is the side measured. */
-async function closedLoop(
+/** `clients` send queries round-robin for `seconds`; `serverPid` is memsvc's when it is the side measured. */
+export async function closedLoop(
   database: postgres.Sql,
   seconds: number,
   queries: number,
   send: (index: number) => Promise<void>,
   serverPid?: number,
+  clients = RETRIEVAL_CONCURRENCY,
 ): Promise<LoadRun> {
   const latenciesUs: number[] = []
   let errors = 0
@@ -369,7 +376,7 @@ async function closedLoop(
   const databaseBefore = await backendCpuSeconds(database)
   const harnessBefore = process.cpuUsage()
   const started = performance.now()
-  await Promise.all(Array.from({ length: RETRIEVAL_CONCURRENCY }, client))
+  await Promise.all(Array.from({ length: clients }, client))
   const elapsed = (performance.now() - started) / 1000
   const harness = process.cpuUsage(harnessBefore)
   const serverAfter = serverPid === undefined ? undefined : cpuSeconds(serverPid)
@@ -452,7 +459,7 @@ async function storageSizes(sql: postgres.Sql): Promise<string> {
   return `storage after the ingest: chunk_vectors ${sizes!.vectors}, its HNSW index ${sizes!.hnsw}, chunks with their indexes ${sizes!.chunks}; PostgreSQL's shared_buffers ${sizes!.sharedBuffers}`
 }
 
-function ratioRow(
+export function ratioRow(
   id: string,
   measure: string,
   floor: string,

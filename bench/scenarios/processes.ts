@@ -58,6 +58,7 @@ export const processesMode: BenchMode = {
   prefix: 'processes-',
   describe: (options: BenchOptions) =>
     `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}processes, GET /v1/apikeys with ${options.processCounts.join(', ')} memsvc processes behind nginx and 1 direct; ${options.seconds} s per run after ${options.warmupSeconds} s warm-up, best of ${options.rounds} rounds; PostgreSQL pool of ${options.poolMax} connections per process (background jobs: ${BACKGROUND_POOL_MAX})`,
+  usesWrk: true,
   pinning: 'nothing pinned: wrk, nginx, the memsvc processes and PostgreSQL share every core',
   run: runProcesses,
 }

@@ -107,6 +107,7 @@ export const scaleMode: BenchMode = {
   prefix: 'scale-',
   describe: (options: BenchOptions) =>
     `${options.quick ? 'quick (smoke test; numbers are not measurements), ' : ''}scale, api_keys at ${options.scaleSizes.map(sizeLabel).join(' → ')} rows over ${OWNERS} users; ${options.seconds} s per run after ${options.warmupSeconds} s warm-up, best of ${options.rounds} rounds; PostgreSQL pool of ${options.poolMax} connections`,
+  usesWrk: true,
   pinning: canPin
     ? `wrk on core ${LOAD_CORE}, memsvc on core ${SERVER_CORE} (taskset), PostgreSQL unpinned`
     : 'not pinned (needs 2 cores and taskset)',

@@ -109,5 +109,7 @@ export interface BenchMode {
   describe(options: BenchOptions): string
   /** Which process ran on which core. */
   pinning: string
+  /** It loads the server with wrk (and so needs wrk and h2load installed). */
+  usesWrk: boolean
   run(context: ModeContext, report: ModeReport): Promise<void>
 }

@@ -247,3 +247,33 @@ describe.skipIf(reason !== undefined || !fs.existsSync('/usr/sbin/nginx'))(
     )
   },
 )
+
+const LOCAL_ROWS = ['local-embedder-throughput', 'local-keyword-retrieve', 'local-me-p99-during-ingest']
+const LOCAL_OTHER_ROWS = ['local-binary-size', 'local-rss']
+
+describe.skipIf(reason !== undefined)('local bench (npm run bench -- --local --quick)', () => {
+  it(
+    'measures the LOCAL embedder against onnxruntime-node alone, /users/me during its ingest and keyword-only retrieval',
+    async () => {
+      const { code, output } = await runHarness(['--local'])
+      expect(code, output.slice(-4000)).toBe(0)
+
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'local-latest.json'), 'utf8')) as {
+        complete: boolean
+        rows: Row[]
+      }
+      expect(report.complete).toBe(true)
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...LOCAL_ROWS, ...LOCAL_OTHER_ROWS].sort())
+      const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+      for (const row of report.rows) {
+        expect(isNumber(row.value), `${row.id}: value ${row.value}`).toBe(true)
+        if (!LOCAL_ROWS.includes(row.id)) continue
+        for (const field of ['floorValue', 'ratio', 'target'] as const)
+          expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+      }
+      const markdown = fs.readFileSync(path.join(outDir, 'local-latest.md'), 'utf8')
+      for (const row of report.rows) expect(markdown).toContain(row.measure)
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  )
+})
