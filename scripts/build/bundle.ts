@@ -151,6 +151,30 @@ export interface WorkerBundleOptions {
   outfile: string
 }
 
+/** What every bundle inside the SEA is built with. */
+function seaBundleOptions(options: { entry: string; outfile: string }) {
+  return {
+    entryPoints: [options.entry],
+    outfile: options.outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    // The SEA main script is CommonJS (Node's single executable applications run one CommonJS script); bundle() defines import.meta.url.
+    format: 'cjs',
+    // Nothing external: inside the SEA there is no node_modules to fall back on.
+    external: [],
+    // Identifiers are kept so that checkBundle() can still recognise require() and
+    // stack traces stay readable; whitespace and syntax minification do the rest.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    minifyIdentifiers: false,
+    legalComments: 'none',
+    sourcemap: false,
+    metafile: true,
+    logLevel: 'warning',
+  } satisfies esbuild.BuildOptions
+}
+
 /**
  * The inference threads' code (src/providers/local/inference-worker.ts), bundled on its own:
  * a worker thread of a SEA runs from source text (new Worker(text, {eval: true})), and only
@@ -159,20 +183,7 @@ export interface WorkerBundleOptions {
  */
 export async function bundleInferenceWorker(options: WorkerBundleOptions): Promise<BundleResult> {
   const result = await esbuild.build({
-    entryPoints: [options.entry],
-    outfile: options.outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    format: 'cjs',
-    external: [],
-    minifyWhitespace: true,
-    minifySyntax: true,
-    minifyIdentifiers: false,
-    legalComments: 'none',
-    sourcemap: false,
-    metafile: true,
-    logLevel: 'warning',
+    ...seaBundleOptions(options),
     plugins: [moduleSubstitutePlugin([ONNX_BINDING_SUBSTITUTE])],
   })
   checkExternals(result.metafile)
@@ -187,24 +198,7 @@ export async function bundleInferenceWorker(options: WorkerBundleOptions): Promi
 
 export async function bundle(options: BundleOptions): Promise<BundleResult> {
   const result = await esbuild.build({
-    entryPoints: [options.entry],
-    outfile: options.outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    // The SEA main script is CommonJS (Node's single executable applications run one CommonJS script); import.meta.url is defined below.
-    format: 'cjs',
-    // Nothing external: inside the SEA there is no node_modules to fall back on.
-    external: [],
-    // Identifiers are kept so that checkBundle() can still recognise require() and
-    // stack traces stay readable; whitespace and syntax minification do the rest.
-    minifyWhitespace: true,
-    minifySyntax: true,
-    minifyIdentifiers: false,
-    legalComments: 'none',
-    sourcemap: false,
-    metafile: true,
-    logLevel: 'warning',
+    ...seaBundleOptions(options),
     banner: { js: BANNER },
     // import() becomes a require() in a promise: Node cannot run a script with import() from the SEA's
     // code cache (scripts/build/sea.ts), and everything is in the bundle or a builtin anyway.
