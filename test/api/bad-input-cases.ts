@@ -203,6 +203,17 @@ export const BAD_INPUT_CASES: ApiCase[] = [
     input: () => ({ expiresAt: String(YEAR_10000) }),
     only: 'rest',
   },
+  // A LOCAL embedder's model is a directory found by name: a path must not reach outside the models directories.
+  ...['../../../etc', '/etc/passwd', 'models/../..', '.hidden'].map(
+    (modelIdentifier): ApiCase => ({
+      name: `createEmbedder: LOCAL model name ${JSON.stringify(modelIdentifier)} that is a path`,
+      operation: 'createEmbedder',
+      as: 'alice',
+      expect: 'INVALID_ARGUMENT',
+      field: 'modelIdentifier',
+      input: () => ({ displayName: 'local', providerType: 'LOCAL', modelIdentifier }),
+    }),
+  ),
   ...LIST_OPERATIONS.flatMap((operation) =>
     Object.entries(FORGED_PAGE_TOKENS).map(
       ([what, token]): ApiCase => ({
