@@ -19,12 +19,14 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { bundle, bundleInferenceWorker } from './scripts/build/bundle.js'
+import { bundle, bundleDocumentWorker, bundleInferenceWorker } from './scripts/build/bundle.js'
 import { bundleConsole } from './scripts/build/console.js'
 import {
   bundledPackageDirs,
   compiledInNotices,
+  compiledIntoAddonNotices,
   dedupe,
+  embeddedLicenseFileNotices,
   type Notice,
   nodeNotice,
   packageDirOf,
@@ -39,7 +41,7 @@ import { buildUwsAddon, ensureBuildTools, readUwsSources } from './scripts/build
 import { buildDefaultModel, DEFAULT_MODEL_NAME } from './scripts/default-model/default-model.js'
 import { defaultModelNotice } from './scripts/default-model/model-notice.js'
 import { patchPostgres, postgresPatchStatus } from './scripts/patch-postgres.mjs'
-import { ASSET_SOURCES } from './src/runtime/asset-manifest.js'
+import { ASSET_DIRECTORIES, ASSET_SOURCES } from './src/runtime/asset-manifest.js'
 import { openApiDocument } from './src/transport/rest/openapi/document.js'
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url))
@@ -122,8 +124,14 @@ function ensurePostgresPatched(): number {
   return changed
 }
 
+/** Every asset by key: the single files, then each embedded directory's files as `<directory>/<file name>`. */
 function absoluteAssets(): Record<string, string> {
-  return Object.fromEntries(Object.entries(ASSET_SOURCES).map(([name, file]) => [name, path.join(ROOT, file)]))
+  const assets = Object.fromEntries(Object.entries(ASSET_SOURCES).map(([name, file]) => [name, path.join(ROOT, file)]))
+  for (const [directory, source] of Object.entries(ASSET_DIRECTORIES)) {
+    for (const name of fs.readdirSync(path.join(ROOT, source)).sort())
+      assets[`${directory}/${name}`] = path.join(ROOT, source, name)
+  }
+  return assets
 }
 
 function gatherNotices(metafiles: Array<Parameters<typeof bundledPackageDirs>[0]>): Notice[] {
@@ -133,6 +141,12 @@ function gatherNotices(metafiles: Array<Parameters<typeof bundledPackageDirs>[0]
     const dir = packageDirOf(file)
     if (dir) notices.push(packageNotice(ROOT, dir, `embedded file ${name}`))
   }
+  for (const [name, source] of Object.entries(ASSET_DIRECTORIES)) {
+    const dir = packageDirOf(source)
+    if (dir) notices.push(packageNotice(ROOT, dir, `embedded files ${name}/`))
+  }
+  notices.push(...embeddedLicenseFileNotices(ROOT, Object.values(ASSET_DIRECTORIES)))
+  notices.push(...compiledIntoAddonNotices(ROOT))
   notices.push(postgresqlNotice(ROOT, ASSET_SOURCES['pglite.wasm']))
   notices.push(nodeNotice(NODE_BINARY, readNodePackageVersion()))
   notices.push(...uwsNotices(ROOT))
@@ -208,6 +222,28 @@ async function main(): Promise<void> {
       }),
     (result) => result.outfile,
   )
+  const documentWorkers = await step(
+    'document threads (esbuild)',
+    async () => {
+      const uwsVersion = readUwsSources(ROOT).version
+      const bundles = []
+      for (const [entry, asset] of [
+        ['extraction-worker.ts', 'extraction-worker.cjs'],
+        ['ocr-thread.ts', 'ocr-thread.cjs'],
+      ] as const) {
+        bundles.push(
+          await bundleDocumentWorker({
+            entry: path.join(ROOT, 'src', 'documents', entry),
+            outfile: path.join(ROOT, ASSET_SOURCES[asset]),
+            version,
+            uwsVersion,
+          }),
+        )
+      }
+      return bundles
+    },
+    (results) => results[0]?.outfile,
+  )
   await step(
     'console (esbuild)',
     () => bundleConsole({ sourceDir: path.join(ROOT, 'src', 'console'), outDir: path.join(DIST, 'console') }),
@@ -222,7 +258,11 @@ async function main(): Promise<void> {
   const notices = await step(
     'licences',
     () => {
-      const gathered = gatherNotices([bundled.metafile, worker.metafile])
+      const gathered = gatherNotices([
+        bundled.metafile,
+        worker.metafile,
+        ...documentWorkers.map((result) => result.metafile),
+      ])
       for (const target of [path.join(ROOT, 'licenses'), path.join(DIST, 'licenses')]) {
         // Without the commit, so the committed licenses/ folder only changes when its content does.
         writeLicenseDir(target, path.join(ROOT, 'LICENSE'), `memsvc ${readPackageVersion()}`, gathered)

@@ -7,7 +7,8 @@
 //     prometheus for promtool, chromium for the console's browser tests, wrk and
 //     nghttp2-client (h2load) for the benchmark harness's smoke test; for the install and
 //     release tests systemd (systemd-analyze, systemd-notify), postgresql-client (psql),
-//     util-linux (unshare), iproute2 (ip) and python3 (a stand-in sd_notify socket).
+//     util-linux (unshare), iproute2 (ip) and python3 (a stand-in sd_notify socket); a font
+//     (fonts-dejavu-core) for the text images the OCR tests draw.
 //     build-essential, which compiles the HTTP addon, is installed the same way by the build itself.
 //   - pgvector is built from third_party/ and installed into that PostgreSQL if it lacks it.
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -24,6 +25,8 @@ const REQUIRED_PACKAGES = [
   { command: 'unshare', pkg: 'util-linux' },
   { command: 'ip', pkg: 'iproute2' },
   { command: 'python3', pkg: 'python3' },
+  // The OCR tests draw their text images with a system font (@napi-rs/canvas finds it through fontconfig).
+  { file: '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', pkg: 'fonts-dejavu-core' },
 ]
 
 function has(command) {
@@ -48,7 +51,9 @@ function ensurePostgres() {
 }
 
 function ensurePackages() {
-  const missing = REQUIRED_PACKAGES.filter((entry) => !has(entry.command)).map((entry) => entry.pkg)
+  const missing = REQUIRED_PACKAGES.filter((entry) =>
+    entry.file ? !fs.existsSync(entry.file) : !has(entry.command),
+  ).map((entry) => entry.pkg)
   if (missing.length === 0) return
   if (process.getuid?.() !== 0 || !has('apt-get')) {
     console.warn(

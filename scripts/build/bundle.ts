@@ -151,6 +151,95 @@ export interface WorkerBundleOptions {
   outfile: string
 }
 
+/**
+ * @napi-rs/canvas's js-binding.js requires the skia addon from node_modules (its platform package,
+ * or a .node file beside it), which esbuild cannot bundle and a standalone executable does not have.
+ * Every bundle that can reach @napi-rs/canvas takes this file in its place: it dlopens the addon
+ * that src/runtime/document-assets.ts extracts from the executable into the per-user cache.
+ */
+const NAPI_CANVAS_BINDING_SUBSTITUTE: ModuleSubstitute = {
+  specifier: /^\.\/js-binding(\.js)?$/,
+  importers: /[\\/]@napi-rs[\\/]canvas[\\/][^\\/]+\.js$/,
+  replacement: 'src/runtime/napi-canvas-binding.ts',
+  why: "The original requires the addon from node_modules; in the executable it is extracted to the cache and dlopen'ed.",
+}
+
+/**
+ * Rewrites for pdfjs in the extraction threads' bundle. pdfjs reaches @napi-rs/canvas through a
+ * require() of its own making (createRequire), which esbuild cannot see and checkBundle() rightly
+ * refuses; and it imports its worker half, and two fallback decoders, by URL, which a bundle
+ * cannot serve. The threads load pdfjs's worker half themselves (globalThis.pdfjsWorker) and
+ * always give pdfjs its wasm decoders, so those imports are never taken.
+ */
+const PDFJS_FILES = /[\\/]pdfjs-dist[\\/]legacy[\\/]build[\\/]pdf(\.worker)?\.mjs$/
+const PDFJS_SOURCE_PATCHES: SourcePatch[] = [
+  {
+    files: PDFJS_FILES,
+    find: 'const require = process.getBuiltinModule("module").createRequire(import.meta.url);',
+    replace: '',
+    why:
+      "pdfjs's own require() for @napi-rs/canvas: without it, the plain require() that follows is the bundle's, " +
+      'which esbuild resolves to the bundled @napi-rs/canvas (and its addon substitute).',
+  },
+  {
+    files: PDFJS_FILES,
+    find: `await import(
+      /*webpackIgnore: true*/
+      /*@vite-ignore*/
+      this.workerSrc)`,
+    replace: '(()=>{throw new Error("memsvc: pdfjs\'s worker half is loaded by the extraction thread")})()',
+    why: 'The fake worker is found through globalThis.pdfjsWorker (src/documents/extraction-worker.ts); never imported.',
+  },
+  {
+    files: PDFJS_FILES,
+    find: `await import(
+    /*webpackIgnore: true*/
+    /*@vite-ignore*/
+    \`\${WasmImage.#wasmUrl}\${this._noWasmFilename}\`)`,
+    replace: '(()=>{throw new Error("memsvc: pdfjs\'s pure-JS image decoders are not bundled")})()',
+    why: "The JavaScript fallbacks of pdfjs's JPEG 2000 and JBIG2 decoders: memsvc always ships the wasm ones.",
+  },
+  {
+    files: PDFJS_FILES,
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the pdfjs source to find holds ${…} literally.
+    find: 'const wrapper = `await import("${new URL(src, window.location).href}");`;',
+    replace: 'const wrapper = "";',
+    why: 'A browser-only path (cross-origin workers): text that checkBundle() would take for an import() of a URL.',
+  },
+]
+
+/** What the threads' bundles define like the server's, so that src/runtime reads the same inside them. */
+function threadDefines(options: { version: string; uwsVersion: string }): Record<string, string> {
+  return {
+    'import.meta.url': IMPORT_META_URL_VARIABLE,
+    __MEMSVC_VERSION__: JSON.stringify(options.version),
+    __MEMSVC_UWS_VERSION__: JSON.stringify(options.uwsVersion),
+  }
+}
+
+export interface DocumentWorkerBundleOptions extends WorkerBundleOptions {
+  version: string
+  uwsVersion: string
+}
+
+/**
+ * One of the document threads (src/documents/extraction-worker.ts, ocr-thread.ts), bundled on
+ * its own like the inference threads: a SEA's thread runs from source text. They read assets
+ * themselves (tesseract's core and models, the canvas addon, pdfjs's resources), so they get the
+ * server's import.meta.url banner and version defines, and the @napi-rs/canvas and pdfjs rewrites.
+ */
+export async function bundleDocumentWorker(options: DocumentWorkerBundleOptions): Promise<BundleResult> {
+  const result = await esbuild.build({
+    ...seaBundleOptions(options),
+    banner: { js: `var ${IMPORT_META_URL_VARIABLE} = require("url").pathToFileURL(__filename).href;` },
+    define: threadDefines(options),
+    plugins: [sourcePatchPlugin(PDFJS_SOURCE_PATCHES), moduleSubstitutePlugin([NAPI_CANVAS_BINDING_SUBSTITUTE])],
+  })
+  checkExternals(result.metafile)
+  checkBundle(fs.readFileSync(options.outfile, 'utf8'))
+  return { outfile: options.outfile, bytes: fs.statSync(options.outfile).size, metafile: result.metafile }
+}
+
 /** What every bundle inside the SEA is built with. */
 function seaBundleOptions(options: { entry: string; outfile: string }) {
   return {
@@ -208,7 +297,10 @@ export async function bundle(options: BundleOptions): Promise<BundleResult> {
       __MEMSVC_VERSION__: JSON.stringify(options.version),
       __MEMSVC_UWS_VERSION__: JSON.stringify(options.uwsVersion),
     },
-    plugins: [sourcePatchPlugin(SOURCE_PATCHES), moduleSubstitutePlugin(MODULE_SUBSTITUTES)],
+    plugins: [
+      sourcePatchPlugin(SOURCE_PATCHES),
+      moduleSubstitutePlugin([...MODULE_SUBSTITUTES, NAPI_CANVAS_BINDING_SUBSTITUTE]),
+    ],
   })
   checkExternals(result.metafile)
   checkBundle(fs.readFileSync(options.outfile, 'utf8'))

@@ -58,6 +58,16 @@ const VENDORED_TEXTS: Record<string, VendoredText> = {
   // Both are published from github.com/microsoft/onnxruntime (js/node, js/common) under its LICENSE.
   'onnxruntime-node': { file: 'onnxruntime-LICENSE.txt', origin: 'LICENSE of github.com/microsoft/onnxruntime' },
   'onnxruntime-common': { file: 'onnxruntime-LICENSE.txt', origin: 'LICENSE of github.com/microsoft/onnxruntime' },
+  // The bundled English OCR model: the package says MIT (no file); the model is the Tesseract project's (Apache-2.0).
+  '@tesseract.js-data/eng': {
+    file: 'tesseract-js-data-eng.txt',
+    origin: 'the MIT licence as declared in package.json, and the Apache-2.0 of the Tesseract model inside',
+  },
+  // The skia addon's platform package, published from github.com/Brooooooklyn/canvas like @napi-rs/canvas (MIT).
+  '@napi-rs/canvas-linux-x64-gnu': {
+    file: 'napi-rs-canvas-LICENSE.txt',
+    origin: 'LICENSE of @napi-rs/canvas 1.1.1, published from the same repository, github.com/Brooooooklyn/canvas',
+  },
 }
 
 const POSTGRESQL_COPYRIGHT = 'PostgreSQL-COPYRIGHT.txt'
@@ -329,4 +339,79 @@ export function writeLicenseDir(target: string, productLicense: string, product:
   fs.writeFileSync(path.join(target, 'THIRD_PARTY_NOTICES.md'), noticesMarkdown(product, notices))
   const index: IndexEntry[] = notices.map(({ name, version, license }) => ({ name, version, license }))
   fs.writeFileSync(path.join(target, THIRD_PARTY_INDEX), `${JSON.stringify(index, null, 2)}\n`)
+}
+
+/** Licence files that a package ships inside a directory memsvc embeds whole (pdfjs-dist's fonts and wasm decoders). */
+const EMBEDDED_LICENSE_FILE = /^licen[cs]e([-._].*)?$/i
+
+/**
+ * The licences of third-party works inside the directories the executable embeds file by file
+ * (src/runtime/asset-manifest.ts, ASSET_DIRECTORIES): pdfjs-dist's standard fonts (Foxit, Liberation)
+ * and its WebAssembly decoders (OpenJPEG, PDFium's JBIG2, qcms, QuickJS), each of which carries its
+ * own LICENSE_* file beside it. One notice per file, named after it.
+ */
+export function embeddedLicenseFileNotices(root: string, directories: string[]): Notice[] {
+  return directories.flatMap((directory) => {
+    const packageDir = packageDirOf(directory)
+    const manifest = packageDir ? readJson<PackageJson>(path.join(root, packageDir, 'package.json')) : undefined
+    return fs
+      .readdirSync(path.join(root, directory))
+      .filter((name) => EMBEDDED_LICENSE_FILE.test(name))
+      .sort()
+      .map((name) => ({
+        name: `${path.basename(directory)}/${name.replace(/^licen[cs]e[-._]?/i, '') || 'LICENSE'}`,
+        version: manifest ? `in ${manifest.name} ${manifest.version}` : 'as embedded',
+        license: 'see text',
+        includedAs: `embedded file(s) of ${directory} covered by ${name}`,
+        texts: [
+          { source: `${directory}/${name}`, text: fs.readFileSync(path.join(root, directory, name), 'utf8').trim() },
+        ],
+      }))
+  })
+}
+
+interface CycloneDxComponent {
+  name?: string
+  version?: string
+  licenses?: Array<{ license?: { id?: string; name?: string }; expression?: string }>
+}
+
+/** Native addons whose npm package lists what is compiled into them in a CycloneDX SBOM. */
+const ADDON_SBOMS = [
+  {
+    addon: '@napi-rs/canvas (skia.linux-x64-gnu.node)',
+    sbom: 'node_modules/@napi-rs/canvas-linux-x64-gnu/sbom.cdx.json',
+  },
+]
+
+/**
+ * What is compiled into the native addons, as their SBOMs list it (name, version, SPDX), in one
+ * notice per addon: the Rust crates and C/C++ libraries (Skia among them) of @napi-rs/canvas. The
+ * SBOM carries identifiers, not texts; the notice says so and names the SBOM file.
+ */
+export function compiledIntoAddonNotices(root: string): Notice[] {
+  return ADDON_SBOMS.map(({ addon, sbom }) => {
+    const document = readJson<{ components?: CycloneDxComponent[] }>(path.join(root, sbom))
+    const rows = (document.components ?? [])
+      .filter((component) => component.name)
+      .map((component) => {
+        const licenses = (component.licenses ?? [])
+          .map((entry) => entry.expression ?? entry.license?.id ?? entry.license?.name)
+          .filter(Boolean)
+          .join(' AND ')
+        return `${component.name} ${component.version ?? ''}: ${licenses || 'not stated in the SBOM'}`
+      })
+    return {
+      name: `components compiled into ${addon}`,
+      version: 'as listed by its SBOM',
+      license: 'see list',
+      includedAs: `compiled into the native addon ${addon}`,
+      texts: [
+        {
+          source: `${sbom} (CycloneDX SBOM shipped with the addon: component, version, SPDX licence)`,
+          text: rows.join('\n'),
+        },
+      ],
+    }
+  })
 }

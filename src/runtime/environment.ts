@@ -10,6 +10,8 @@ const requireFromHere = createRequire(import.meta.url)
 interface SeaModule {
   isSea(): boolean
   getAsset(key: string): ArrayBuffer
+  /** Node 24.8 and later. */
+  getAssetKeys(): string[]
 }
 
 function loadSeaModule(): SeaModule | undefined {
