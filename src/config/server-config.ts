@@ -43,6 +43,13 @@ const SERVER = 'Server:'
 const DATABASE = 'Database:'
 const SECURITY = 'TLS and metrics:'
 const LOCAL_EMBEDDING = 'Local embedding models:'
+const DOCUMENTS = 'Documents (PDF, Office, HTML, images and OCR):'
+/** The largest document upload when the operator sets none, in MB. */
+export const DEFAULT_MAX_UPLOAD_MB = 100
+/** Each extraction thread's JavaScript heap, in MB: pdfjs holds a page's objects, not the whole document. */
+export const DEFAULT_DOCUMENT_MEMORY_MB = 1024
+/** Languages for OCR besides the bundled English: <data-dir>/ocr-languages/<code>.traineddata(.gz). */
+export const DATA_DIR_OCR_LANGUAGES = 'ocr-languages'
 
 /**
  * Inference threads by default: half the cores, at least one, so that a long ingest leaves
@@ -274,6 +281,38 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     describe: "Most the models' weights may take, all threads together; a larger model is refused before it loads",
     group: LOCAL_EMBEDDING,
   },
+  {
+    flag: 'max-upload-mb',
+    env: 'SERVICE_MAX_UPLOAD_MB',
+    kind: 'positive',
+    defaultValue: DEFAULT_MAX_UPLOAD_MB,
+    describe: 'Largest document a memory may be made from (413 above it); uploads are streamed to the database',
+    group: DOCUMENTS,
+  },
+  {
+    flag: 'document-threads',
+    env: 'SERVICE_DOCUMENT_THREADS',
+    kind: 'positive',
+    defaultValue: 1,
+    describe: 'Threads that extract text from documents and render their pages',
+    group: DOCUMENTS,
+  },
+  {
+    flag: 'ocr-concurrency',
+    env: 'SERVICE_OCR_CONCURRENCY',
+    kind: 'positive',
+    defaultValue: 1,
+    describe: 'Pages or images recognised by OCR at once, in all (each takes one core while it runs)',
+    group: DOCUMENTS,
+  },
+  {
+    flag: 'document-memory-mb',
+    env: 'SERVICE_DOCUMENT_MEMORY_MB',
+    kind: 'positive',
+    defaultValue: DEFAULT_DOCUMENT_MEMORY_MB,
+    describe: "Each extraction thread's heap; a document that needs more ends FAILED",
+    group: DOCUMENTS,
+  },
 ]
 
 export const SELF_SIGNED_HOSTNAMES_ENV = 'SERVICE_TLS_SELF_SIGNED_HOSTNAMES'
@@ -311,9 +350,19 @@ export interface ServerConfig {
   /** Debug installs: where the embedded database also listens for psql. Absent: nowhere. */
   debugDbListen?: ListenAddress
   localEmbedding: LocalEmbeddingSettings
+  documents: DocumentSettings
 }
 
 /** Where LOCAL embedders' models are found and how they run (src/providers/local/local-models.ts). */
+export interface DocumentSettings {
+  maxUploadBytes: number
+  threads: number
+  ocrConcurrency: number
+  memoryLimitMb: number
+  /** Extra OCR languages (DATA_DIR_OCR_LANGUAGES under the data directory). */
+  ocrLanguagesDir: string
+}
+
 export interface LocalEmbeddingSettings {
   /** Searched in order: <data-dir>/models, then the bundled models directory. */
   modelDirectories: string[]
@@ -550,5 +599,12 @@ export function resolveServerConfig(
     encryptionKeyFile,
     debugDbListen,
     localEmbedding,
+    documents: {
+      maxUploadBytes: get<number>('max-upload-mb') * BYTES_PER_MB,
+      threads: get<number>('document-threads'),
+      ocrConcurrency: get<number>('ocr-concurrency'),
+      memoryLimitMb: get<number>('document-memory-mb'),
+      ocrLanguagesDir: path.join(dataDir, DATA_DIR_OCR_LANGUAGES),
+    },
   }
 }

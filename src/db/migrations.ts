@@ -515,6 +515,67 @@ export const MIGRATIONS: Migration[] = [
       alter table chunks add column embedding_truncation jsonb;
     `,
   },
+  {
+    version: 13,
+    name: 'documents: original bytes, extraction, page images, chunk sources',
+    sql: `
+      -- A document's original bytes, in parts of at most a few MiB, written as an upload
+      -- streams in (src/domain/documents.ts) under a content id the memory row names once the
+      -- upload is complete. Parts whose upload never finished belong to no memory and are
+      -- swept after a day (table upkeep). The bytes are compressed already (PDF, OOXML,
+      -- images) or small: stored without TOAST compression.
+      create table memory_content_parts (
+        content_id uuid not null,
+        part_index integer not null,
+        bytes bytea not null,
+        created_at timestamptz not null default now(),
+        primary key (content_id, part_index)
+      );
+      alter table memory_content_parts alter column bytes set storage external;
+
+      -- Text memories keep content_id null. A document's content is its extracted text, empty
+      -- until extraction (status EXTRACTING) has run; extracted_at says it has.
+      -- document_options: {ocr, extractPageImages, pageImageDpi, ocrLanguages}.
+      -- extraction: {kind, stage, pagesDone, pagesTotal, pages: [...]} (src/documents).
+      -- document_sections: where each span of the extracted text came from, read by ingestion
+      -- to give each chunk its source, never answered as it is.
+      alter table memories drop constraint memories_status_check;
+      alter table memories add constraint memories_status_check
+        check (status in ('PENDING', 'EXTRACTING', 'PROCESSING', 'COMPLETED', 'FAILED'));
+      alter table memories
+        add column content_id uuid,
+        add column content_bytes integer,
+        add column file_name text,
+        add column document_options jsonb,
+        add column extraction jsonb,
+        add column document_sections jsonb,
+        add column extracted_at timestamptz;
+
+      create function memsvc_memory_contents_removed() returns trigger language plpgsql as $$
+      begin
+        delete from memory_content_parts p using removed r where r.content_id is not null and p.content_id = r.content_id;
+        return null;
+      end
+      $$;
+      create trigger memories_contents_removed after delete on memories referencing old table as removed
+        for each statement execute function memsvc_memory_contents_removed();
+
+      -- Rendered pages (PNG) of a document stored with extractPageImages.
+      create table memory_page_images (
+        memory_id uuid not null references memories (id) on delete cascade,
+        page_number integer not null,
+        png bytea not null,
+        primary key (memory_id, page_number)
+      );
+      alter table memory_page_images alter column png set storage external;
+
+      -- How the space's documents go through OCR unless a memory says otherwise (src/documents).
+      alter table spaces add column default_ocr text not null default 'AUTO' check (default_ocr in ('AUTO', 'ON', 'OFF'));
+
+      -- Where a chunk of a document came from: {page, pageEnd, slide, sheet, headingPath}.
+      alter table chunks add column source jsonb;
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */

@@ -1,5 +1,6 @@
 import type { Logger } from '../observability/logger.js'
 import type { Sql } from './database.js'
+import * as documentsSql from './sql/documents.js'
 import * as upkeepSql from './sql/table-upkeep.js'
 
 /**
@@ -25,8 +26,13 @@ export const UPKEEP_THRESHOLDS: upkeepSql.UpkeepThresholds = {
   vacuumTables: ['jobs'],
 }
 
+/** How often the parts of uploads that never became a memory are looked for, and how old they must be. */
+const ORPHAN_SWEEP_INTERVAL_MS = 60 * 60 * 1000
+const ORPHAN_PART_AGE_HOURS = 24
+
 export class TableUpkeep {
   #timer: NodeJS.Timeout | undefined
+  #lastOrphanSweep = 0
   #pass: Promise<void> | undefined
   #stopped = false
   #warned = false
@@ -50,6 +56,12 @@ export class TableUpkeep {
 
   /** One look at the tables, and the ANALYZE or VACUUM they need, one table at a time. */
   async runOnce(): Promise<upkeepSql.TableUpkeepNeed[]> {
+    if (Date.now() - this.#lastOrphanSweep > ORPHAN_SWEEP_INTERVAL_MS) {
+      this.#lastOrphanSweep = Date.now()
+      // An upload cut off by a crash (its own failure removes them) leaves parts no memory names.
+      const removed = await documentsSql.deleteOrphanContentParts(this.sql, ORPHAN_PART_AGE_HOURS)
+      if (removed > 0) this.log.info('removed the stored parts of unfinished uploads', { parts: removed })
+    }
     const needs = await upkeepSql.tablesNeedingUpkeep(this.sql, UPKEEP_THRESHOLDS)
     for (const need of needs) {
       if (this.#stopped) break

@@ -16,6 +16,13 @@ import type { Principal } from './permissions.js'
 import { ResponseBudget } from './response-budget.js'
 import type { SpaceRowsCache } from './space-rows-cache.js'
 
+/** What a document upload may be (src/domain/documents.ts). */
+export interface DocumentLimits {
+  maxUploadBytes: number
+  /** An image's pixels, checked from its header before its bytes are stored. */
+  maxImagePixels: number
+}
+
 /** What a server knows from its first moment, before any database: enough for probes, system info and drain. */
 export interface ServerFacts {
   readonly lifecycle: Lifecycle
@@ -40,6 +47,8 @@ export interface DomainParts {
   readonly spaceRows: SpaceRowsCache
   /** The local embedding models this server runs (LOCAL embedders) and their inference threads. */
   readonly localModels: LocalModels
+  /** What an upload may be: its size, and an image's pixels (checked from its header before it is stored). */
+  readonly documentLimits: DocumentLimits
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */

@@ -44,6 +44,17 @@ export interface JobPayloads {
   [MODEL_PROBE_JOB]: ModelProbePayload
   [MEMORY_INGEST_JOB]: MemoryIngestPayload
   [SPACE_BACKFILL_JOB]: SpaceBackfillPayload
+  [MEMORY_EXTRACT_JOB]: MemoryExtractPayload
 }
 
 export type JobKind = keyof JobPayloads
+
+/**
+ * Extract a document memory's text (PDF, Office, HTML, images through OCR), then queue its
+ * ingest: one job per document, before chunking.
+ */
+export const MEMORY_EXTRACT_JOB = 'memory.extract'
+export interface MemoryExtractPayload {
+  memoryId: string
+  spaceId: string
+}

@@ -6,6 +6,7 @@ import type { MemoryRow, NewMemoryRow } from '../db/sql/memories.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
+import type { DocumentKind, DocumentPage, OcrMode } from '../documents/extracted-document.js'
 import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
 import { idSchema } from '../validation/identity.js'
 import {
@@ -30,7 +31,8 @@ import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from '.
 export interface Memory {
   memoryId: string
   spaceId: string
-  contentType: ContentType
+  /** A text type (ContentType) or a document's (src/documents/document-types.ts). */
+  contentType: string
   metadata: Record<string, unknown>
   chunkingConfig: ChunkingConfig
   processingStatus: MemoryStatus
@@ -41,6 +43,27 @@ export interface Memory {
   updatedAt: number
   createdById: string
   updatedById: string
+  /** Documents only: the uploaded file's name and size, how it is extracted, and how extraction went. */
+  fileName?: string
+  contentBytes?: number
+  documentOptions?: DocumentOptions
+  extraction?: Extraction
+}
+
+export interface DocumentOptions {
+  ocr: OcrMode
+  extractPageImages: boolean
+  pageImageDpi: number
+  ocrLanguages: string[]
+}
+
+/** A document's extraction as processingStatus readers see it: its stage while it runs, then its pages. */
+export interface Extraction {
+  kind: DocumentKind
+  stage: 'EXTRACTING' | 'OCR' | 'RENDERING' | 'DONE'
+  pagesDone: number
+  pagesTotal: number
+  pages: DocumentPage[]
 }
 
 export interface MemoryContent {
@@ -56,7 +79,7 @@ export function toMemory(row: MemoryRow): Memory {
   return {
     memoryId: row.id,
     spaceId: row.space_id,
-    contentType: row.content_type as ContentType,
+    contentType: row.content_type,
     metadata: row.metadata,
     chunkingConfig: row.chunking as ChunkingConfig,
     processingStatus: row.status,
@@ -67,6 +90,10 @@ export function toMemory(row: MemoryRow): Memory {
     updatedAt: row.updated_at.getTime(),
     createdById: row.created_by,
     updatedById: row.updated_by,
+    ...(row.file_name === null ? {} : { fileName: row.file_name }),
+    ...(row.content_bytes === null ? {} : { contentBytes: row.content_bytes }),
+    ...(row.document_options === null ? {} : { documentOptions: row.document_options as unknown as DocumentOptions }),
+    ...(row.extraction === null ? {} : { extraction: row.extraction as unknown as Extraction }),
   }
 }
 
@@ -160,6 +187,11 @@ async function planCreate(
       updated_at: now,
       created_by: principal.userId,
       updated_by: principal.userId,
+      content_id: null,
+      file_name: null,
+      content_bytes: null,
+      document_options: null,
+      extraction: null,
     },
   }
 }
@@ -340,7 +372,7 @@ export async function batchCreateMemories(
 }
 
 /** The memory and its space, if the caller may act on it; NOT_FOUND otherwise. */
-async function findAccessibleMemory(
+export async function findAccessibleMemory(
   context: DomainContext,
   principal: Principal,
   memoryId: string,

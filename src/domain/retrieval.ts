@@ -8,6 +8,7 @@ import { type RankedChunk, SEARCH_TEXT_CHARS } from '../db/sql/retrieval.js'
 import type { EmbedderTargetRow, SpaceEmbedderTarget, SpaceRow } from '../db/sql/spaces.js'
 import * as spacesSql from '../db/sql/spaces.js'
 import { MAX_INDEXED_VECTOR_VALUE } from '../db/vector-storage.js'
+import type { ChunkSource } from '../documents/chunk-source.js'
 import { AppError, invalidArgument, toAppError } from '../errors/app-error.js'
 import { answerFromPassages } from '../providers/chat.js'
 import { type EmbeddingCall, EmbeddingError, embedTexts, QUERY_EMBEDDING_POLICY } from '../providers/embed.js'
@@ -63,6 +64,8 @@ export interface RetrievedChunk {
   startOffset: number
   endOffset: number
   relevanceScore: number
+  /** A document's chunk: the page (slide, sheet, headings) it came from, for citations. */
+  source?: ChunkSource
 }
 
 /**
@@ -479,6 +482,7 @@ type Candidate = FusedChunk & {
   textBytes: number
   startOffset: number
   endOffset: number
+  source: ChunkSource | null
 }
 
 /** The text and offsets each fused chunk's search returned with it (every fused chunk is in some list). */
@@ -497,8 +501,29 @@ function withChunkText(lists: WeightedList[], ranked: FusedChunk[]): Candidate[]
       textBytes: row.text_bytes,
       startOffset: row.start_offset,
       endOffset: row.end_offset,
+      source: row.source,
     }
   })
+}
+
+/** Where a passage came from, for the LLM to cite: "report.pdf, page 12" (documents only). */
+function citationOf(
+  memory: Memory | undefined,
+  item: { memoryId: string; source: ChunkSource | null },
+): string | undefined {
+  const source = item.source
+  if (!source) return undefined
+  const where = [
+    source.page === undefined
+      ? undefined
+      : source.pageEnd === undefined
+        ? `page ${source.page}`
+        : `pages ${source.page}-${source.pageEnd}`,
+    source.slide === undefined ? undefined : `slide ${source.slide}`,
+    source.sheet === undefined ? undefined : `sheet "${source.sheet}"`,
+    source.headingPath && source.headingPath.length > 0 ? `section "${source.headingPath.join(' > ')}"` : undefined,
+  ].filter((part) => part !== undefined)
+  return [memory?.fileName ?? `memory ${item.memoryId}`, ...where].join(', ')
 }
 
 /** The reranker's order and scores replace the fused ones. */
@@ -628,13 +653,14 @@ async function prepare(
   // Only the memoryDefinition events and the chronological order need the memory rows. A
   // found chunk's memory existed when the search read the chunk (memories delete their
   // chunks), so without those there is nothing to read.
-  if (fetchMemory || post.chronologicalResort) {
+  // An LLM's passages cite their documents by file name.
+  if (fetchMemory || post.chronologicalResort || llm) {
     const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
       withContentBytes: withContent,
     })
     for (const row of memoryRows) {
       memories.set(row.id, toMemory(row))
-      if (row.content_bytes !== undefined) contentBytes?.set(row.id, row.content_bytes)
+      if (row.text_bytes !== undefined) contentBytes?.set(row.id, row.text_bytes)
     }
     // A memory deleted since the search is left out.
     items = items.filter((item) => memories.has(item.memoryId))
@@ -654,7 +680,7 @@ async function prepare(
           llm: llmProfile(llm),
           access: openProviderAccess(context.secrets, 'llms', llm),
           message: request.message,
-          passages: items.map((item) => item.text),
+          passages: items.map((item) => ({ text: item.text, citation: citationOf(memories.get(item.memoryId), item) })),
           temperature: post.llmTemperature,
           systemPrompt: post.systemPrompt,
           timeoutMs: LLM_TIMEOUT_MS,
@@ -771,6 +797,7 @@ async function* streamed(
           startOffset: item.startOffset,
           endOffset: item.endOffset,
           relevanceScore: item.relevanceScore,
+          ...(item.source ? { source: item.source } : {}),
         },
       },
     }

@@ -47,6 +47,8 @@ export interface Space {
   publicRead: boolean
   /** The PostgreSQL text search configuration of its keyword search (stop words, stemming); fixed at creation. */
   textSearchLanguage: string
+  /** OCR for its documents unless a memory says otherwise. */
+  defaultOcr: 'AUTO' | 'ON' | 'OFF'
   createdAt: number
   updatedAt: number
   createdById: string
@@ -76,6 +78,7 @@ export function toSpace(row: SpaceRow, embedders: SpaceEmbedderRow[]): Space {
     defaultChunkingConfig: row.default_chunking as ChunkingConfig,
     publicRead: row.public_read,
     textSearchLanguage: row.text_search_language,
+    defaultOcr: row.default_ocr,
     createdAt: row.created_at.getTime(),
     updatedAt: row.updated_at.getTime(),
     createdById: row.created_by,
@@ -215,6 +218,7 @@ export async function createSpace(context: DomainContext, call: CallContext, inp
     default_chunking: (request.defaultChunkingConfig ?? DEFAULT_CHUNKING) as Record<string, unknown>,
     public_read: request.publicRead ?? false,
     text_search_language: request.textSearchLanguage,
+    default_ocr: request.defaultOcr ?? 'AUTO',
     created_at: now,
     updated_at: now,
     created_by: principal.userId,
@@ -290,8 +294,10 @@ export async function updateSpace(
         name: request.name ?? current.name,
         public_read: request.publicRead ?? current.public_read,
         labels: nextLabels(current.labels, request),
+        default_ocr: request.defaultOcr ?? current.default_ocr,
       }
-      if (sameColumns(current as never, next, ['name', 'public_read', 'labels'])) return withEmbedders(tx, current)
+      if (sameColumns(current as never, next, ['name', 'public_read', 'labels', 'default_ocr']))
+        return withEmbedders(tx, current)
       const updated = await spacesSql.updateSpace(tx, id, {
         ...next,
         updated_at: nowMillis(),

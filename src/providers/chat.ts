@@ -20,11 +20,17 @@ export interface LlmProfile extends ChatTarget {
   defaultSamplingParams?: SamplingParams
 }
 
+/** A retrieved chunk as the LLM reads it, with where it came from when that is known ("report.pdf, page 12"). */
+export interface Passage {
+  text: string
+  citation?: string
+}
+
 export interface AnswerRequest {
   llm: LlmProfile
   access: ProviderAccess
   message: string
-  passages: string[]
+  passages: Passage[]
   temperature?: number
   systemPrompt?: string
   timeoutMs: number
@@ -50,7 +56,9 @@ function samplingOptions(llm: LlmProfile, temperature: number | undefined): Reco
 export function answerMessages(
   request: Pick<AnswerRequest, 'llm' | 'message' | 'passages' | 'systemPrompt'>,
 ): ChatMessage[] {
-  const context = request.passages.map((passage, index) => `[${index + 1}] ${passage}`).join('\n\n')
+  const context = request.passages
+    .map(({ text, citation }, index) => `[${index + 1}]${citation ? ` (${citation})` : ''} ${text}`)
+    .join('\n\n')
   const user = `Context:\n${context || '(no passages were found)'}\n\nQuestion: ${request.message}`
   const system = request.systemPrompt ?? DEFAULT_SYSTEM_PROMPT
   // A model without a system role gets the instructions at the top of the user message.

@@ -6,6 +6,9 @@ import * as encryptionKeySql from '../db/sql/encryption-key.js'
 import { TableUpkeep } from '../db/table-upkeep.js'
 import { upkeepVectorIndexes } from '../db/vector-index-upkeep.js'
 import { prepareVectorStorage, type VectorSupport } from '../db/vector-storage.js'
+import { DEFAULT_EXTRACTION_LIMITS } from '../documents/extracted-document.js'
+import { DEFAULT_EXTRACTION_TIMEOUT_MS, ExtractionPool } from '../documents/extraction-pool.js'
+import { TesseractOcrEngine } from '../documents/ocr.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
 import { SpaceRowsCache } from '../domain/space-rows-cache.js'
@@ -130,6 +133,8 @@ interface StartedParts {
   indexUpkeep?: Promise<unknown>
   /** LOCAL embedders' models and inference threads (threads start on first use). */
   localModels?: LocalModels
+  /** Document extraction threads and the OCR engine (both start on first use). */
+  documents?: { pool: ExtractionPool; ocr: TesseractOcrEngine }
   stopIndexUpkeep: AbortController
   stopping: boolean
 }
@@ -237,7 +242,24 @@ async function becomeReady(
   spaceRows.start(database, log)
   const localModels = new LocalModels(config.localEmbedding)
   parts.localModels = localModels
-  registerJobHandlers(jobs, encryptionKey.box, localModels, options, (spaceId) => spaceRows.forgetSpace(spaceId))
+  const ocr = new TesseractOcrEngine({
+    concurrency: config.documents.ocrConcurrency,
+    languagesDir: config.documents.ocrLanguagesDir,
+    maxImagePixels: DEFAULT_EXTRACTION_LIMITS.maxImagePixels,
+  })
+  const extraction = new ExtractionPool({
+    threads: config.documents.threads,
+    memoryLimitMb: config.documents.memoryLimitMb,
+    documentTimeoutMs: DEFAULT_EXTRACTION_TIMEOUT_MS,
+    ocr,
+  })
+  parts.documents = { pool: extraction, ocr }
+  registerJobHandlers(
+    jobs,
+    { secrets: encryptionKey.box, localModels, extractor: extraction, log },
+    options,
+    (spaceId) => spaceRows.forgetSpace(spaceId),
+  )
   drainController.addIntake(jobs)
   // Replicas share a PostgreSQL queue, so there a claim is only taken back when its lease expires.
   if (database.engine === 'embedded') await jobs.releaseClaimsOfEarlierProcess()
@@ -254,6 +276,10 @@ async function becomeReady(
       queryEmbeddings,
       spaceRows,
       localModels,
+      documentLimits: {
+        maxUploadBytes: config.documents.maxUploadBytes,
+        maxImagePixels: DEFAULT_EXTRACTION_LIMITS.maxImagePixels,
+      },
     }),
   )
   lifecycle.setDatabaseReachable(true)
@@ -304,6 +330,10 @@ async function stopServer(
   await parts.localModels
     ?.close()
     .catch((error: unknown) => log.warn('stopping the local inference threads failed', { error: error as Error }))
+  await parts.documents?.pool
+    .close()
+    .then(() => parts.documents?.ocr.close())
+    .catch((error: unknown) => log.warn('stopping the document threads failed', { error: error as Error }))
   await server.domainIfOpen
     ?.close()
     .catch((error: unknown) => log.warn('stopping authentication failed', { error: error as Error }))

@@ -36,6 +36,13 @@ export const DEFAULT_TEXT_SEARCH_LANGUAGE = 'english'
 /** PostgreSQL's longest identifier (NAMEDATALEN - 1): a text search configuration's name is one. */
 export const MAX_TEXT_SEARCH_LANGUAGE_LENGTH = 63
 
+// ---- documents
+
+/** Page images (extractPageImages) are rendered at this resolution when the request names none, and within these bounds. */
+export const DEFAULT_PAGE_IMAGE_DPI = 110
+export const MIN_PAGE_IMAGE_DPI = 36
+export const MAX_PAGE_IMAGE_DPI = 300
+
 // ---- retrieval
 
 /** How many chunks a retrieval answers when the request does not say. */

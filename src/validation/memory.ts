@@ -18,16 +18,21 @@ import {
   DEFAULT_TEXT_SEARCH_LANGUAGE,
   MAX_CHUNK_SIZE,
   MAX_MEMORY_PAGE_SIZE,
+  MAX_PAGE_IMAGE_DPI,
   MAX_RETRIEVAL_WEIGHT,
   MAX_SPACE_NAME_LENGTH,
   MAX_TEXT_SEARCH_LANGUAGE_LENGTH,
+  MIN_PAGE_IMAGE_DPI,
 } from './limits.js'
 
 /** Spaces, memories and their chunking settings. */
 
 export const CONTENT_TYPES = ['text/plain', 'text/markdown', 'application/json'] as const
+/** OCR of a document: AUTO reads only pages without a text layer, ON every page and image, OFF none. */
+export const OCR_MODES = ['AUTO', 'ON', 'OFF'] as const
+export const ocrModeSchema = v.picklist(OCR_MODES, `must be one of ${OCR_MODES.join(', ')}`)
 export type ContentType = (typeof CONTENT_TYPES)[number]
-export const MEMORY_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
+export const MEMORY_STATUSES = ['PENDING', 'EXTRACTING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
 export type MemoryStatus = (typeof MEMORY_STATUSES)[number]
 
 /** Defined in limits.ts, which the console shares; the server's code reads them from here as well. */
@@ -201,6 +206,7 @@ export const createSpaceSchema = v.strictObject({
   defaultChunkingConfig: v.optional(chunkingConfigSchema),
   publicRead: v.optional(v.boolean('must be true or false')),
   textSearchLanguage: v.optional(textSearchLanguageSchema, DEFAULT_TEXT_SEARCH_LANGUAGE),
+  defaultOcr: v.optional(ocrModeSchema),
 })
 
 /**
@@ -216,6 +222,7 @@ export const updateSpaceSchema = v.pipe(
     name: v.optional(spaceNameSchema),
     publicRead: v.optional(v.boolean('must be true or false')),
     textSearchLanguage: v.optional(fixedTextSearchLanguageSchema),
+    defaultOcr: v.optional(ocrModeSchema),
     ...labelUpdateFields,
   }),
   oneLabelUpdateOnly(),
@@ -248,6 +255,43 @@ export const metadataSchema = v.pipe(
   ),
 )
 
+export const MAX_FILE_NAME_LENGTH = 255
+export const MAX_OCR_LANGUAGES = 8
+const fileNameSchema = v.pipe(
+  textSchema(),
+  v.check((name) => name.trim().length > 0, 'must not be empty'),
+  v.maxLength(MAX_FILE_NAME_LENGTH, `at most ${MAX_FILE_NAME_LENGTH} characters`),
+  // A file name is shown and sent back in Content-Disposition: no path, no line breaks.
+  v.check((name) => !/[/\\\r\n]/.test(name), 'must be a file name, without a path or line breaks'),
+)
+
+/** Tesseract's language codes: eng, deu, chi_sim, … */
+const ocrLanguageSchema = v.pipe(
+  textSchema(),
+  v.regex(/^[a-z]{3}(_[a-z]{2,8})?$/, 'must be a Tesseract language code such as eng, deu or chi_sim'),
+)
+
+/** How a document memory is extracted; every field optional (the space's OCR mode, then AUTO). */
+export const documentOptionFields = {
+  fileName: v.optional(fileNameSchema),
+  ocr: v.optional(ocrModeSchema),
+  extractPageImages: v.optional(v.boolean('must be true or false')),
+  pageImageDpi: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be a whole number'),
+      v.minValue(MIN_PAGE_IMAGE_DPI, `must be from ${MIN_PAGE_IMAGE_DPI} to ${MAX_PAGE_IMAGE_DPI}`),
+      v.maxValue(MAX_PAGE_IMAGE_DPI, `must be from ${MIN_PAGE_IMAGE_DPI} to ${MAX_PAGE_IMAGE_DPI}`),
+    ),
+  ),
+  ocrLanguages: v.optional(
+    v.pipe(
+      listOf(ocrLanguageSchema, MAX_OCR_LANGUAGES, `at most ${MAX_OCR_LANGUAGES} languages`),
+      v.minLength(1, 'must name at least one language'),
+    ),
+  ),
+}
+
 /** The size limit is checked by the use case (413), after decoding: schemas check shape only. */
 export const createMemorySchema = v.pipe(
   v.strictObject({
@@ -257,10 +301,18 @@ export const createMemorySchema = v.pipe(
     originalContentB64: v.optional(
       v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
     ),
-    contentType: v.optional(oneOf(CONTENT_TYPES)),
+    contentType: v.optional(
+      v.picklist(
+        CONTENT_TYPES,
+        `must be one of ${CONTENT_TYPES.join(', ')} for text; documents (PDF, Office, HTML, images) are sent ` +
+          'as originalContentB64 with their type, or uploaded as the request body',
+      ),
+    ),
     metadata: v.optional(metadataSchema),
     chunkingConfig: v.optional(chunkingConfigSchema),
     dedupe: v.optional(v.boolean('must be true or false')),
+    // Documents only; a text memory ignores them.
+    ...documentOptionFields,
   }),
   v.forward(
     v.check(

@@ -279,13 +279,20 @@ function call(
       stream.on('end', () => resolve({ code: grpc.status.OK, details: '', messages }))
       return
     }
-    invoke(request, metadata, options, (error: grpc.ServiceError | null, response: unknown) =>
+    const answered = (error: grpc.ServiceError | null, response: unknown) =>
       resolve(
         error
           ? { code: error.code, details: error.details, messages: [] }
           : { code: grpc.status.OK, details: '', messages: [asJson(response)] },
-      ),
-    )
+      )
+    if (method.methodKind === 'client_streaming') {
+      // The one message, then the end of the stream: the server answers what a stream of it makes.
+      const stream = invoke(metadata, options, answered) as grpc.ClientWritableStream<unknown>
+      stream.write(request)
+      stream.end()
+      return
+    }
+    invoke(request, metadata, options, answered)
   })
 }
 
@@ -480,7 +487,7 @@ describe('gRPC interop: a client built from server reflection alone', () => {
         [method('SpaceService', 'getSpace'), { spaceId }],
         [
           method('SpaceService', 'updateSpace'),
-          { spaceId, publicRead: false, replaceLabels: { items: { team: 'moons' } } },
+          { spaceId, publicRead: false, defaultOcr: 'AUTO', replaceLabels: { items: { team: 'moons' } } },
         ],
         [
           method('SpaceService', 'updateSpace'),

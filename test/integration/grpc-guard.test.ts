@@ -86,13 +86,16 @@ beforeAll(async () => {
       const faulty: Record<string, unknown> = {}
       for (const [key, method] of Object.entries(definition)) {
         methods.push({ path: method.path, key, encoderReadsResponse: encoderReads(method.responseSerialize) })
-        // A server-streaming method is implemented by an object whose open() starts the stream.
+        // A server-streaming method is implemented by an object whose open() starts the stream; a
+        // client-streaming one by an object whose receive() reads the messages.
         faulty[key] = method.responseStream
           ? {
               open: () => misbehave(currentFault),
               failureMessage: (error: AppError) => ({ status: { code: error.code, message: error.message } }),
             }
-          : () => misbehave(currentFault)
+          : method.requestStream
+            ? { receive: () => misbehave(currentFault) }
+            : () => misbehave(currentFault)
       }
       server.addService(definition, faulty as never, options as never)
     },

@@ -153,7 +153,7 @@ function registryOperations<Singular extends string, Plural extends string>(
 }
 
 // Spaces and memories: a REST chunking config (one member) as the proto oneof, and back.
-const chunkingMessage = (config: any) => {
+export const chunkingMessage = (config: any) => {
   if (config === undefined) return undefined
   const [name] = Object.keys(config)
   if (name === undefined) return {}

@@ -9,6 +9,8 @@ export interface NewChunk {
   end_offset: number
   /** The embedders that saw only the start of the text (over their token limit), by embedder id (migration 12). */
   embedding_truncation?: EmbeddingTruncation | null
+  /** A document's chunk: where it came from (migration 13); null or absent for text memories. */
+  source?: Record<string, unknown> | null
 }
 
 /** By embedder id: the chunk's tokens, and how many of them its vector was computed from. */
@@ -99,14 +101,18 @@ export async function replaceChunks(tx: Queryable, memories: MemoryChunks[]): Pr
 
 function chunksInsert(tx: Queryable, chunks: PlacedChunk[]) {
   return tx`
-    insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation)
-    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation::jsonb
+    insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation, source)
+    select id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation::jsonb, source::jsonb
     from unnest(${chunks.map((chunk) => chunk.id)}::uuid[], ${chunks.map((chunk) => chunk.memoryId)}::uuid[],
       ${chunks.map((chunk) => chunk.spaceId)}::uuid[], ${chunks.map((chunk) => chunk.chunk_index)}::int[],
       ${chunks.map((chunk) => chunk.text)}::text[], ${chunks.map((chunk) => chunk.start_offset)}::int[],
-      ${chunks.map((chunk) => chunk.end_offset)}::int[], ${chunks.map(truncationText)}::text[])
-      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation)`
+      ${chunks.map((chunk) => chunk.end_offset)}::int[], ${chunks.map(truncationText)}::text[],
+      ${chunks.map(sourceText)}::text[])
+      as input (id, memory_id, space_id, chunk_index, text, start_offset, end_offset, embedding_truncation, source)`
 }
+
+const sourceText = (chunk: NewChunk) =>
+  chunk.source && Object.keys(chunk.source).length > 0 ? JSON.stringify(chunk.source) : null
 
 const truncationText = (chunk: NewChunk) =>
   chunk.embedding_truncation && Object.keys(chunk.embedding_truncation).length > 0

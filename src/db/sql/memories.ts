@@ -1,7 +1,7 @@
 import { COMMIT_WITHOUT_FLUSH, type Queryable, type Sql } from '../database.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
 
-export type MemoryStatus = 'PENDING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
+export type MemoryStatus = 'PENDING' | 'EXTRACTING' | 'PROCESSING' | 'COMPLETED' | 'FAILED'
 
 /** A memory without its content: lists and status reads never carry the (possibly large) text. */
 export interface MemoryRow {
@@ -19,10 +19,18 @@ export interface MemoryRow {
   updated_at: Date
   created_by: string
   updated_by: string
+  /** Documents only (migration 13): the original file's name and size, and how it is extracted. */
+  file_name: string | null
+  content_bytes: number | null
+  document_options: Record<string, unknown> | null
+  /** Documents only: extraction's stage and pages (src/documents/extracted-document.ts). */
+  extraction: Record<string, unknown> | null
 }
 
 export interface NewMemoryRow extends MemoryRow {
   content: string
+  /** A document's stored bytes (memory_content_parts); null for text. */
+  content_id: string | null
 }
 
 const MEMORY_COLUMNS = [
@@ -39,6 +47,10 @@ const MEMORY_COLUMNS = [
   'updated_at',
   'created_by',
   'updated_by',
+  'file_name',
+  'content_bytes',
+  'document_options',
+  'extraction',
 ] as const
 
 export interface MemoryFilter {
@@ -97,10 +109,10 @@ export async function findMemories(
   sql: Queryable,
   ids: string[],
   options: { withContentBytes: boolean },
-): Promise<Array<MemoryRow & { content_bytes?: number }>> {
+): Promise<Array<MemoryRow & { text_bytes?: number }>> {
   if (ids.length === 0) return []
-  return sql<Array<MemoryRow & { content_bytes?: number }>>`
-    select ${sql(MEMORY_COLUMNS)} ${options.withContentBytes ? sql`, octet_length(content) as content_bytes` : sql``}
+  return sql<Array<MemoryRow & { text_bytes?: number }>>`
+    select ${sql(MEMORY_COLUMNS)} ${options.withContentBytes ? sql`, octet_length(content) as text_bytes` : sql``}
     from memories where id in ${sql(ids)}`
 }
 
@@ -136,6 +148,9 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
     limit ${filter.limit}`
 }
 
+/** A memory taken into processing: its content, and a document's sections (where each span of the content came from). */
+export type ProcessingMemoryRow = MemoryRow & { content: string; document_sections: unknown[] | null }
+
 /**
  * Takes memories into processing (PENDING, or PROCESSING again after a crash) and returns
  * them with their content; those gone or already finished are not returned. The rows are
@@ -143,9 +158,9 @@ export async function listMemories(sql: Queryable, filter: MemoryFilter): Promis
  * such statements over the same memories wait for each other instead of deadlocking. A crash
  * may lose this (the ingest job runs again), so its commit is not waited for.
  */
-export async function startProcessing(sql: Sql, ids: string[]): Promise<Array<MemoryRow & { content: string }>> {
+export async function startProcessing(sql: Sql, ids: string[]): Promise<ProcessingMemoryRow[]> {
   if (ids.length === 0) return []
-  return sql<Array<MemoryRow & { content: string }>>`
+  return sql<ProcessingMemoryRow[]>`
     with locked as materialized (
       select id from memories where id = any(${ids}::uuid[]) and status in ('PENDING', 'PROCESSING')
       order by id for update

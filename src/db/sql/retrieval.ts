@@ -1,3 +1,4 @@
+import type { ChunkSource } from '../../documents/chunk-source.js'
 import { pipelinedTransaction, type Queryable, type Sql } from '../database.js'
 import { indexedVectorType, MAX_HALFVEC_INDEX_DIMENSIONS } from '../vector-storage.js'
 import { type CompiledFilter, filterFragment } from './filter-fragment.js'
@@ -28,6 +29,8 @@ export interface RankedChunk {
   text_bytes: number
   start_offset: number
   end_offset: number
+  /** Where a document's chunk came from (page, slide, sheet, headings); null for text memories. */
+  source: ChunkSource | null
 }
 
 export interface VectorQuery {
@@ -86,7 +89,7 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
         limit ${query.limit}
       )
       select n.chunk_id, n.memory_id, n.score::float8 as score, left(c.text, ${SEARCH_TEXT_CHARS}) as text,
-        octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
+        octet_length(c.text) as text_bytes, c.start_offset, c.end_offset, c.source
       from nearest n join chunks c on c.id = n.chunk_id
       order by n.score, n.chunk_id`,
   ])
@@ -192,7 +195,7 @@ export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promis
     ),
     ${bm25Scored(sql)}
     select best.id as chunk_id, best.memory_id, best.score::float8 as score, left(c.text, ${SEARCH_TEXT_CHARS}) as text,
-      octet_length(c.text) as text_bytes, c.start_offset, c.end_offset
+      octet_length(c.text) as text_bytes, c.start_offset, c.end_offset, c.source
     from (select id, memory_id, score from scored order by score desc, id limit ${query.limit}) best
     join chunks c on c.id = best.id
     order by best.score desc, best.id`

@@ -11,6 +11,8 @@ export interface SpaceRow {
   public_read: boolean
   /** The text search configuration its chunks' search vectors are made with (migration 11); set at creation only. */
   text_search_language: string
+  /** OCR for its documents unless a memory says otherwise: AUTO (pages without text), ON, OFF (migration 13). */
+  default_ocr: 'AUTO' | 'ON' | 'OFF'
   created_at: Date
   updated_at: Date
   created_by: string
@@ -119,11 +121,11 @@ export async function listSpaces(sql: Queryable, filter: SpaceFilter): Promise<S
 export async function updateSpace(
   sql: Queryable,
   id: string,
-  change: Pick<SpaceRow, 'name' | 'public_read' | 'labels' | 'updated_at' | 'updated_by'>,
+  change: Pick<SpaceRow, 'name' | 'public_read' | 'labels' | 'default_ocr' | 'updated_at' | 'updated_by'>,
 ): Promise<SpaceRow> {
   const rows = await sql<SpaceRow[]>`
-    update spaces set name = ${change.name}, public_read = ${change.public_read}, labels = ${sql.json(change.labels)},
-      updated_at = ${change.updated_at}, updated_by = ${change.updated_by}
+    update spaces set name = ${change.name}, public_read = ${change.public_read}, default_ocr = ${change.default_ocr},
+      labels = ${sql.json(change.labels)}, updated_at = ${change.updated_at}, updated_by = ${change.updated_by}
     where id = ${id} returning *`
   return rows[0]!
 }

@@ -6,12 +6,13 @@ import { conflictOf } from '../../db/conflicts.js'
 import type { Sql } from '../../db/database.js'
 import type { ChunkVector, EmbeddingTruncation, NewChunk } from '../../db/sql/chunks.js'
 import * as chunksSql from '../../db/sql/chunks.js'
-import type { MemoryRow } from '../../db/sql/memories.js'
 import * as memoriesSql from '../../db/sql/memories.js'
 import type { ProviderTargetRow } from '../../db/sql/provider-targets.js'
 import * as providerTargetsSql from '../../db/sql/provider-targets.js'
 import * as spacesSql from '../../db/sql/spaces.js'
 import { MAX_INDEXED_VECTOR_VALUE } from '../../db/vector-storage.js'
+import { sourceOfSpan } from '../../documents/chunk-source.js'
+import type { DocumentSection } from '../../documents/extracted-document.js'
 import {
   MEMORY_INGEST_JOB,
   type MemoryIngestPayload,
@@ -163,7 +164,7 @@ async function embedWithEach(
 
 /** One memory of an ingest run, chunked, and the run's jobs that named it. */
 interface IngestItem {
-  memory: MemoryRow
+  memory: memoriesSql.ProcessingMemoryRow
   attempt: number
   chunks: NewChunk[]
   /** Indexes into the run's jobs: usually one; a memory named by two jobs is ingested once for both. */
@@ -180,7 +181,7 @@ interface IngestItem {
 async function startWithTargets(
   sql: Sql,
   jobs: Array<{ payload: MemoryIngestPayload }>,
-): Promise<{ memories: Array<MemoryRow & { content: string }>; targets: Map<string, ProviderTargetRow[]> }> {
+): Promise<{ memories: Array<memoriesSql.ProcessingMemoryRow>; targets: Map<string, ProviderTargetRow[]> }> {
   const named = [...new Set(jobs.flatMap((job) => (job.payload.spaceId === undefined ? [] : [job.payload.spaceId])))]
   const [memories, namedTargets] = await Promise.all([
     memoriesSql.startProcessing(sql, [...new Set(jobs.map((job) => job.payload.memoryId))]),
@@ -358,12 +359,15 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
       try {
         // In turns: the largest memory is seconds of chunking, and a batch holds up to 16 of them.
         const pieces = await chunkTextInTurns(memory.content, memory.chunking as ChunkingConfig)
+        // A document's sections say where each chunk came from (its page, slide, sheet, headings).
+        const sections = memory.document_sections as DocumentSection[] | null | undefined
         item.chunks = pieces.map((piece, index) => ({
           id: crypto.randomUUID(),
           chunk_index: index,
           text: piece.text,
           start_offset: piece.startOffset,
           end_offset: piece.endOffset,
+          source: sections ? { ...sourceOfSpan(sections, piece.startOffset, piece.endOffset) } : null,
         }))
         items.push(item)
       } catch (error) {

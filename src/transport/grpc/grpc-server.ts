@@ -36,7 +36,19 @@ export interface StreamingImplementation<Request, Response> {
   failureMessage(error: AppError): Response
 }
 
-type Implementation = UnaryImplementation<unknown, unknown> | StreamingImplementation<unknown, unknown>
+/**
+ * A client-streaming method: the messages as they arrive, pulled at the implementation's pace
+ * (grpc-js stops reading the stream while it does not pull); one the wrapper refuses (too
+ * large, undecodable) ends the iteration with that error, and so does the client's cancel.
+ */
+export interface ClientStreamingImplementation<Request, Response> {
+  receive(messages: AsyncIterable<Request>, context: CallContext): Promise<Response>
+}
+
+type Implementation =
+  | UnaryImplementation<unknown, unknown>
+  | StreamingImplementation<unknown, unknown>
+  | ClientStreamingImplementation<unknown, unknown>
 
 /**
  * Trailers are HTTP/2 headers: clients refuse a header block beyond a few kilobytes per
@@ -100,6 +112,28 @@ function withModernCiphers(credentials: grpc.ServerCredentials): grpc.ServerCred
   return credentials
 }
 
+/** A client stream's messages; a refused one, or the client's cancel, ends the iteration with its error. */
+async function* receivedMessages(call: grpc.ServerReadableStream<unknown, unknown>): AsyncGenerator<unknown> {
+  const cancelledError = () => new AppError('UNAVAILABLE', 'the client cancelled the call before its last message')
+  const cancelled = new Promise<never>((_resolve, reject) => {
+    call.once('cancelled', () => reject(cancelledError()))
+  })
+  cancelled.catch(() => {})
+  const iterator = call[Symbol.asyncIterator]()
+  for (;;) {
+    const next = await Promise.race([iterator.next(), cancelled])
+    // A cancelled call's stream ends too: its end is not the client's last message.
+    if (next.done) {
+      // grpc-js may end the stream before it tells of the cancel: a turn later, it has.
+      await new Promise((resolve) => setImmediate(resolve))
+      if (call.cancelled) throw cancelledError()
+      return
+    }
+    if (next.value instanceof RefusedRequest) throw next.value.error
+    yield next.value
+  }
+}
+
 /** Splits "/pkg.Service/Method" into the metric labels. */
 function splitPath(path: string): { service: string; method: string } {
   const [, service = 'unknown', method = 'unknown'] = path.split('/')
@@ -147,7 +181,9 @@ export class GrpcServer {
       [Method in keyof Definition]: Definition[Method] extends grpc.MethodDefinition<infer Request, infer Response>
         ? Definition[Method]['responseStream'] extends true
           ? StreamingImplementation<Request, Response>
-          : UnaryImplementation<Request, Response>
+          : Definition[Method]['requestStream'] extends true
+            ? ClientStreamingImplementation<Request, Response>
+            : UnaryImplementation<Request, Response>
         : never
     },
     options: {
@@ -178,8 +214,11 @@ export class GrpcServer {
       }
       handlers[key] = method.responseStream
         ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.#serveStream(served, call)
-        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-            this.#serve(served, call, callback)
+        : method.requestStream
+          ? (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+              this.#serve(served, call, callback)
+          : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+              this.#serve(served, call, callback)
     }
     this.#serviceNames.push(serviceName)
     this.server.addService(guarded, handlers)
@@ -235,7 +274,7 @@ export class GrpcServer {
    */
   #serve(
     method: ServedMethod,
-    call: grpc.ServerUnaryCall<unknown, unknown>,
+    call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>,
     callback: grpc.sendUnaryData<unknown>,
   ): void {
     const tracked = this.#pipeline.begin(method)
@@ -250,15 +289,30 @@ export class GrpcServer {
       })
     }
     try {
-      if (call.request instanceof RefusedRequest) throw call.request.error
+      if ('request' in call && call.request instanceof RefusedRequest) throw call.request.error
       tracked.admit()
     } catch (error) {
       answerFailure(error)
       return
     }
     // new Promise() turns a synchronous throw of the implementation into a rejection.
-    const implementation = method.implementation as UnaryImplementation<unknown, unknown>
-    new Promise((resolve) => resolve(implementation(call.request, callContext(call, requestId))))
+    const run = () => {
+      if ('request' in call)
+        return (method.implementation as UnaryImplementation<unknown, unknown>)(
+          call.request,
+          callContext(call, requestId),
+        )
+      const cancellation = new AbortController()
+      call.once('cancelled', () => cancellation.abort())
+      return (method.implementation as ClientStreamingImplementation<unknown, unknown>).receive(
+        receivedMessages(call),
+        {
+          ...callContext(call, requestId),
+          signal: cancellation.signal,
+        },
+      )
+    }
+    new Promise((resolve) => resolve(run()))
       .then((response) => method.encodeResponse(response))
       .then((encoded) => {
         tracked.finish(method.duration(grpc.status.OK))
@@ -396,7 +450,10 @@ function requestIdTrailer(requestId: string): grpc.Metadata {
 }
 
 function callContext(
-  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+  call:
+    | grpc.ServerUnaryCall<unknown, unknown>
+    | grpc.ServerWritableStream<unknown, unknown>
+    | grpc.ServerReadableStream<unknown, unknown>,
   requestId: string,
 ): CallContext {
   const authorization = call.metadata.get('authorization')[0]

@@ -39,6 +39,12 @@ export interface RouteOptions {
    * clients send `x-api-key`). It must be one of `readHeaders`.
    */
   apiKeyHeader?: string
+  /**
+   * The body is handed to the handler as it arrives (RestRequest.bodyStream) when this says so
+   * of the request's Content-Type: uploads, which may be far larger than any body held whole.
+   * The API key is checked before any of it is read.
+   */
+  streamBody?: (contentType: string | undefined) => boolean
   /** The protocol the route speaks, as logs name it (REST unless given). */
   transport?: 'mcp'
 }
@@ -199,6 +205,7 @@ function servedRoute(pattern: string, handler: RestHandler, options: RouteOption
     extraHeaders: {},
     routeHeaders: options.readHeaders ?? [],
     apiKeyHeader: options.apiKeyHeader,
+    streamBody: options.streamBody,
   }
 }
 

@@ -1,12 +1,14 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { STATUS_CODES } from 'node:http'
 import type { Principal } from '../../domain/permissions.js'
-import { type AppError, invalidArgument } from '../../errors/app-error.js'
+import { AppError, invalidArgument } from '../../errors/app-error.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Call, CallRoute, RequestPipeline } from '../request-pipeline.js'
+import { BinaryStreamWriter } from './binary-stream.js'
 import { type BodyRules, readBody } from './request-body.js'
 import { errorBody, type RestHandler, type RestRequest, type RestResponse, type RestStream } from './rest-messages.js'
 import { RestStreamWriter } from './rest-stream.js'
+import { StreamedBody } from './streamed-body.js'
 
 /** A route as the wrapper serves it: resolved once, when it is registered. */
 export interface ServedRoute extends CallRoute {
@@ -23,6 +25,8 @@ export interface ServedRoute extends CallRoute {
   routeHeaders: readonly string[]
   /** A header that may carry the API key when Authorization is absent (RouteOptions.apiKeyHeader). */
   apiKeyHeader?: string
+  /** Whether the request's body is handed over as it arrives (RouteOptions.streamBody). */
+  streamBody?: (contentType: string | undefined) => boolean
 }
 
 /** What an exchange uses of the server it arrived on. */
@@ -63,6 +67,8 @@ export class RestExchange {
   /** Made when a handler asks for the request's cancellation signal. */
   #cancellation: AbortController | undefined
   #streamWriter: RestStreamWriter | undefined
+  #binaryWriter: BinaryStreamWriter | undefined
+  #streamedBody: StreamedBody | undefined
   /** True while body bytes may still arrive: answering then closes the connection instead of reading on. */
   bodyPending = false
 
@@ -73,6 +79,8 @@ export class RestExchange {
       this.#call.endWork()
       this.#cancellation?.abort()
       this.#streamWriter?.abort()
+      this.#binaryWriter?.abort()
+      this.#streamedBody?.abort()
     })
     this.#route = route
     this.#method = method
@@ -98,7 +106,8 @@ export class RestExchange {
         maxBodyBytes: Math.min(this.#route.maxBodyBytes, this.#server.maxBodyBytes),
         authenticate: this.#route.needsApiKey ? this.#server.authenticate : undefined,
       }
-      readBody(this.#res, request.headers, rules, this)
+      if (this.#route.streamBody?.(request.headers['content-type'])) this.#receiveStreamed(request, rules)
+      else readBody(this.#res, request.headers, rules, this)
     })
   }
 
@@ -112,6 +121,36 @@ export class RestExchange {
   start(body: Buffer, principal?: Principal): void {
     if (this.#method === 'GET' || this.#method === 'HEAD') this.#run(body, principal)
     else afterParsing(() => this.guarded(() => this.#run(body, principal)))
+  }
+
+  /**
+   * A body handed to the handler as it arrives: the socket waits, paused, while the API key is
+   * checked, and the handler starts once it is (a caller without a valid key is answered 401,
+   * the connection then closed, none of the body read past uWS's first buffer).
+   */
+  #receiveStreamed(request: RestRequest, rules: BodyRules): void {
+    const declared = request.headers['content-length']
+    if (declared !== undefined && Number(declared) > rules.maxBodyBytes)
+      throw new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `request body of ${declared} bytes exceeds the limit of ${rules.maxBodyBytes} bytes`,
+      )
+    const body = new StreamedBody(this.#res, rules.maxBodyBytes)
+    this.#streamedBody = body
+    this.bodyPending = true
+    body.onEnd = () => {
+      this.bodyPending = false
+    }
+    body.pause()
+    request.bodyStream = body
+    if (!rules.authenticate) {
+      this.start(EMPTY_BODY)
+      return
+    }
+    rules.authenticate(request.headers.authorization).then(
+      (who) => this.guarded(() => this.start(EMPTY_BODY, who)),
+      (error: unknown) => this.fail(error),
+    )
   }
 
   /** Runs `step` so that nothing it throws can leave a uWS callback. */
@@ -129,8 +168,13 @@ export class RestExchange {
 
   respond(response: RestResponse): void {
     if (this.settled) return
+    this.#streamedBody?.release()
     if (response.stream) {
       void this.#respondStreamed(response.stream)
+      return
+    }
+    if (response.binary) {
+      void this.#respondBinary(response.binary)
       return
     }
     this.#responded = true
@@ -222,6 +266,31 @@ export class RestExchange {
     }
   }
 
+  /** Bytes: status and headers go out with the first slice; a failure after that can only cut the answer. */
+  async #respondBinary(binary: NonNullable<RestResponse['binary']>): Promise<void> {
+    this.#responded = true
+    const res = this.#res
+    const requestId = this.#call.requestId
+    const writer = new BinaryStreamWriter(res)
+    this.#binaryWriter = writer
+    const writeHead = () => {
+      res.writeStatus(statusLine(200))
+      res.writeHeader('x-request-id', requestId)
+      res.writeHeader('x-content-type-options', 'nosniff')
+      res.writeHeader('content-type', binary.contentType)
+      for (const [name, value] of Object.entries(binary.headers ?? {})) res.writeHeader(name, value)
+    }
+    try {
+      const outcome = await writer.run(writeHead, binary.parts)
+      if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route, 200))
+      else this.#call.endWork()
+    } catch (error) {
+      this.#call.internal(error)
+      this.#call.endWork()
+      if (!this.#aborted) res.close()
+    }
+  }
+
   #run(body: Buffer, principal: Principal | undefined): void {
     if (this.settled) return
     const request = this.#request!
@@ -261,7 +330,8 @@ export class RestExchange {
     const draining = !this.#server.pipeline.lifecycle.acceptingWork
     // After a refused or unread body the rest of it may still be arriving: close instead of reading on
     // (uWS then reads and drops what still comes for a few seconds first, so that the client sees this answer).
-    const closeConnection = prepared.status === 413 || this.bodyPending || draining
+    // A 413 leaves body unread unless the body had arrived whole (an upload refused once read, by what it held).
+    const closeConnection = this.bodyPending || draining
     try {
       res.cork(() => {
         // uWS writes `200 OK` itself before the first header: a call into it less for most answers.
@@ -269,7 +339,8 @@ export class RestExchange {
         res.writeHeader('x-request-id', requestId)
         res.writeHeader('x-content-type-options', 'nosniff')
         for (const [name, value] of prepared.headers) res.writeHeader(name, value)
-        if (draining && prepared.status !== 413) res.writeHeader('connection', 'close')
+        // Said, so that a client does not send its next request on a connection that is going.
+        if (closeConnection) res.writeHeader('connection', 'close')
         res.end(prepared.body, closeConnection)
       })
     } catch (error) {

@@ -11,6 +11,8 @@ export interface RestRequest {
   /** Only the headers the wrapper copies (READ_HEADERS in rest-exchange.ts), by their lower-case names; absent ones are missing. */
   headers: Record<string, string>
   body: Buffer
+  /** On routes that stream their body (RouteOptions.streamBody), when they do: the body as it arrives; `body` is then empty. */
+  bodyStream?: AsyncIterable<Buffer>
   requestId: string
   /** Set on routes that need an API key and read a body: the key was checked from the headers before the body was read. */
   principal?: Principal
@@ -28,6 +30,8 @@ export interface RestResponse {
   contentType?: string
   /** A 200 answer written piece by piece as it is produced (rest-stream.ts); `status` and `json` are then unused. */
   stream?: RestStream
+  /** A 200 answer of bytes (a stored file), written part by part (binary-stream.ts), or one buffer. */
+  binary?: { contentType: string; headers?: Record<string, string>; parts: AsyncIterable<Buffer> | Iterable<Buffer> }
 }
 
 /**

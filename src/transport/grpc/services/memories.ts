@@ -1,9 +1,16 @@
+import type { CallContext } from '../../../domain/call-context.js'
 import type { ServerContext } from '../../../domain/context.js'
+import {
+  createMemoryOrDocument,
+  getOriginalContent,
+  getPageImage,
+  type OriginalContent,
+  uploadMemory,
+} from '../../../domain/documents.js'
 import {
   batchCreateMemories,
   batchDeleteMemories,
   type CreateMemoryResult,
-  createMemory,
   type Memory as DomainMemory,
   deleteMemory,
   getMemory,
@@ -15,13 +22,15 @@ import {
   type RetrievalEvent,
   retrieveMemories,
 } from '../../../domain/retrieval.js'
-import type { AppError } from '../../../errors/app-error.js'
+import { type AppError, invalidArgument } from '../../../errors/app-error.js'
 import {
   type BatchCreateResult,
   type BatchDeleteMemoriesRequest,
   type CreateMemoryRequest,
+  type DocumentOptions,
   type ListMemoriesRequest,
   type Memory,
+  type MemoryContentChunk,
   MemoryServiceService,
   type PostProcessor,
   ProcessingStatus,
@@ -30,6 +39,7 @@ import {
   type RetrieveMemoryEvent,
   type RetrieveMemoryRequest,
   type SpaceKey,
+  type UploadMemoryRequest,
 } from '../../../generated/memsvc/v1/memories.js'
 import type { batchDeleteMemoriesSchema, createMemorySchema, listMemoriesSchema } from '../../../validation/memory.js'
 import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
@@ -45,7 +55,30 @@ import {
 } from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
 
-const createFromProto = (request: CreateMemoryRequest): ProtoInput<CreateMemoryRequest, typeof createMemorySchema> => ({
+/** An UploadMemory data message, at most: a client sends a file in pieces of its choosing up to this. */
+const UPLOAD_MESSAGE_BYTES = 4 * 1024 * 1024 + 1024
+/** DownloadMemoryContent's pieces, each within every client's default 4 MiB receive limit. */
+const DOWNLOAD_MESSAGE_BYTES = 1024 * 1024
+
+/**
+ * The request with its document options flattened, as the shared schema takes them; the
+ * document's bytes travel beside the fields (as an upload's body does over REST).
+ */
+type CreateFields = Omit<CreateMemoryRequest, 'originalContentBytes' | 'documentOptions'> &
+  Partial<Omit<DocumentOptions, 'ocrLanguages'>> &
+  Pick<DocumentOptions, 'ocrLanguages'>
+
+function flatten({ documentOptions: options, originalContentBytes: _bytes, ...request }: CreateMemoryRequest) {
+  return {
+    ...request,
+    ocr: options?.ocr,
+    extractPageImages: options?.extractPageImages,
+    pageImageDpi: options?.pageImageDpi,
+    ocrLanguages: options?.ocrLanguages ?? [],
+  }
+}
+
+const createFromProto = (request: CreateFields): ProtoInput<CreateFields, typeof createMemorySchema> => ({
   memoryId: request.memoryId,
   spaceId: request.spaceId,
   originalContent: request.originalContent,
@@ -54,7 +87,58 @@ const createFromProto = (request: CreateMemoryRequest): ProtoInput<CreateMemoryR
   metadata: request.metadata,
   chunkingConfig: chunkingFromProto(request.chunkingConfig),
   dedupe: request.dedupe,
+  fileName: request.fileName,
+  ocr: request.ocr,
+  extractPageImages: request.extractPageImages,
+  pageImageDpi: request.pageImageDpi,
+  ocrLanguages: listOrUndefined(request.ocrLanguages),
 })
+
+/** A create whose content is bytes, or an UploadMemory stream's header: the fields of an upload. */
+function uploadFieldsFromProto(request: CreateMemoryRequest) {
+  const { originalContent, originalContentB64, ...fields } = defined(createFromProto(flatten(request)))
+  if (originalContent !== undefined || originalContentB64 !== undefined)
+    throw invalidArgument('originalContentBytes', 'send the content once: as bytes, or as original_content(_b64)')
+  return fields
+}
+
+/** UploadMemory's data messages, after its header. */
+async function* uploadedBytes(messages: AsyncIterator<UploadMemoryRequest>): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const next = await messages.next()
+    if (next.done) return
+    if (next.value.part?.$case !== 'data')
+      throw invalidArgument('part', 'after the header, every message of an upload is data')
+    yield next.value.part.value
+  }
+}
+
+async function receiveUpload(server: ServerContext, messages: AsyncIterable<UploadMemoryRequest>, call: CallContext) {
+  const iterator = messages[Symbol.asyncIterator]()
+  const first = await iterator.next()
+  if (first.done || first.value.part?.$case !== 'header')
+    throw invalidArgument('header', 'the first message of an upload is its header (a CreateMemoryRequest)')
+  const header = first.value.part.value
+  if (header.originalContentBytes !== undefined && header.originalContentBytes.length > 0)
+    throw invalidArgument('header.originalContentBytes', 'send the bytes in data messages after the header')
+  return createdToProto(
+    await uploadMemory(server.domain, call, { fields: uploadFieldsFromProto(header), body: uploadedBytes(iterator) }),
+  )
+}
+
+async function* downloadChunks(content: OriginalContent): AsyncGenerator<MemoryContentChunk> {
+  let first = true
+  for await (const part of content.parts) {
+    // Within gRPC's default 4 MiB receive limit of every client.
+    for (let offset = 0; offset < part.length || first; offset += DOWNLOAD_MESSAGE_BYTES) {
+      const data = part.subarray(offset, offset + DOWNLOAD_MESSAGE_BYTES)
+      yield first
+        ? { contentType: content.contentType, fileName: content.fileName, contentBytes: content.bytes, data }
+        : { data }
+      first = false
+    }
+  }
+}
 
 const listFromProto = (request: ListMemoriesRequest): ProtoInput<ListMemoriesRequest, typeof listMemoriesSchema> => ({
   spaceId: request.spaceId,
@@ -81,6 +165,10 @@ const memoryToProto = (memory: RetrievedMemory): ToProto<RetrievedMemory, Memory
   ...memory,
   processingStatus: protoEnum(ProcessingStatus, memory.processingStatus),
   chunkingConfig: chunkingToProto(memory.chunkingConfig),
+  extraction: memory.extraction && {
+    ...memory.extraction,
+    pages: memory.extraction.pages.map((page) => ({ ...page, imageStored: page.imageStored === true })),
+  },
 })
 
 const createdToProto = (result: CreateMemoryResult) => ({
@@ -124,7 +212,10 @@ const retrieveFromProto = (
   postProcessor: request.postProcessor && defined(postProcessorFromProto(request.postProcessor)),
 })
 
-const chunkToProto = (chunk: DomainRetrievedChunk): ToProto<DomainRetrievedChunk, RetrievedChunk> => ({ ...chunk })
+const chunkToProto = (chunk: DomainRetrievedChunk): ToProto<DomainRetrievedChunk, RetrievedChunk> => ({
+  ...chunk,
+  source: chunk.source && { ...chunk.source, headingPath: chunk.source.headingPath ?? [] },
+})
 
 function eventToProto(event: RetrievalEvent): RetrieveMemoryEvent {
   if ('resultSetBoundary' in event) {
@@ -152,16 +243,32 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
   grpc.addService(
     MemoryServiceService,
     {
-      createMemory: async (request, call) =>
-        createdToProto(await createMemory(server.domain, call, defined(createFromProto(request)))),
+      async createMemory(request, call) {
+        if (request.originalContentBytes === undefined)
+          return createdToProto(
+            await createMemoryOrDocument(server.domain, call, defined(createFromProto(flatten(request)))),
+          )
+        const fields = uploadFieldsFromProto(request)
+        return createdToProto(await uploadMemory(server.domain, call, { fields, body: [request.originalContentBytes] }))
+      },
       async batchCreateMemories(request, call) {
         const batch = await batchCreateMemories(server.domain, call, {
-          requests: request.requests.map((item) => defined(createFromProto(item))),
+          requests: request.requests.map((item) => defined(createFromProto(flatten(item)))),
         })
         return { results: batch.results.map(batchItemToProto) }
       },
       getMemory: async (request, call) => memoryToProto(await getMemory(server.domain, call, request.memoryId)),
       getMemoryContent: async (request, call) => getMemoryContent(server.domain, call, request.memoryId),
+      uploadMemory: { receive: (messages, call) => receiveUpload(server, messages, call) },
+      downloadMemoryContent: {
+        open: async (request, call) => downloadChunks(await getOriginalContent(server.domain, call, request.memoryId)),
+        // Bytes cannot carry an error: the stream is cut, and the client sees fewer bytes than announced.
+        failureMessage: () => ({ data: Buffer.alloc(0) }),
+      },
+      async getPageImage(request, call) {
+        const png = await getPageImage(server.domain, call, request.memoryId, request.pageNumber)
+        return { contentType: 'image/png', data: png }
+      },
       async listMemories(request, call) {
         const page = await listMemories(server.domain, call, defined(listFromProto(request)))
         return { memories: page.memories.map(memoryToProto), nextToken: page.nextToken }
@@ -182,6 +289,12 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
         }),
       },
     },
-    { maxRequestBytes: { createMemory: MEMORY_REQUEST_BYTES, batchCreateMemories: MEMORY_BATCH_REQUEST_BYTES } },
+    {
+      maxRequestBytes: {
+        createMemory: MEMORY_REQUEST_BYTES,
+        batchCreateMemories: MEMORY_BATCH_REQUEST_BYTES,
+        uploadMemory: UPLOAD_MESSAGE_BYTES,
+      },
+    },
   )
 }

@@ -42,6 +42,7 @@ const createFromProto = (request: CreateSpaceRequest): ProtoInput<CreateSpaceReq
   defaultChunkingConfig: chunkingFromProto(request.defaultChunkingConfig),
   publicRead: request.publicRead,
   textSearchLanguage: request.textSearchLanguage,
+  defaultOcr: request.defaultOcr,
 })
 
 const listFromProto = (request: ListSpacesRequest): ProtoInput<ListSpacesRequest, typeof listSpacesSchema> => ({
@@ -60,6 +61,7 @@ const updateFromProto = ({
   publicRead: fields.publicRead,
   // Passed on to be refused by name, as over REST: the language is fixed at creation.
   textSearchLanguage: fields.textSearchLanguage as never,
+  defaultOcr: fields.defaultOcr,
   replaceLabels: fields.replaceLabels?.items,
   mergeLabels: fields.mergeLabels?.items,
 })

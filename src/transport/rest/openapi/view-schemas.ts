@@ -18,7 +18,7 @@ import type { Space } from '../../../domain/spaces.js'
 import type { InitializeSystemResult, SystemInfo } from '../../../domain/system.js'
 import type { User } from '../../../domain/users.js'
 import { ERROR_CODES } from '../../../errors/app-error.js'
-import { CONTENT_TYPES, MEMORY_STATUSES } from '../../../validation/memory.js'
+import { CONTENT_TYPES, MEMORY_STATUSES, OCR_MODES } from '../../../validation/memory.js'
 import { capabilitiesSchema, samplingParamsSchema } from '../../../validation/registry.js'
 import {
   CREDENTIAL_KINDS,
@@ -189,6 +189,7 @@ export const spaceSchema = describes<Space>()(
     defaultChunkingConfig: chunkingConfigViewSchema,
     publicRead: v.boolean(),
     textSearchLanguage: v.string(),
+    defaultOcr: v.picklist(OCR_MODES),
     ...auditFields,
   }),
 )
@@ -197,13 +198,41 @@ export const memorySchema = describes<Memory>()(
   v.strictObject({
     memoryId: uuid,
     spaceId: uuid,
-    contentType: v.picklist(CONTENT_TYPES),
+    contentType: v.string(),
     metadata: v.record(v.string(), v.unknown()),
     chunkingConfig: chunkingConfigViewSchema,
     processingStatus: v.picklist(MEMORY_STATUSES),
     processingError: v.optional(v.string()),
     originalContentSha256: v.string(),
     chunkCount: count,
+    fileName: v.optional(v.string()),
+    contentBytes: v.optional(count),
+    documentOptions: v.optional(
+      v.strictObject({
+        ocr: v.picklist(OCR_MODES),
+        extractPageImages: v.boolean(),
+        pageImageDpi: count,
+        ocrLanguages: v.array(v.string()),
+      }),
+    ),
+    extraction: v.optional(
+      v.strictObject({
+        kind: v.picklist(['pdf', 'docx', 'pptx', 'xlsx', 'html', 'image']),
+        stage: v.picklist(['EXTRACTING', 'OCR', 'RENDERING', 'DONE']),
+        pagesDone: count,
+        pagesTotal: count,
+        pages: v.array(
+          v.strictObject({
+            pageNumber: count,
+            method: v.picklist(['TEXT', 'OCR', 'NONE']),
+            ocrConfidence: v.optional(v.number()),
+            characters: count,
+            imageStored: v.optional(v.boolean()),
+            note: v.optional(v.string()),
+          }),
+        ),
+      }),
+    ),
     ...auditFields,
   }),
 )
@@ -291,6 +320,15 @@ const retrievedChunkSchema = describes<RetrievedChunk>()(
     startOffset: count,
     endOffset: count,
     relevanceScore: v.number(),
+    source: v.optional(
+      v.strictObject({
+        page: v.optional(count),
+        pageEnd: v.optional(count),
+        slide: v.optional(count),
+        sheet: v.optional(v.string()),
+        headingPath: v.optional(v.array(v.string())),
+      }),
+    ),
   }),
 )
 

@@ -1,13 +1,15 @@
+import { createMemoryOrDocument, getOriginalContent, getPageImage, uploadMemory } from '../../../domain/documents.js'
 import {
   batchCreateMemories,
   batchDeleteMemories,
-  createMemory,
+  type CreateMemoryResult,
   deleteMemory,
   getMemory,
   getMemoryContent,
   listMemories,
 } from '../../../domain/memories.js'
 import { retrieveMemories } from '../../../domain/retrieval.js'
+import { AppError } from '../../../errors/app-error.js'
 import {
   batchCreateMemoriesSchema,
   batchDeleteMemoriesSchema,
@@ -24,7 +26,14 @@ import { callContext, jsonBody, listQuery } from '../request-input.js'
 import type { RestRequest, RestResponse } from '../rest-messages.js'
 import type { RestRoute, RouteDeps } from '../rest-route.js'
 import { retrieveQuery } from '../retrieve-query.js'
+import { isJsonBody, uploadOf } from '../upload-request.js'
 import { callWithBody, callWithId, deleteWithId } from '../use-case-handlers.js'
+
+/** Content-Disposition for a stored file: its name as ASCII for old clients and as UTF-8 for the rest (RFC 6266). */
+function attachmentNamed(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`
+}
 
 const RETRIEVE_REQUEST = Component.of('RetrieveMemoriesRequest', retrieveMemoriesSchema)
 
@@ -62,13 +71,24 @@ export const MEMORY_ROUTES: RestRoute[] = [
     pattern: '/v1/memories',
     needsApiKey: true,
     maxBodyBytes: MEMORY_REQUEST_BYTES,
+    // A document arrives as the body itself (raw or multipart), read as it streams in.
+    streamBody: (contentType) => !isJsonBody(contentType),
+    readHeaders: ['content-disposition'],
     openapi: {
       operationId: 'createMemory',
       tag: 'memories',
       summary: 'Store a memory',
       description:
         'Chunked and embedded in the background (`processingStatus`). ' +
-        'With `dedupe`, the same content already in the space answers 200 with that memory.',
+        'With `dedupe`, the same content already in the space answers 200 with that memory.\n\n' +
+        '**Documents** (PDF, DOCX, PPTX, XLSX, HTML, PNG, JPEG, TIFF, BMP, WebP) are extracted first ' +
+        '(`processingStatus` EXTRACTING; OCR for images and pages without text), and each chunk then cites ' +
+        'its page, slide, sheet or headings (`source`). Send one as `originalContentB64` with its `contentType`, ' +
+        "or, up to the server's upload limit (`--max-upload-mb`, 100 MiB by default), as the body itself: " +
+        "raw bytes with their `Content-Type` and this request's fields as query parameters " +
+        '(`?spaceId=…&fileName=…&ocr=AUTO&metadata={…}`), or `multipart/form-data` with a `request` part ' +
+        '(this JSON without content) followed by one file part. The type is sniffed from the bytes: ' +
+        'a declared type they contradict is a 415 naming both; `application/octet-stream` takes what they are.',
       body: Component.of('CreateMemoryRequest', createMemorySchema),
       answers: {
         201: created('The memory, PENDING.', VIEW.Memory),
@@ -89,8 +109,21 @@ export const MEMORY_ROUTES: RestRoute[] = [
       ],
       exampleStatus: 201,
     },
-    handle: async (request, { server }) => {
-      const { memory, created } = await createMemory(server.domain, callContext(request), jsonBody(request))
+    handle: async (request, { server, config }) => {
+      const call = callContext(request)
+      let result: CreateMemoryResult
+      if (request.bodyStream) {
+        const declared = request.headers['content-length']
+        if (declared !== undefined && Number(declared) > config.documents.maxUploadBytes)
+          throw new AppError(
+            'PAYLOAD_TOO_LARGE',
+            `request body of ${declared} bytes exceeds the upload limit of ${config.documents.maxUploadBytes} bytes`,
+          )
+        result = await uploadMemory(server.domain, call, await uploadOf(request))
+      } else {
+        result = await createMemoryOrDocument(server.domain, call, jsonBody(request))
+      }
+      const { memory, created } = result
       return { status: created ? 201 : 200, headers: { location: `/v1/memories/${memory.memoryId}` }, json: memory }
     },
   },
@@ -148,12 +181,58 @@ export const MEMORY_ROUTES: RestRoute[] = [
       operationId: 'getMemoryContent',
       tag: 'memories',
       summary: "Get a memory's original content",
-      answers: { 200: json('The content as stored.', VIEW.MemoryContent) },
+      description:
+        'A text memory answers its content as JSON; a document answers its bytes as they were uploaded, ' +
+        'with their Content-Type and a Content-Disposition naming the file.',
+      answers: {
+        200: {
+          description: 'The content as stored.',
+          content: {
+            'application/json': VIEW.MemoryContent,
+            'application/octet-stream': { type: 'string', format: 'binary', description: "A document's bytes." },
+          },
+        },
+      },
       errors: BY_ID,
       examples: [{ path: { id: EXAMPLE_IDS.memory } }],
       exampleStatus: 200,
     },
-    handle: callWithId(getMemoryContent),
+    handle: async (request, { server }) => {
+      const call = callContext(request)
+      const content = await getOriginalContent(server.domain, call, request.params.id)
+      if (!content.document)
+        return { status: 200, json: await getMemoryContent(server.domain, call, request.params.id) }
+      const headers: Record<string, string> = {}
+      if (content.fileName) headers['content-disposition'] = attachmentNamed(content.fileName)
+      return { status: 200, binary: { contentType: content.contentType, headers, parts: content.parts } }
+    },
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/memories/:id/pages/:page/image',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getPageImage',
+      tag: 'memories',
+      summary: "Get a document page's image",
+      description:
+        'A PDF page rendered as PNG when the document was stored with `extractPageImages` (at `pageImageDpi`). ' +
+        "A chunk's `source.page` names the page it came from.",
+      answers: {
+        200: { description: 'The page as PNG.', content: { 'image/png': { type: 'string', format: 'binary' } } },
+      },
+      errors: BY_ID,
+      examples: [{ path: { id: EXAMPLE_IDS.memory, page: '1' } }],
+      // The example memory is text: it has no pages.
+      exampleStatus: 404,
+    },
+    handle: async (request, { server }) => {
+      const png = await getPageImage(server.domain, callContext(request), request.params.id, request.params.page)
+      return {
+        status: 200,
+        binary: { contentType: 'image/png', headers: { 'cache-control': 'private, max-age=3600' }, parts: [png] },
+      }
+    },
   },
   {
     method: 'GET',

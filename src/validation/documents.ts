@@ -1,0 +1,31 @@
+import * as v from 'valibot'
+import { textSchema, uuidSchema } from './common.js'
+import { chunkingConfigSchema, documentOptionFields, metadataSchema } from './memory.js'
+
+/** Documents: what an upload names besides its bytes. */
+
+const MAX_CONTENT_TYPE_LENGTH = 255
+
+/**
+ * An upload's fields: the create request without its content, which arrives as the body
+ * (REST raw or multipart) or as the stream's data messages (gRPC UploadMemory).
+ */
+export const uploadMemorySchema = v.strictObject({
+  memoryId: v.optional(uuidSchema),
+  spaceId: uuidSchema,
+  contentType: v.optional(
+    v.pipe(textSchema(), v.maxLength(MAX_CONTENT_TYPE_LENGTH, `at most ${MAX_CONTENT_TYPE_LENGTH} characters`)),
+  ),
+  metadata: v.optional(metadataSchema),
+  chunkingConfig: v.optional(chunkingConfigSchema),
+  dedupe: v.optional(v.boolean('must be true or false')),
+  ...documentOptionFields,
+})
+export type UploadMemoryRequest = v.InferOutput<typeof uploadMemorySchema>
+
+/** A page of a document, from 1. */
+export const pageNumberSchema = v.pipe(
+  v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,6}$/), v.transform(Number))], 'must be a page number'),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'pages are numbered from 1'),
+)
