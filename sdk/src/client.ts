@@ -97,8 +97,11 @@ function services(transport: Transport) {
         delete: 'deleteMemory',
         batchDelete: 'batchDeleteMemories',
         retrieve: 'retrieveMemory',
+        upload: 'uploadMemory',
+        downloadContent: 'downloadMemoryContent',
+        getPageImage: 'getPageImage',
       },
-      ['get', 'getContent', 'list', 'retrieve'],
+      ['get', 'getContent', 'list', 'retrieve', 'downloadContent', 'getPageImage'],
     ),
     admin: bindService(transport, AdminServiceService, { drain: 'drain' }, []),
     /** grpc.health.v1: SERVING once the server is ready (service '' or 'memsvc.v1.…'). */

@@ -26,9 +26,15 @@ export type Loose<T> = T extends string
  */
 export type RequestInput<Request> = { [K in keyof Request]?: Loose<Request[K]> | undefined }
 
-export type BoundMethod<M> = M extends { responseStream: true }
-  ? (request?: RequestInput<RequestOf<M>>, options?: CallOptions) => AsyncGenerator<ResponseOf<M>, void, undefined>
-  : (request?: RequestInput<RequestOf<M>>, options?: CallOptions) => Promise<ResponseOf<M>>
+/** A client-streaming method takes its messages as an (async) iterable and answers once. */
+export type BoundMethod<M> = M extends { requestStream: true }
+  ? (
+      messages: AsyncIterable<RequestInput<RequestOf<M>>> | Iterable<RequestInput<RequestOf<M>>>,
+      options?: CallOptions,
+    ) => Promise<ResponseOf<M>>
+  : M extends { responseStream: true }
+    ? (request?: RequestInput<RequestOf<M>>, options?: CallOptions) => AsyncGenerator<ResponseOf<M>, void, undefined>
+    : (request?: RequestInput<RequestOf<M>>, options?: CallOptions) => Promise<ResponseOf<M>>
 
 export type ServiceClient<Definition, Names extends Record<string, keyof Definition>> = {
   readonly [Name in keyof Names]: BoundMethod<Definition[Names[Name]]>
@@ -47,9 +53,12 @@ export function bindService<
   for (const [name, generatedName] of Object.entries(names)) {
     const method = definition[generatedName as keyof Definition]!
     const retryable = idempotent.includes(name)
-    bound[name] = method.responseStream
-      ? (request?: object, options?: CallOptions) => transport.stream(method, request, retryable, options)
-      : (request?: object, options?: CallOptions) => transport.unary(method, request, retryable, options)
+    bound[name] = method.requestStream
+      ? (messages: AsyncIterable<object> | Iterable<object>, options?: CallOptions) =>
+          transport.clientStream(method, messages, options)
+      : method.responseStream
+        ? (request?: object, options?: CallOptions) => transport.stream(method, request, retryable, options)
+        : (request?: object, options?: CallOptions) => transport.unary(method, request, retryable, options)
   }
   return Object.freeze(bound) as ServiceClient<Definition, Names>
 }

@@ -2,7 +2,7 @@
 // deadline per call, retries with exponential backoff when an idempotent call meets
 // UNAVAILABLE (no server yet, a restart, a draining replica), cancellation by AbortSignal,
 // and every failure turned into a MemsvcError.
-import { type ChannelCredentials, Client, Metadata, status } from '@grpc/grpc-js'
+import { type ChannelCredentials, Client, type ClientWritableStream, Metadata, status } from '@grpc/grpc-js'
 import { clientError, isServiceError, type MemsvcError, toMemsvcError } from './errors.js'
 import { channelCredentials, parseAddress, type ServerAddress, type TlsOptions } from './tls.js'
 
@@ -95,6 +95,24 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
       reject(abortError(signal!))
     }
     signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+/**
+ * Writes one message and resolves once grpc-js has handed it to HTTP/2 (or the call has ended):
+ * one message in flight at a time, so what the caller reads for the next one waits for this one.
+ */
+function written<Request>(
+  stream: ClientWritableStream<Request>,
+  message: Request,
+  ended: Promise<unknown>,
+): Promise<void> {
+  return new Promise<void>((resolve) => {
+    stream.write(message, () => resolve())
+    ended.then(
+      () => resolve(),
+      () => resolve(),
+    )
   })
 }
 
@@ -261,6 +279,64 @@ export class Transport {
         call.cancel()
       }
     }
+  }
+
+  /**
+   * A client-streaming call: the messages are written as `messages` yields them, each once the
+   * previous one has left, so a file read from disk is never held whole.
+   * Never retried: the messages already sent cannot be read again. Failing to read `messages`
+   * cancels the call and rejects with that error.
+   */
+  async clientStream<Request, Response>(
+    method: MethodDefinition<Request, Response>,
+    messages: AsyncIterable<Partial<Request>> | Iterable<Partial<Request>>,
+    options?: CallOptions,
+  ): Promise<Response> {
+    let client: Client
+    try {
+      client = await this.#connect()
+    } catch (error) {
+      throw toMemsvcError(error)
+    }
+    const signal = options?.signal
+    if (signal?.aborted) throw abortError(signal)
+    const deadlineMs = options?.deadlineMs
+    let call: ClientWritableStream<Request> | undefined
+    const answered = new Promise<Response>((resolve, reject) => {
+      call = client.makeClientStreamRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        this.#metadata(options),
+        deadlineMs === undefined ? {} : { deadline: new Date(Date.now() + deadlineMs) },
+        (error, response) => {
+          if (error) reject(signal?.aborted ? abortError(signal) : toMemsvcError(error))
+          else resolve(response as Response)
+        },
+      )
+    })
+    const stream = call!
+    const onAbort = () => stream.cancel()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    // The answer may come before every message is written (the server refused the header).
+    let finished = false
+    const settled = () => {
+      finished = true
+      signal?.removeEventListener('abort', onAbort)
+    }
+    answered.then(settled, settled)
+    try {
+      for await (const message of messages) {
+        if (finished) break
+        await written(stream, withDefaults(method, message), answered)
+      }
+      if (!finished) stream.end()
+    } catch (error) {
+      // Reading the messages failed (e.g. the file could not be read): the call is abandoned.
+      stream.cancel()
+      throw error
+    }
+    return answered
   }
 
   close(): void {

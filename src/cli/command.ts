@@ -66,6 +66,8 @@ export interface Subcommand {
   /** yargs command string, e.g. "update <id>". */
   command: string
   describe: string
+  /** Notes for its --help, printed above the exit codes. */
+  epilog?: string
   /** Options, positionals and examples. */
   builder: (command: Argv) => Argv
   handler: (argv: Args) => Promise<void>
@@ -84,7 +86,10 @@ export function commandGroup(yargs: Argv, name: string, describe: string, subcom
           built.command(
             subcommand.command,
             subcommand.describe,
-            (command: Argv) => subcommand.builder(command).epilog(EXIT_CODES_HELP),
+            (command: Argv) =>
+              subcommand
+                .builder(command)
+                .epilog(subcommand.epilog ? `${subcommand.epilog}\n\n${EXIT_CODES_HELP}` : EXIT_CODES_HELP),
             subcommand.handler as (argv: unknown) => Promise<void>,
           ),
         withClientOptions(group),

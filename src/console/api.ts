@@ -43,6 +43,8 @@ export interface DebugEntry {
   durationMs: number
   /** A streamed answer (NDJSON): curl needs -N, and responseText grows line by line while it arrives. */
   streamed?: boolean
+  /** A multipart/form-data upload instead of a JSON body: curl's -F arguments, e.g. ["file=@report.pdf"]. */
+  form?: string[]
 }
 
 /** Stands in for an inline provider secret in a recorded request body. */
@@ -68,7 +70,8 @@ function notify(): void {
   for (const listener of listeners) listener()
 }
 
-function record(entry: Omit<DebugEntry, 'id'>): DebugEntry {
+/** Records an exchange made outside call() and streamCall() (uploads, binary downloads: transfers.ts). */
+export function record(entry: Omit<DebugEntry, 'id'>): DebugEntry {
   const recorded = { ...entry, id: ++nextEntryId }
   debugLog.unshift(recorded)
   debugLog.length = Math.min(debugLog.length, MAX_ENTRIES)
@@ -103,7 +106,7 @@ function redactResponse(text: string): string {
   }
 }
 
-function toApiError(status: number, parsed: unknown, fallback: string): ApiError {
+export function toApiError(status: number, parsed: unknown, fallback: string): ApiError {
   const error = (parsed as { error?: Partial<ApiError> } | undefined)?.error
   if (error && typeof error.message === 'string') {
     return {
@@ -119,6 +122,8 @@ function toApiError(status: number, parsed: unknown, fallback: string): ApiError
 
 /** Called when the session's key stops working (revoked, expired, deleted). */
 let onUnauthenticated: (error: ApiError) => void = () => {}
+/** Tells the page the session's key stopped working, as a 401 from call() does. */
+export const reportUnauthenticated = (error: ApiError): void => onUnauthenticated(error)
 export function setUnauthenticatedHandler(handler: (error: ApiError) => void): void {
   onUnauthenticated = handler
 }
@@ -186,7 +191,7 @@ export async function call<T>(
 }
 
 /** The headers of a call: JSON, and the session's key unless the endpoint is public. */
-function requestHeaders(
+export function requestHeaders(
   auth: boolean,
   apiKey: string | null | undefined,
   hasBody: boolean,

@@ -19,6 +19,7 @@ export function curlCommand(entry: DebugEntry, origin: string, revealedKey?: str
         ? `-H ${shellQuote(`Authorization: Bearer ${revealedKey}`)}`
         : '-H "Authorization: Bearer $MEMSVC_API_KEY"',
     )
+  for (const part of entry.form ?? []) parts.push(`-F ${shellQuote(part)}`)
   if (entry.requestBody !== undefined) {
     parts.push(`-H 'Content-Type: application/json'`)
     // Close the single quotes around the secret so that the shell expands the variable.

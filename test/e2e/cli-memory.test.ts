@@ -98,15 +98,16 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(listed.stdout).toMatch(new RegExp(`${spaceId}\\s+docs\\s+1\\s+no`))
   })
 
-  it('create-batch of a directory with --wait shows progress and ends with every memory COMPLETED', async () => {
+  it('create-batch of a directory with --recursive --wait shows progress and ends with every memory COMPLETED', async () => {
     const dir = sandbox.makeDir('notes')
     for (const [name, text] of Object.entries(FILES)) {
       fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
       fs.writeFileSync(path.join(dir, name), text)
     }
-    const batch = await shown(['memory', 'create-batch', '--space', spaceId, 'notes', '--wait'])
-    expect(batch.stderr).toContain('stored 3/3')
-    expect(batch.stderr).toMatch(/completed 3\/3/)
+    const batch = await shown(['memory', 'create-batch', '--space', spaceId, 'notes', '--recursive', '--wait'])
+    // Not a terminal: a line per stage of each file, ending with "done (N chunks)".
+    expect(batch.stderr).toMatch(/^notes\/paris\.md: uploading /m)
+    expect(batch.stderr.match(/^notes\/\S+: done \(\d+ chunks?\)$/gm)).toHaveLength(3)
     expect(batch.stdout.match(/COMPLETED/g)).toHaveLength(3)
     const listed = (await user.ok(['memory', 'list', '--space', spaceId, '-o', 'json'])).json<{ memories: any[] }>()
     expect(listed.memories).toHaveLength(3)

@@ -1,6 +1,7 @@
 // Registers every client command (everything but `serve`) on the top-level parser.
 import type { Argv } from 'yargs'
 import { apiKeyCommand } from './apikey.js'
+import { documentCommand } from './document.js'
 import { embedderCommand } from './embedder.js'
 import { initCommand } from './init.js'
 import { llmCommand } from './llm.js'
@@ -22,6 +23,7 @@ const COMMANDS = [
   spaceCommand,
   memoryCommand,
   modelCommand,
+  documentCommand,
   userCommand,
   systemCommand,
   upgradeCommand,

@@ -5,6 +5,7 @@ import {
   type RetrieveMemoryEvent,
   type RetrieveMemoryRequest,
 } from '../../generated/memsvc/v1/memories.js'
+import { chunkSourceLabel } from '../chunk-source-label.js'
 import { type Args, clientHandler, withOptions } from '../command.js'
 import { repeatable } from '../common-options.js'
 import { withConnection } from '../connection.js'
@@ -72,6 +73,8 @@ const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
 /** Prints the table rows and the answer as events arrive; remembers a status for the end. */
 class TablePrinter {
   readonly #chunkWidth: number
+  /** Documents' file names from the memory definitions, for the source of their chunks ("report.pdf p.12"). */
+  readonly #fileNames = new Map<string, string>()
   #rank = 0
   status: { code: string; message: string } | undefined
 
@@ -91,14 +94,17 @@ class TablePrinter {
         process.stdout.write(
           `${['RANK'.padEnd(RANK_WIDTH), 'SCORE'.padEnd(SCORE_WIDTH), 'MEMORY'.padEnd(MEMORY_WIDTH), 'CHUNK'].join(GAP)}\n`,
         )
+    } else if (event?.$case === 'memoryDefinition' && event.value.memory?.fileName) {
+      this.#fileNames.set(event.value.memory.memoryId, event.value.memory.fileName)
     } else if (event?.$case === 'retrievedItem' && event.value.chunk) {
       const chunk = event.value.chunk
+      const source = chunkSourceLabel(chunk.source, this.#fileNames.get(chunk.memoryId))
       this.#rank++
       const row = [
         String(this.#rank).padEnd(RANK_WIDTH),
         chunk.relevanceScore.toFixed(3).padEnd(SCORE_WIDTH),
         chunk.memoryId.padEnd(MEMORY_WIDTH),
-        fitToWidth(oneLine(chunk.chunkText), this.#chunkWidth).trimEnd(),
+        fitToWidth(oneLine(source ? `[${source}] ${chunk.chunkText}` : chunk.chunkText), this.#chunkWidth).trimEnd(),
       ]
       process.stdout.write(`${row.join(GAP)}\n`)
     } else if (event?.$case === 'abstractReply') {

@@ -4,11 +4,13 @@
 // `status` event (an error after the stream began) shows after the results.
 import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE } from '../../validation/limits.js'
 import { type ApiError, streamCall } from '../api.js'
+import { describeChunkSource } from '../chunk-source.js'
 import { h, replace } from '../dom.js'
 import { checkedForm, FormErrors, field, groupField, input, select, textarea } from '../forms.js'
 import { listAll } from '../list-all.js'
 import type { Memory, PageContext, Registration, RetrievalEvent, RetrievedChunk, Space } from '../types.js'
 import { announce, errorNotice, loading, notice, pageHeading, section, setBusy } from '../ui.js'
+import { pageImage } from './spaces/memory-detail.js'
 
 const MODES: Array<[string, string]> = [
   ['HYBRID', 'Hybrid (vectors and keywords)'],
@@ -19,6 +21,13 @@ const MODES: Array<[string, string]> = [
 const LEAVE_CHECK_MS = 500
 /** Characters of metadata shown beside a result before it is cut. */
 const METADATA_PREVIEW = 160
+
+/** The page whose stored image belongs beside the chunk: its (first) page, when the memory kept that page's image. */
+function storedImagePage(memory: Memory | undefined, chunk: RetrievedChunk): number | undefined {
+  const page = chunk.source?.page
+  if (page === undefined || !memory?.documentOptions?.extractPageImages) return undefined
+  return memory.extraction?.pages.find((item) => item.pageNumber === page)?.imageStored ? page : undefined
+}
 
 type ChosenModel = { control: HTMLInputElement | HTMLSelectElement; note?: string }
 
@@ -92,9 +101,18 @@ function resultsView(spaceNames: Map<string, string>, expectAnswer: boolean): Re
     const spaceId = memory?.spaceId
     const score = Math.max(0, Math.min(1, chunk.relevanceScore))
     const metadata = memory && Object.keys(memory.metadata).length ? JSON.stringify(memory.metadata) : undefined
+    const source = describeChunkSource(chunk.source)
+    const imagePage = storedImagePage(memory, chunk)
+    const imageSlot = imagePage === undefined ? null : h('div', { class: 'result-image' }, loading(`page ${imagePage}`))
+    if (imageSlot && imagePage !== undefined)
+      void pageImage(memoryId, imagePage).then((image) => replace(imageSlot, image))
     return h(
       'li',
-      { class: 'result', 'data-chunk-id': chunk.chunkId, 'data-memory-id': memoryId },
+      {
+        class: imageSlot ? 'result with-image' : 'result',
+        'data-chunk-id': chunk.chunkId,
+        'data-memory-id': memoryId,
+      },
       h(
         'div',
         { class: 'result-head' },
@@ -105,8 +123,16 @@ function resultsView(spaceNames: Map<string, string>, expectAnswer: boolean): Re
           chunk.relevanceScore.toFixed(3),
         ),
         h('meter', { min: 0, max: 1, value: score, 'aria-label': 'relevance score' }),
+        source
+          ? h(
+              'span',
+              { class: 'chunk-source', 'data-testid': 'chunk-source' },
+              memory?.fileName ? `${memory.fileName}, ${source}` : source,
+            )
+          : null,
         h('span', { class: 'muted small' }, `characters ${chunk.startOffset}–${chunk.endOffset}`),
       ),
+      imageSlot,
       h('p', { class: 'chunk-text', 'data-testid': 'chunk-text' }, chunk.chunkText),
       h(
         'p',

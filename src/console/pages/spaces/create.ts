@@ -1,5 +1,5 @@
-// Create a space: its name, keyword language, embedders with their weights (none: keyword-only), default chunking,
-// access, labels.
+// Create a space: its name, keyword language, OCR default, embedders with their weights (none: keyword-only),
+// default chunking, access, labels.
 import {
   DEFAULT_TEXT_SEARCH_LANGUAGE,
   MAX_SPACE_NAME_LENGTH,
@@ -13,7 +13,7 @@ import { listAll } from '../../list-all.js'
 import type { PageContext, Registration, Space } from '../../types.js'
 import { announce, errorNotice, loading, notice, pageHeading, setBusy } from '../../ui.js'
 import { spaceHref } from './shared.js'
-import { accessAndLabels, weightInput, weightOf } from './space-fields.js'
+import { accessAndLabels, ocrDefaultField, weightInput, weightOf } from './space-fields.js'
 
 export async function createView(context: PageContext): Promise<void> {
   const { root } = context
@@ -84,6 +84,7 @@ export async function createView(context: PageContext): Promise<void> {
     hint: 'How memories are cut into chunks unless a memory says otherwise. Empty sizes take the defaults.',
   })
   const { publicRead, access, labels } = accessAndLabels(errors, undefined)
+  const ocr = ocrDefaultField(errors, undefined)
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Create space')
 
   const form = checkedForm(
@@ -106,6 +107,7 @@ export async function createView(context: PageContext): Promise<void> {
           defaultChunkingConfig: chunking.collect(),
           publicRead: publicRead.checked,
           textSearchLanguage: language.control.value.trim() || DEFAULT_TEXT_SEARCH_LANGUAGE,
+          defaultOcr: ocr.control.value,
         }
         if (Object.keys(parsedLabels.labels).length) body.labels = parsedLabels.labels
         setBusy(submit, true)
@@ -126,6 +128,7 @@ export async function createView(context: PageContext): Promise<void> {
       h('legend', null, 'Space'),
       name.wrapper,
       language.wrapper,
+      ocr.wrapper,
       labels.wrapper,
       access,
     ),

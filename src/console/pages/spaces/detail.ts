@@ -1,4 +1,4 @@
-// One space: its settings, its embedders, a form to add a memory, and its memories.
+// One space: its settings, its embedders, a form to add a memory, document uploads, and its memories.
 import { call } from '../../api.js'
 import { h, replace } from '../../dom.js'
 import { listAll } from '../../list-all.js'
@@ -7,6 +7,7 @@ import { errorNotice, loading, pageHeading, section } from '../../ui.js'
 import { embeddersPanel } from './embedders-panel.js'
 import { memoryForm } from './memory-form.js'
 import { memoriesPanel } from './memory-list.js'
+import { uploadPanel } from './memory-upload.js'
 import { settingsPanel } from './settings-panel.js'
 import { deleteSpace } from './shared.js'
 
@@ -65,6 +66,12 @@ export async function spaceView(context: PageContext, spaceId: string): Promise<
       ? section(
           'Add a memory',
           memoryForm(context, space, (memory) => memories.add(memory)),
+        )
+      : null,
+    canEdit
+      ? section(
+          'Upload documents',
+          uploadPanel(context, space, (memory) => memories.add(memory)),
         )
       : null,
     memories.element,

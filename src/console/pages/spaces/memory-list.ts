@@ -9,7 +9,7 @@ import { dataTable, deleteRowButton, errorNotice, listPanel, loading, loadMoreBu
 import { deleteMemory, memoryHref, memoryStatus, refreshWhile, unfinished } from './shared.js'
 
 const MEMORY_PAGE_SIZE = 50
-const MEMORY_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
+const MEMORY_STATUSES = ['PENDING', 'EXTRACTING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
 
 export function memoriesPanel(
   context: PageContext,
@@ -42,6 +42,7 @@ export function memoriesPanel(
       ),
       h('td', { 'data-col': 'status' }, memoryStatus(memory)),
       h('td', { 'data-col': 'chunks' }, String(memory.chunkCount)),
+      h('td', { class: 'wrap', 'data-col': 'file' }, memory.fileName ?? h('span', { class: 'muted' }, 'text')),
       h('td', { class: 'optional-col' }, memory.contentType),
       h(
         'td',
@@ -102,7 +103,7 @@ export function memoriesPanel(
           )
         : dataTable(
             'Memories',
-            ['Memory', 'Status', 'Chunks', 'Type', 'Metadata', 'Created', 'Actions'],
+            ['Memory', 'Status', 'Chunks', 'File', 'Type', 'Metadata', 'Created', 'Actions'],
             ['Type', 'Created'],
             tbody,
           ),

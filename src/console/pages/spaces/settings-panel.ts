@@ -1,4 +1,4 @@
-// The settings panel of a space; for the owner, an Edit form for its name, access and labels.
+// The settings panel of a space; for the owner, an Edit form for its name, access, OCR default and labels.
 import { MAX_SPACE_NAME_LENGTH } from '../../../validation/limits.js'
 import { call } from '../../api.js'
 import { describeChunking } from '../../chunking-fields.js'
@@ -6,15 +6,16 @@ import { h } from '../../dom.js'
 import { checkedForm, FormErrors, field, input, parseLabels } from '../../forms.js'
 import type { PageContext, Space } from '../../types.js'
 import { announce, keyValueTable, labelChips, section, setBusy, time } from '../../ui.js'
-import { accessAndLabels } from './space-fields.js'
+import { accessAndLabels, ocrDefaultField } from './space-fields.js'
 
-/** The space's settings; for the owner, an Edit form for what can change (name, access, labels). */
+/** The space's settings; for the owner, an Edit form for what can change (name, access, OCR default, labels). */
 export function settingsPanel(context: PageContext, space: Space, own: boolean, canEdit: boolean): HTMLElement {
   const view = keyValueTable([
     ['ID', h('code', null, space.spaceId)],
     ['Access', space.publicRead ? 'Public read: other users may retrieve from it' : 'Private'],
     ['Default chunking', describeChunking(space.defaultChunkingConfig)],
     ['Keyword language', space.textSearchLanguage],
+    ['OCR default', space.defaultOcr],
     ['Labels', labelChips(space.labels)],
     ['Owner', own ? 'you' : h('code', null, space.ownerId)],
     ['Created', time(space.createdAt)],
@@ -27,6 +28,7 @@ export function settingsPanel(context: PageContext, space: Space, own: boolean, 
     input({ maxlength: MAX_SPACE_NAME_LENGTH, value: space.name, autocomplete: 'off' }),
   )
   const { publicRead, access, labels } = accessAndLabels(errors, space)
+  const ocr = ocrDefaultField(errors, space)
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Save changes')
   const editButton = h(
     'button',
@@ -56,6 +58,7 @@ export function settingsPanel(context: PageContext, space: Space, own: boolean, 
         const body: Record<string, unknown> = {}
         if (name.control.value.trim() !== space.name) body.name = name.control.value.trim()
         if (publicRead.checked !== space.publicRead) body.publicRead = publicRead.checked
+        if (ocr.control.value !== space.defaultOcr) body.defaultOcr = ocr.control.value
         if (JSON.stringify(parsedLabels.labels) !== JSON.stringify(space.labels))
           body.replaceLabels = parsedLabels.labels
         if (Object.keys(body).length === 0) return toggle(false)
@@ -71,6 +74,7 @@ export function settingsPanel(context: PageContext, space: Space, own: boolean, 
     },
     name.wrapper,
     access,
+    ocr.wrapper,
     labels.wrapper,
     h(
       'div',

@@ -11,17 +11,33 @@ export const spaceHref = (spaceId: string) => `#/spaces/${encodeURIComponent(spa
 export const memoryHref = (memory: Pick<Memory, 'spaceId' | 'memoryId'>) =>
   `${spaceHref(memory.spaceId)}/memories/${encodeURIComponent(memory.memoryId)}`
 export const unfinished = (memory: Memory) =>
-  memory.processingStatus === 'PENDING' || memory.processingStatus === 'PROCESSING'
+  memory.processingStatus === 'PENDING' ||
+  memory.processingStatus === 'EXTRACTING' ||
+  memory.processingStatus === 'PROCESSING'
 
 const STATUS_TONE: Record<Memory['processingStatus'], 'ok' | 'warn' | 'bad' | 'neutral'> = {
   PENDING: 'neutral',
+  EXTRACTING: 'warn',
   PROCESSING: 'warn',
   COMPLETED: 'ok',
   FAILED: 'bad',
 }
 
-/** The status badge, and for FAILED the reason the server gave. */
+const STAGE_WORDS: Record<string, string> = { EXTRACTING: 'extracting', OCR: 'OCR', RENDERING: 'rendering' }
+
+/** A document's extraction while it runs: "OCR page 2 of 3", "extracting page 4 of 12". */
+export function extractionProgress(memory: Memory): string | undefined {
+  const extraction = memory.extraction
+  if (memory.processingStatus !== 'EXTRACTING' || !extraction) return undefined
+  const stage = STAGE_WORDS[extraction.stage] ?? 'extracting'
+  if (extraction.pagesTotal === 0) return stage
+  return `${stage} page ${Math.min(extraction.pagesDone + 1, extraction.pagesTotal)} of ${extraction.pagesTotal}`
+}
+
+/** The status badge, a document's extraction progress while it runs, and for FAILED the reason the server gave. */
 export function memoryStatus(memory: Memory): HTMLElement {
+  const progress = extractionProgress(memory)
+  const extraction = memory.extraction
   return h(
     'div',
     { class: 'status-cell', 'data-status': memory.processingStatus },
@@ -30,6 +46,18 @@ export function memoryStatus(memory: Memory): HTMLElement {
       { class: `badge ${STATUS_TONE[memory.processingStatus]}`, 'data-testid': 'memory-status' },
       memory.processingStatus,
     ),
+    progress && extraction
+      ? h(
+          'div',
+          { class: 'extraction-progress small', 'data-testid': 'extraction-progress' },
+          h('progress', {
+            max: Math.max(1, extraction.pagesTotal),
+            value: extraction.pagesDone,
+            'aria-label': 'pages extracted',
+          }),
+          ` ${progress}`,
+        )
+      : null,
     memory.processingError
       ? h('p', { class: 'field-error failure', 'data-testid': 'memory-error' }, memory.processingError)
       : null,

@@ -1,8 +1,8 @@
-// The fields the forms of a space share: access and labels (create, settings), an embedder's weight
-// (create, add an embedder).
+// The fields the forms of a space share: access and labels, the OCR default (create, settings), an
+// embedder's weight (create, add an embedder).
 import { DEFAULT_RETRIEVAL_WEIGHT, MAX_RETRIEVAL_WEIGHT } from '../../../validation/limits.js'
 import { type Attrs, h } from '../../dom.js'
-import { type FormErrors, field, formatLabels, groupField, input, textarea } from '../../forms.js'
+import { type FormErrors, field, formatLabels, groupField, input, select, textarea } from '../../forms.js'
 import type { Space } from '../../types.js'
 
 /** Public read and the labels: empty for a new space (with an example label), else the space's own. */
@@ -38,3 +38,20 @@ export const weightInput = (attrs: Attrs = {}): HTMLInputElement =>
 
 /** The weight typed in; an emptied field sends the default. */
 export const weightOf = (control: HTMLInputElement): number => Number(control.value || DEFAULT_RETRIEVAL_WEIGHT)
+
+const OCR_MODES: Array<[Space['defaultOcr'], string]> = [
+  ['AUTO', 'Auto: pages without a text layer, and images'],
+  ['ON', 'On: every page and image'],
+  ['OFF', 'Off: text layers only'],
+]
+
+/** The OCR mode documents uploaded to the space get unless an upload says otherwise. */
+export function ocrDefaultField(errors: FormErrors, space: Space | undefined) {
+  const chosen = field(
+    errors,
+    { name: 'defaultOcr', label: 'OCR default', hint: 'For documents uploaded without an OCR mode of their own.' },
+    select(OCR_MODES),
+  )
+  chosen.control.value = space?.defaultOcr ?? 'AUTO'
+  return chosen
+}
