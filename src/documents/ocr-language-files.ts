@@ -46,3 +46,28 @@ export function missingLanguages(languagesDir: string | undefined, wanted: strin
   const available = new Set(availableLanguages(languagesDir))
   return wanted.filter((language) => !available.has(language))
 }
+
+/** `deu.traineddata.gz` → deu; undefined for a name that is not a tesseract model's. */
+export function languageOfModelFile(fileName: string): string | undefined {
+  const suffix = MODEL_SUFFIXES.find((candidate) => fileName.endsWith(candidate))
+  const language = suffix && fileName.slice(0, -suffix.length)
+  return language && LANGUAGE_CODE.test(language) ? language : undefined
+}
+
+/**
+ * Copies a model into `languagesDir` as `<language><suffix>`, through a temporary name and a
+ * rename, so that a server reading the directory never sees half a file. An existing model of
+ * the language (either suffix) is replaced only when `replace` is set.
+ */
+export function installLanguageModel(source: string, languagesDir: string, language: string, replace: boolean): string {
+  const suffix = MODEL_SUFFIXES.find((candidate) => source.endsWith(candidate)) ?? '.traineddata'
+  const existing = languageModelFile(languagesDir, language)
+  if (existing && !replace) throw new Error(`${existing} exists already; add --replace to replace it`)
+  fs.mkdirSync(languagesDir, { recursive: true })
+  const target = path.join(languagesDir, `${language}${suffix}`)
+  const partial = `${target}.${process.pid}.tmp`
+  fs.copyFileSync(source, partial)
+  if (existing && existing !== target) fs.rmSync(existing)
+  fs.renameSync(partial, target)
+  return target
+}

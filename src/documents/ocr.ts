@@ -178,7 +178,11 @@ export class TesseractOcrEngine implements OcrEngine {
       })) as RecognizedPage
       recognition.resolve({ text: page.text ?? '', confidence: page.confidence ?? 0 })
     } catch (error) {
-      recognition.reject(error as Error)
+      // Tesseract's own refusal of an image (its decoder cannot read it) would be the same again: permanent.
+      const refused = !(error instanceof OcrThreadStopped) && !(error instanceof ExtractionError)
+      recognition.reject(
+        refused ? new ExtractionError(`OCR cannot read the image: ${(error as Error).message}`) : (error as Error),
+      )
     }
     if (thread.running !== recognition) return // ended meanwhile (abort, close, death)
     thread.running = undefined

@@ -21,6 +21,8 @@ export interface DocumentLimits {
   maxUploadBytes: number
   /** An image's pixels, checked from its header before its bytes are stored. */
   maxImagePixels: number
+  /** The OCR languages this server reads now (bundled English and <data-dir>/ocr-languages). */
+  ocrLanguages(): string[]
 }
 
 /** What a server knows from its first moment, before any database: enough for probes, system info and drain. */

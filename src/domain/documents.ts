@@ -170,6 +170,19 @@ async function createTextMemory(
   })
 }
 
+/** OCR in a language this server has no model for would fail the document later: refused at once instead. */
+function requireOcrLanguages(context: DomainContext, wanted: string[] | undefined): void {
+  if (!wanted) return
+  const available = context.documentLimits.ocrLanguages()
+  const missing = wanted.filter((language) => !available.includes(language))
+  if (missing.length === 0) return
+  throw invalidArgument(
+    'ocrLanguages',
+    `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed on this server (it reads ` +
+      `${available.join(', ')}); add a language with memsvc model add-ocr-language`,
+  )
+}
+
 /** The image's size is known from its header: a huge one is refused before its bytes are stored. */
 function checkImageSize(head: Buffer, maxPixels: number): void {
   const size = imageDimensions(head)
@@ -251,6 +264,7 @@ export async function uploadMemory(
   const request = parseInput(uploadMemorySchema, upload.fields)
   requireVectorStorage(context)
   const space = await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'CREATE')
+  requireOcrLanguages(context, request.ocrLanguages)
   const body = new UploadBody(upload.body, context.documentLimits.maxUploadBytes)
   try {
     const head = await body.head(SNIFF_HEAD_BYTES)

@@ -279,6 +279,7 @@ async function becomeReady(
       documentLimits: {
         maxUploadBytes: config.documents.maxUploadBytes,
         maxImagePixels: DEFAULT_EXTRACTION_LIMITS.maxImagePixels,
+        ocrLanguages: () => ocr.availableLanguages(),
       },
     }),
   )

@@ -268,7 +268,7 @@ const fileNameSchema = v.pipe(
 /** Tesseract's language codes: eng, deu, chi_sim, … */
 const ocrLanguageSchema = v.pipe(
   textSchema(),
-  v.regex(/^[a-z]{3}(_[a-z]{2,8})?$/, 'must be a Tesseract language code such as eng, deu or chi_sim'),
+  v.regex(/^[a-z][a-z0-9_]{1,31}$/, 'must be a Tesseract language code such as eng, deu or chi_sim'),
 )
 
 /** How a document memory is extracted; every field optional (the space's OCR mode, then AUTO). */

@@ -212,6 +212,19 @@ describe.each(ENGINES)('documents, bad input (%s)', (engine) => {
     expect(listed.body.memories).toEqual([])
   })
 
+  it.each(WAYS)('refuses OCR in a language the server has no model for, naming ocrLanguages (%s)', async (way) => {
+    const answer = await uploadDocument(
+      fixture(),
+      fixture().alice,
+      way,
+      { spaceId: await newSpace(), contentType: 'image/png', ocrLanguages: ['eng', 'fra'] },
+      renderTextImage('bonjour', { format: 'png', width: 200, height: 60 }),
+    )
+    expect(answer.status).toBe('INVALID_ARGUMENT')
+    expect(answer.fields).toContain('ocrLanguages')
+    expect(answer.message).toContain('fra is not installed on this server (it reads eng)')
+  })
+
   it('refuses an upload naming an option a document cannot have, naming the field', async () => {
     const answer = await uploadDocument(
       fixture(),

@@ -101,4 +101,26 @@ describe('document extraction in the executable, offline', { timeout: TEST_TIMEO
       `error: sentence.png: OCR language fra is not available: available are eng; add <lang>.traineddata to ${languagesDir}`,
     )
   })
+
+  it('adds an OCR language with memsvc model add-ocr-language, checked by loading it, and reads with it', async () => {
+    // Another tesseract model is not reachable from here: the larger English one stands in, under another code.
+    const model = path.resolve('node_modules/@tesseract.js-data/eng/4.0.0/eng.traineddata.gz')
+    fs.copyFileSync(model, path.join(sandbox.dir, 'eng.traineddata.gz'))
+    const added = await run(
+      'unshare',
+      ['-n', 'sh', '-c', './memsvc model add-ocr-language eng.traineddata.gz --language enx --data-dir ./data -o json'],
+      { cwd: sandbox.dir, env: sandbox.env },
+    )
+    expect(JSON.parse(added.stdout)).toMatchObject({ language: 'enx' })
+    const extracted = await extractOffline(['sentence.png', '--languages', 'enx'])
+    for (const word of OCR_WORDS) expect(extracted.text).toContain(word)
+    fs.writeFileSync(path.join(sandbox.dir, 'bogus.traineddata'), 'not a model')
+    const refused = await run('sh', ['-c', './memsvc model add-ocr-language bogus.traineddata --data-dir ./data'], {
+      cwd: sandbox.dir,
+      env: sandbox.env,
+    }).catch((error: { code: number; stderr: string }) => error)
+    expect('code' in refused ? refused.code : 0).not.toBe(0)
+    expect(refused.stderr).toContain('is not a tesseract model OCR can load')
+    expect(fs.existsSync(path.join(sandbox.dir, 'data', 'ocr-languages', 'bogus.traineddata'))).toBe(false)
+  })
 })

@@ -25,6 +25,7 @@ export interface UploadFields {
   ocr?: 'AUTO' | 'ON' | 'OFF'
   extractPageImages?: boolean
   pageImageDpi?: number
+  ocrLanguages?: string[]
   dedupe?: boolean
 }
 
@@ -35,7 +36,13 @@ function queryOf(fields: UploadFields): string {
   const query = new URLSearchParams()
   for (const [name, value] of Object.entries(fields)) {
     if (value === undefined || name === 'contentType') continue
-    query.set(name, typeof value === 'object' ? JSON.stringify(value) : String(value))
+    // Lists go comma-separated; objects as JSON.
+    const text = Array.isArray(value)
+      ? value.join(',')
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value)
+    query.set(name, text)
   }
   return query.toString()
 }
@@ -65,7 +72,7 @@ function grpcHeader(fields: UploadFields): CreateMemoryRequest {
       ocr: fields.ocr,
       extractPageImages: fields.extractPageImages,
       pageImageDpi: fields.pageImageDpi,
-      ocrLanguages: [],
+      ocrLanguages: fields.ocrLanguages ?? [],
     },
     dedupe: fields.dedupe,
   }

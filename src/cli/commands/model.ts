@@ -1,10 +1,16 @@
-// memsvc model add|list: local commands (no server, no API key) that manage the embedding
-// models LOCAL embedders run: <data-dir>/models/NAME, and the models/ bundled next to the
-// executable. Like `system install` they work on this host's files; a running server finds
+// memsvc model add|list|add-ocr-language: local commands (no server, no API key) that manage
+// the embedding models LOCAL embedders run (<data-dir>/models/NAME, and the models/ bundled
+// next to the executable) and the OCR languages besides the bundled English
+// (<data-dir>/ocr-languages). Like `system install` they work on this host's files; a running server finds
 // a model added here by its name.
+import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import type { Argv } from 'yargs'
-import { DATA_DIR_MODELS, defaultLocalModelMemoryMb } from '../../config/server-config.js'
+import { DATA_DIR_MODELS, DATA_DIR_OCR_LANGUAGES, defaultLocalModelMemoryMb } from '../../config/server-config.js'
+import { TesseractOcrEngine } from '../../documents/ocr.js'
+import { installLanguageModel, languageOfModelFile } from '../../documents/ocr-language-files.js'
 import { type LocalModelDescription, LocalModels } from '../../providers/local/local-models.js'
 import {
   LocalModelError,
@@ -41,6 +47,16 @@ const ADD_OPTIONS = {
   ...DATA_DIR_OPTION,
   name: { type: 'string', describe: `Name under <data-dir>/models (${MODEL_NAME_RULE})`, requiresArg: true },
   replace: { type: 'boolean', describe: 'Replace a model of that name' },
+} as const
+
+const ADD_OCR_LANGUAGE_OPTIONS = {
+  ...DATA_DIR_OPTION,
+  language: {
+    type: 'string',
+    describe: 'Its tesseract language code (default: from the file name, deu.traineddata → deu)',
+    requiresArg: true,
+  },
+  replace: { type: 'boolean', describe: 'Replace a model of that language' },
 } as const
 
 const LIST_OPTIONS = {
@@ -129,6 +145,75 @@ interface ListedRow {
   problem?: string
 }
 
+/** A white square as PNG (8-bit grayscale): what the language check asks the model to read. */
+function whitePng(side: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4)
+    length.writeUInt32BE(data.length)
+    const crc = Buffer.alloc(4)
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])))
+    return Buffer.concat([length, Buffer.from(type, 'latin1'), data, crc])
+  }
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(side, 0)
+  header.writeUInt32BE(side, 4)
+  header.writeUInt8(8, 8) // bit depth; colour type 0 (grayscale) and the rest stay 0
+  // Each row: filter byte 0, then `side` white pixels.
+  const rows = Buffer.concat(Array.from({ length: side }, () => Buffer.from([0, ...Array(side).fill(0xff)])))
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    chunk('IHDR', header),
+    chunk('IDAT', zlib.deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+/** Large enough that tesseract reads it without complaint; the check only needs the model to load. */
+const CHECK_IMAGE_SIDE = 64
+
+/** Loads the model in an OCR thread (from a copy under its language's name) and reads a blank page with it. */
+async function checkLanguageModel(source: string, language: string, suffix: string): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memsvc-ocr-language-'))
+  const ocr = new TesseractOcrEngine({ concurrency: 1, languagesDir: dir })
+  try {
+    fs.symlinkSync(source, path.join(dir, `${language}${suffix}`))
+    await ocr.recognize(whitePng(CHECK_IMAGE_SIDE), [language])
+  } catch (error) {
+    throw new CliError(`${source} is not a tesseract model OCR can load: ${(error as Error).message}`, EXIT_FAILED)
+  } finally {
+    await ocr.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const addOcrLanguage = plainHandler(async (argv: Args) => {
+  const source = path.resolve(String(argv.source))
+  if (!fs.existsSync(source)) throw badInput(`${source}: no such file`)
+  const fileName = path.basename(source)
+  const suffix = fileName.endsWith('.gz') ? '.traineddata.gz' : '.traineddata'
+  const language = argv.language === undefined ? languageOfModelFile(fileName) : String(argv.language)
+  if (!language || !/^[a-z][a-z0-9_]{1,31}$/.test(language))
+    throw badInput(`${fileName}: name the language with --language (a tesseract code such as deu or chi_sim)`)
+  await checkLanguageModel(source, language, suffix)
+  const languagesDir = path.join(dataDirOf(argv), DATA_DIR_OCR_LANGUAGES)
+  let target: string
+  try {
+    target = installLanguageModel(source, languagesDir, language, argv.replace === true)
+  } catch (error) {
+    throw new CliError((error as Error).message, EXIT_FAILED)
+  }
+  print(outputOf(argv), {
+    json: { language, file: target, bytes: fs.statSync(target).size },
+    text: () =>
+      `Added OCR language ${language}\n\n${renderFields([
+        ['file', target],
+        ['size', formatSize(fs.statSync(target).size)],
+      ])}`,
+  })
+  note(`Documents name it with ocrLanguages (REST/gRPC) or --ocr-language ${language} (memsvc memory create-batch).`)
+})
+
 const list = plainHandler(async (argv: Args) => {
   const dataModels = path.join(dataDirOf(argv), DATA_DIR_MODELS)
   const bundled = path.resolve(optionOrEnv(argv, 'models-dir', 'SERVICE_MODELS_DIR') ?? path.join(installDir, 'models'))
@@ -176,7 +261,7 @@ const list = plainHandler(async (argv: Args) => {
 export function modelCommand(yargs: Argv): Argv {
   return yargs.command(
     'model <command>',
-    "Embedding models LOCAL embedders run (local: this host's files, no server)",
+    "Embedding models LOCAL embedders run, and OCR languages (local: this host's files, no server)",
     (group: Argv) =>
       withClientOptions(group, {
         connects: false,
@@ -204,6 +289,16 @@ export function modelCommand(yargs: Argv): Argv {
             withOptions(command, LIST_OPTIONS).example('$0 model list', 'exit 1 if one cannot be used'),
           list as (argv: unknown) => Promise<void>,
         )
-        .demandCommand(1, 'Name a model command: add, list.'),
+        .command(
+          'add-ocr-language <source>',
+          'Check a tesseract language model (load it, read a page) and copy it into <data-dir>/ocr-languages',
+          (command: Argv) =>
+            withOptions(command, ADD_OCR_LANGUAGE_OPTIONS)
+              .positional('source', { type: 'string', describe: 'A <lang>.traineddata or <lang>.traineddata.gz file' })
+              .example('$0 model add-ocr-language ./deu.traineddata', 'German, from tessdata_best or tessdata_fast')
+              .example('$0 model add-ocr-language fra.traineddata.gz --data-dir /var/lib/memsvc', 'a system install'),
+          addOcrLanguage as (argv: unknown) => Promise<void>,
+        )
+        .demandCommand(1, 'Name a model command: add, list, add-ocr-language.'),
   )
 }

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { STATUS_CODES } from 'node:http'
 import type { Principal } from '../../domain/permissions.js'
-import { AppError, invalidArgument } from '../../errors/app-error.js'
+import { type AppError, invalidArgument } from '../../errors/app-error.js'
 import type { HistogramSeries } from '../../observability/series-histogram.js'
 import type { Call, CallRoute, RequestPipeline } from '../request-pipeline.js'
 import { BinaryStreamWriter } from './binary-stream.js'
@@ -129,13 +129,8 @@ export class RestExchange {
    * the connection then closed, none of the body read past uWS's first buffer).
    */
   #receiveStreamed(request: RestRequest, rules: BodyRules): void {
-    const declared = request.headers['content-length']
-    if (declared !== undefined && Number(declared) > rules.maxBodyBytes)
-      throw new AppError(
-        'PAYLOAD_TOO_LARGE',
-        `request body of ${declared} bytes exceeds the limit of ${rules.maxBodyBytes} bytes`,
-      )
-    const body = new StreamedBody(this.#res, rules.maxBodyBytes)
+    // The server's cap only: the use case holds an upload to its own limit (--max-upload-mb), once the key is known.
+    const body = new StreamedBody(this.#res, this.#server.maxBodyBytes)
     this.#streamedBody = body
     this.bodyPending = true
     body.onEnd = () => {

@@ -202,8 +202,11 @@ export const MEMORY_ROUTES: RestRoute[] = [
       const content = await getOriginalContent(server.domain, call, request.params.id)
       if (!content.document)
         return { status: 200, json: await getMemoryContent(server.domain, call, request.params.id) }
-      const headers: Record<string, string> = {}
-      if (content.fileName) headers['content-disposition'] = attachmentNamed(content.fileName)
+      // Always an attachment, in a sandbox: an uploaded HTML page must never run as a page of this origin (the console's).
+      const headers = {
+        'content-disposition': content.fileName ? attachmentNamed(content.fileName) : 'attachment',
+        'content-security-policy': "sandbox; default-src 'none'",
+      }
       return { status: 200, binary: { contentType: content.contentType, headers, parts: content.parts } }
     },
   },
