@@ -9,6 +9,7 @@ import {
   type ExtractionSink,
 } from './extracted-document.js'
 import type { ExtractionReply, ExtractionRequest } from './extraction-messages.js'
+import { queueWithdrawable } from './withdrawable-work.js'
 
 /**
  * The extraction threads of one process and the queue in front of them. Each thread extracts
@@ -113,27 +114,15 @@ export class ExtractionPool {
   ): Promise<ExtractedDocument> {
     if (this.#closed) return Promise.reject(new ExtractionPoolClosed('document extraction is shut down'))
     if (signal?.aborted) return Promise.reject(signal.reason)
-    return new Promise<ExtractedDocument>((resolve, reject) => {
-      const onAbort = () => this.#withdraw(job)
-      const job: Job = {
-        bytes,
-        kind,
-        options,
-        sink,
-        signal,
-        resolve: (document) => {
-          signal?.removeEventListener('abort', onAbort)
-          resolve(document)
-        },
-        reject: (error) => {
-          signal?.removeEventListener('abort', onAbort)
-          reject(error)
-        },
-      }
-      signal?.addEventListener('abort', onAbort, { once: true })
-      this.#queue.push(job)
-      this.#dispatch()
-    })
+    return queueWithdrawable<ExtractedDocument, Job>(
+      signal,
+      (resolve, reject) => ({ bytes, kind, options, sink, signal, resolve, reject }),
+      (job) => {
+        this.#queue.push(job)
+        this.#dispatch()
+      },
+      (job) => this.#withdraw(job),
+    )
   }
 
   /** Documents waiting and running, for metrics and tests. */

@@ -12,6 +12,7 @@ import {
   type OcrThreadData,
   type RecognizedPage,
 } from './ocr-protocol.js'
+import { queueWithdrawable } from './withdrawable-work.js'
 
 /**
  * OCR with tesseract.js 7, for the whole process: at most `concurrency` OCR threads (each runs
@@ -115,25 +116,15 @@ export class TesseractOcrEngine implements OcrEngine {
     }
     const prepared = await prepareOcrImage(image, this.#maxImagePixels)
     signal?.throwIfAborted()
-    return new Promise((resolve, reject) => {
-      const onAbort = () => this.#abort(recognition)
-      const settled = () => signal?.removeEventListener('abort', onAbort)
-      const recognition: Recognition = {
-        image: prepared,
-        languages: languages.join('+'),
-        resolve: (page) => {
-          settled()
-          resolve(page)
-        },
-        reject: (error) => {
-          settled()
-          reject(error)
-        },
-      }
-      signal?.addEventListener('abort', onAbort, { once: true })
-      this.#queue.push(recognition)
-      this.#dispatch()
-    })
+    return queueWithdrawable<{ text: string; confidence: number }, Recognition>(
+      signal,
+      (resolve, reject) => ({ image: prepared, languages: languages.join('+'), resolve, reject }),
+      (recognition) => {
+        this.#queue.push(recognition)
+        this.#dispatch()
+      },
+      (recognition) => this.#abort(recognition),
+    )
   }
 
   /** Recognitions waiting and running, and the threads there are, for metrics and tests. */

@@ -1,7 +1,5 @@
 import crypto from 'node:crypto'
-import { conflictOf } from '../db/conflicts.js'
 import * as documentsSql from '../db/sql/documents.js'
-import type { NewMemoryRow } from '../db/sql/memories.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { SpaceRow } from '../db/sql/spaces.js'
 import {
@@ -18,15 +16,21 @@ import {
 import { DEFAULT_PAGE_IMAGE_DPI } from '../documents/extracted-document.js'
 import { imageDimensions } from '../documents/image-dimensions.js'
 import { declaredMatchesSniffed, sniffContentType } from '../documents/sniff.js'
-import { AppError, alreadyExists, invalidArgument, notFound } from '../errors/app-error.js'
+import { AppError, invalidArgument, notFound } from '../errors/app-error.js'
 import { pageNumberSchema, type UploadMemoryRequest, uploadMemorySchema } from '../validation/documents.js'
 import { idSchema } from '../validation/identity.js'
 import { MAX_CONTENT_BYTES } from '../validation/memory.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
-import { MEMORY_EXTRACT_JOB, type MemoryExtractPayload } from './job-kinds.js'
-import { type CreateMemoryResult, createMemory, findAccessibleMemory, toMemory } from './memories.js'
+import { MEMORY_EXTRACT_JOB } from './job-kinds.js'
+import {
+  type CreateMemoryResult,
+  createMemory,
+  findAccessibleMemory,
+  pendingMemoryRow,
+  storeMemory,
+} from './memories.js'
 import { nowMillis } from './paging.js'
 import type { Principal } from './permissions.js'
 import { findAccessibleSpace, requireVectorStorage } from './space-access.js'
@@ -308,47 +312,18 @@ async function storeDocument(
     // A client that went away before its upload ended (a cancelled gRPC stream ends like a finished one) stores nothing.
     if (call.signal?.aborted) throw new AppError('UNAVAILABLE', 'the client cancelled the upload before it ended')
     const now = nowMillis()
-    const row: NewMemoryRow = {
-      id: request.memoryId ?? crypto.randomUUID(),
-      space_id: space.id,
+    const row = pendingMemoryRow(principal, space, request, now, {
       content: '',
       content_id: contentId,
       content_type: contentType,
       content_sha256: stored.sha256,
-      metadata: request.metadata ?? {},
-      chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
-      status: 'PENDING',
-      processing_error: null,
-      chunk_count: 0,
-      created_at: now,
-      updated_at: now,
-      created_by: principal.userId,
-      updated_by: principal.userId,
       file_name: request.fileName ?? null,
       content_bytes: stored.bytes,
       document_options: documentOptionsOf(request, space),
-      extraction: null,
-    }
-    const result = await context.sql.begin(async (tx): Promise<CreateMemoryResult> => {
-      if (request.dedupe) {
-        const existing = await memoriesSql.findMemoryByContent(tx, row.space_id, row.content_sha256)
-        if (existing) return { memory: toMemory(existing), created: false }
-      }
-      let inserted: Set<string>
-      try {
-        inserted = await memoriesSql.insertMemoriesSkippingTakenIds(tx, [row])
-      } catch (error) {
-        if (conflictOf(error) === 'missing-reference') throw notFound(`space ${row.space_id}`)
-        throw error
-      }
-      if (inserted.size === 0) throw alreadyExists(`a memory with id ${row.id} already exists`)
-      await context.jobs.enqueue(tx, MEMORY_EXTRACT_JOB, {
-        memoryId: row.id,
-        spaceId: row.space_id,
-      } satisfies MemoryExtractPayload as never)
-      const { content: _content, content_id: _contentId, ...memoryRow } = row
-      return { memory: toMemory(memoryRow), created: true }
     })
+    const result = await context.sql.begin((tx) =>
+      storeMemory(context, tx, row, { dedupe: request.dedupe === true, firstJob: MEMORY_EXTRACT_JOB }),
+    )
     keepParts = result.created
     context.jobs.wake()
     return result

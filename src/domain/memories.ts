@@ -23,7 +23,7 @@ import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { metadataFilter } from './filters/metadata-filter.js'
-import { MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
+import { type MEMORY_EXTRACT_JOB, MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
 import { decodePageToken, nowMillis, pageOf } from './paging.js'
 import type { Principal } from './permissions.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
@@ -172,31 +172,48 @@ async function planCreate(
   const content = checkedContent(request)
   return {
     dedupe: request.dedupe === true,
-    row: {
-      id: request.memoryId ?? crypto.randomUUID(),
-      space_id: space.id,
+    row: pendingMemoryRow(principal, space, request, now, {
       content,
       content_type: request.contentType ?? DEFAULT_CONTENT_TYPE,
       content_sha256: crypto.createHash('sha256').update(content).digest(),
-      metadata: request.metadata ?? {},
-      chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
-      status: 'PENDING',
-      processing_error: null,
-      chunk_count: 0,
-      created_at: now,
-      updated_at: now,
-      created_by: principal.userId,
-      updated_by: principal.userId,
-      content_id: null,
-      file_name: null,
-      content_bytes: null,
-      document_options: null,
-      extraction: null,
-    },
+    }),
   }
 }
 
-const memoryOfRow = ({ content: _content, ...stored }: NewMemoryRow): Memory => toMemory(stored)
+/** What a memory's content makes of its row: the text (a document's is extracted later), and a document's file. */
+type ContentColumns = Pick<NewMemoryRow, 'content' | 'content_type' | 'content_sha256'> &
+  Partial<Pick<NewMemoryRow, 'content_id' | 'file_name' | 'content_bytes' | 'document_options'>>
+
+/** A new memory's row, PENDING, created by `principal` in `space` with the request's id, metadata and chunking (or the space's). */
+export function pendingMemoryRow(
+  principal: Principal,
+  space: SpaceRow,
+  request: { memoryId?: string; metadata?: Record<string, unknown>; chunkingConfig?: unknown },
+  now: Date,
+  content: ContentColumns,
+): NewMemoryRow {
+  return {
+    id: request.memoryId ?? crypto.randomUUID(),
+    space_id: space.id,
+    metadata: request.metadata ?? {},
+    chunking: (request.chunkingConfig ?? space.default_chunking) as Record<string, unknown>,
+    status: 'PENDING',
+    processing_error: null,
+    chunk_count: 0,
+    created_at: now,
+    updated_at: now,
+    created_by: principal.userId,
+    updated_by: principal.userId,
+    content_id: null,
+    file_name: null,
+    content_bytes: null,
+    document_options: null,
+    extraction: null,
+    ...content,
+  }
+}
+
+const memoryOfRow = ({ content: _content, content_id: _contentId, ...stored }: NewMemoryRow): Memory => toMemory(stored)
 
 async function createOne(
   context: DomainContext,
@@ -207,6 +224,19 @@ async function createOne(
   const { row, dedupe } = await planCreate(principal, input, (spaceId) =>
     findAccessibleSpace(tx, principal, spaceId, 'MEMORY', 'CREATE'),
   )
+  return storeMemory(context, tx, row, { dedupe, firstJob: MEMORY_INGEST_JOB })
+}
+
+/**
+ * Stores one planned memory with its first job in `tx` (a text memory's ingest, a document's
+ * extraction), or, with `dedupe`, answers the memory of the same content already in the space.
+ */
+export async function storeMemory(
+  context: DomainContext,
+  tx: Queryable,
+  row: NewMemoryRow,
+  { dedupe, firstJob }: { dedupe: boolean; firstJob: typeof MEMORY_INGEST_JOB | typeof MEMORY_EXTRACT_JOB },
+): Promise<CreateMemoryResult> {
   if (dedupe) {
     const existing = await memoriesSql.findMemoryByContent(tx, row.space_id, row.content_sha256)
     if (existing) return { memory: toMemory(existing), created: false }
@@ -219,10 +249,7 @@ async function createOne(
     throw error
   }
   if (stored.size === 0) throw alreadyExists(`a memory with id ${row.id} already exists`)
-  await context.jobs.enqueue(tx, MEMORY_INGEST_JOB, {
-    memoryId: row.id,
-    spaceId: row.space_id,
-  } satisfies MemoryIngestPayload as never)
+  await context.jobs.enqueue(tx, firstJob, { memoryId: row.id, spaceId: row.space_id })
   return { memory: memoryOfRow(row), created: true }
 }
 

@@ -277,3 +277,38 @@ describe.skipIf(reason !== undefined)('local bench (npm run bench -- --local --q
     RUN_TIMEOUT_MS + 30_000,
   )
 })
+
+const DOCUMENT_ROWS = [
+  'documents-pdf-text',
+  'documents-ocr-scanned-pdf',
+  'documents-ocr-images',
+  'documents-large-pdf-rss',
+]
+/** Upload → COMPLETED, divided by the same pdfjs floor, reported without a target of its own. */
+const DOCUMENT_OTHER_ROWS = ['documents-pdf-text-end-to-end']
+
+describe.skipIf(reason !== undefined)('documents bench (npm run bench -- --documents --quick)', () => {
+  it(
+    'extracts a text PDF, OCRs scans as a PDF and as images against pdfjs-dist and tesseract.js alone, and bounds the RSS of a large PDF',
+    async () => {
+      const { code, output } = await runHarness(['--documents'])
+      expect(code, output.slice(-4000)).toBe(0)
+
+      const report = JSON.parse(fs.readFileSync(path.join(outDir, 'documents-latest.json'), 'utf8')) as {
+        complete: boolean
+        rows: Row[]
+      }
+      expect(report.complete).toBe(true)
+      expect(report.rows.map((row) => row.id).sort()).toEqual([...DOCUMENT_ROWS, ...DOCUMENT_OTHER_ROWS].sort())
+      const isNumber = (value: unknown) => typeof value === 'number' && Number.isFinite(value)
+      for (const row of report.rows) {
+        for (const field of ['value', 'floorValue', 'ratio'] as const)
+          expect(isNumber(row[field]), `${row.id}: ${field} ${row[field]}`).toBe(true)
+        if (DOCUMENT_ROWS.includes(row.id)) expect(isNumber(row.target), `${row.id}: target ${row.target}`).toBe(true)
+      }
+      const markdown = fs.readFileSync(path.join(outDir, 'documents-latest.md'), 'utf8')
+      for (const row of report.rows) expect(markdown).toContain(row.measure)
+    },
+    RUN_TIMEOUT_MS + 30_000,
+  )
+})

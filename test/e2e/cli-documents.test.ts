@@ -7,7 +7,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CliUser, cleanUp, EXIT, type RunningServer, startServer } from '../support/cli.js'
+import { CliUser, cleanUp, createFakeEmbedderWithCli, EXIT, type RunningServer, startServer } from '../support/cli.js'
 import { makeDocx, makeHtml, makePptx, makeTextPdf, makeXlsx, renderTextImage } from '../support/document-fixtures.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
@@ -80,25 +80,7 @@ beforeAll(async () => {
   embedder = await startFakeEmbedder()
   server = await startServer(sandbox, { tls: false, dataDir: sandbox.makeDir('data') })
   await user.ok(['init', '--server', server.address])
-  const embedderId = (
-    await user.ok([
-      'embedder',
-      'create',
-      '--display-name',
-      'local',
-      '--provider-type',
-      'TEI',
-      '--endpoint-url',
-      embedder.url,
-      '--model-identifier',
-      'hashed-bow',
-      '--dimensionality',
-      String(embedder.dimensions),
-      '--no-credentials',
-      '-o',
-      'json',
-    ])
-  ).json<{ embedderId: string }>().embedderId
+  const embedderId = await createFakeEmbedderWithCli((args) => user.ok(args), embedder)
   spaceId =
     // Chunks no longer than a page of the fixtures, with no overlap: each PDF page is a chunk of its own.
     (

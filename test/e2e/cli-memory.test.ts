@@ -4,7 +4,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CliUser, cleanUp, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
+import {
+  CliUser,
+  cleanUp,
+  createFakeEmbedderWithCli,
+  EXIT,
+  expectError,
+  type RunningServer,
+  startServer,
+} from '../support/cli.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
 
@@ -50,25 +58,7 @@ describe('memsvc space and memory', { timeout: TEST_TIMEOUT_MS }, () => {
   let spaceId: string
 
   it('an embedder pointing at the local embedding server, and a space using it', async () => {
-    embedderId = (
-      await shown([
-        'embedder',
-        'create',
-        '--display-name',
-        'local',
-        '--provider-type',
-        'TEI',
-        '--endpoint-url',
-        embedder.url,
-        '--model-identifier',
-        'hashed-bow',
-        '--dimensionality',
-        String(embedder.dimensions),
-        '--no-credentials',
-        '-o',
-        'json',
-      ])
-    ).json<{ embedderId: string }>().embedderId
+    embedderId = await createFakeEmbedderWithCli(shown, embedder)
     const space = (
       await shown([
         'space',

@@ -7,7 +7,15 @@ import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReranker } from '../../src/domain/rerankers.js'
 import { ndjsonEvents } from '../support/api-client.js'
-import { CliUser, cleanUp, EXIT, expectError, type RunningServer, startServer } from '../support/cli.js'
+import {
+  CliUser,
+  cleanUp,
+  createFakeEmbedderWithCli,
+  EXIT,
+  expectError,
+  type RunningServer,
+  startServer,
+} from '../support/cli.js'
 import { createTestDatabase, type TestDatabase } from '../support/databases.js'
 import { createSandbox, type Sandbox } from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
@@ -104,25 +112,7 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
   let deadLlmId: string
 
   it('set-up: an embedder, two spaces of the corpus, an LLM (CLI) and a reranker (domain)', async () => {
-    const embedderId = (
-      await user.ok([
-        'embedder',
-        'create',
-        '--display-name',
-        'local',
-        '--provider-type',
-        'TEI',
-        '--endpoint-url',
-        embedder.url,
-        '--model-identifier',
-        'hashed-bow',
-        '--dimensionality',
-        '32',
-        '--no-credentials',
-        '-o',
-        'json',
-      ])
-    ).json<{ embedderId: string }>().embedderId
+    const embedderId = await createFakeEmbedderWithCli((args) => user.ok(args), embedder)
     travel = await loadSpace(
       'travel',
       embedderId,

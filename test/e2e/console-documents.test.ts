@@ -13,7 +13,14 @@ import {
   watchPage,
 } from '../support/browser.js'
 import { makeHtml, makeTextPdf } from '../support/document-fixtures.js'
-import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  request,
+  type Sandbox,
+  type ServerProcess,
+  servePlaintextEmbedded,
+} from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
 
 const START_TIMEOUT_MS = 60_000
@@ -77,18 +84,7 @@ describe.skipIf(!chromiumAvailable())(
     beforeAll(async () => {
       sandbox = createSandbox()
       embedder = await startFakeEmbedder()
-      server = ServerProcess.start(sandbox, [
-        '--rest-port',
-        '0',
-        '--grpc-port',
-        '0',
-        '--bind-address',
-        '127.0.0.1',
-        '--data-dir',
-        sandbox.makeDir('data'),
-        '--tls-disabled',
-      ])
-      await server.waitForReady(START_TIMEOUT_MS)
+      server = await servePlaintextEmbedded(sandbox, START_TIMEOUT_MS)
       base = server.restBase
       rootKey = JSON.parse((await request(`${base}/v1/system/init`, { method: 'POST' })).body).rootApiKey
       const registered = await api('POST', '/v1/embedders', {

@@ -11,7 +11,14 @@ import {
   type TestBrowser,
   watchPage,
 } from '../support/browser.js'
-import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  request,
+  type Sandbox,
+  type ServerProcess,
+  servePlaintextEmbedded,
+} from '../support/executable.js'
 import { type FakeEmbedder, startFakeEmbedder } from '../support/fake-embedder.js'
 import { expectedAnswer, type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 
@@ -97,18 +104,7 @@ describe.skipIf(!chromiumAvailable())(
       sandbox = createSandbox()
       embedder = await startFakeEmbedder()
       chat = await startFakeRerankerLlm()
-      server = ServerProcess.start(sandbox, [
-        '--rest-port',
-        '0',
-        '--grpc-port',
-        '0',
-        '--bind-address',
-        '127.0.0.1',
-        '--data-dir',
-        sandbox.makeDir('data'),
-        '--tls-disabled',
-      ])
-      await server.waitForReady(START_TIMEOUT_MS)
+      server = await servePlaintextEmbedded(sandbox, START_TIMEOUT_MS)
       base = server.restBase
       rootKey = JSON.parse((await request(`${base}/v1/system/init`, { method: 'POST' })).body).rootApiKey
       const registered = await api('POST', '/v1/embedders', {

@@ -13,7 +13,14 @@ import {
   type TestBrowser,
   watchPage,
 } from '../support/browser.js'
-import { createSandbox, killAllProcesses, request, type Sandbox, ServerProcess } from '../support/executable.js'
+import {
+  createSandbox,
+  killAllProcesses,
+  request,
+  type Sandbox,
+  type ServerProcess,
+  servePlaintextEmbedded,
+} from '../support/executable.js'
 import { type FakeRerankerLlm, startFakeRerankerLlm } from '../support/fake-reranker-llm.js'
 import { writeTinyEmbeddingModel } from '../support/tiny-embedding-model.js'
 
@@ -79,18 +86,7 @@ function api(method: string, pathname: string, key: string | undefined, body?: u
 describe.skipIf(!chromiumAvailable())('web console (headless Chromium, built executable)', () => {
   beforeAll(async () => {
     sandbox = createSandbox()
-    server = ServerProcess.start(sandbox, [
-      '--rest-port',
-      '0',
-      '--grpc-port',
-      '0',
-      '--bind-address',
-      '127.0.0.1',
-      '--data-dir',
-      sandbox.makeDir('data'),
-      '--tls-disabled',
-    ])
-    await server.waitForReady(START_TIMEOUT_MS)
+    server = await servePlaintextEmbedded(sandbox, START_TIMEOUT_MS)
     base = server.restBase
     browser = await launchBrowser()
     page = await browser.context.newPage()

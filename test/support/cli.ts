@@ -182,3 +182,28 @@ export function runAsUser(
     })
   })
 }
+
+/** `memsvc embedder create` for a fake embedding server (TEI protocol, no credentials); its id. */
+export async function createFakeEmbedderWithCli(
+  run: (args: string[]) => Promise<CliRun>,
+  embedder: { url: string; dimensions: number },
+): Promise<string> {
+  const created = await run([
+    'embedder',
+    'create',
+    '--display-name',
+    'local',
+    '--provider-type',
+    'TEI',
+    '--endpoint-url',
+    embedder.url,
+    '--model-identifier',
+    'hashed-bow',
+    '--dimensionality',
+    String(embedder.dimensions),
+    '--no-credentials',
+    '-o',
+    'json',
+  ])
+  return created.json<{ embedderId: string }>().embedderId
+}

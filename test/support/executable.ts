@@ -327,3 +327,20 @@ export async function servePlaintextOnPostgres(sandbox: Sandbox, jdbcUrl: string
   await server.waitForReady()
   return server
 }
+
+/** `memsvc serve` in plaintext on ephemeral loopback ports over its embedded database, once /readyz answers 200. */
+export async function servePlaintextEmbedded(sandbox: Sandbox, timeoutMs?: number): Promise<ServerProcess> {
+  const server = ServerProcess.start(sandbox, [
+    '--rest-port',
+    '0',
+    '--grpc-port',
+    '0',
+    '--bind-address',
+    '127.0.0.1',
+    '--data-dir',
+    sandbox.makeDir('data'),
+    '--tls-disabled',
+  ])
+  await server.waitForReady(timeoutMs)
+  return server
+}

@@ -4,13 +4,13 @@ import { documentKindOf } from '../../documents/document-types.js'
 import {
   DEFAULT_EXTRACTION_LIMITS,
   DEFAULT_PAGE_IMAGE_DPI,
-  type DocumentKind,
   type ExtractedDocument,
   ExtractionError,
   type ExtractionOptions,
   type ExtractionSink,
   type OcrMode,
 } from '../../documents/extracted-document.js'
+import type { ExtractionPool } from '../../documents/extraction-pool.js'
 import { MEMORY_EXTRACT_JOB, MEMORY_INGEST_JOB, type MemoryExtractPayload } from '../../domain/job-kinds.js'
 import type { Logger } from '../../observability/logger.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
@@ -20,16 +20,8 @@ export const EXTRACT_MAX_ATTEMPTS = 3
 /** Progress is written at most this often while a document is extracted. */
 const PROGRESS_INTERVAL_MS = 1_000
 
-/** What extracts a document (src/documents/extraction-pool.ts: in worker threads, with OCR). */
-export interface DocumentExtractor {
-  extract(
-    bytes: Uint8Array,
-    kind: DocumentKind,
-    options: ExtractionOptions,
-    sink: ExtractionSink,
-    signal?: AbortSignal,
-  ): Promise<ExtractedDocument>
-}
+/** What extracts a document: the server's extraction threads (src/documents/extraction-pool.ts), with OCR. */
+export type DocumentExtractor = Pick<ExtractionPool, 'extract'>
 
 export interface ExtractJobDependencies {
   sql: Sql

@@ -238,18 +238,10 @@ export class RestExchange {
     }
     this.#responded = true
     const res = this.#res
-    const requestId = this.#call.requestId
     const writer = new RestStreamWriter(res, stream)
     this.#streamWriter = writer
-    const writeHead = () => {
-      res.writeStatus(statusLine(200))
-      res.writeHeader('x-request-id', requestId)
-      res.writeHeader('x-content-type-options', 'nosniff')
-      res.writeHeader('content-type', stream.contentType)
-      // Proxies (nginx) must pass each piece on as it comes rather than buffer the answer.
-      res.writeHeader('cache-control', 'no-cache')
-      res.writeHeader('x-accel-buffering', 'no')
-    }
+    // Proxies (nginx) must pass each piece on as it comes rather than buffer the answer.
+    const writeHead = this.#streamedHead(stream.contentType, { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
     try {
       const outcome = await writer.run(writeHead, first.done ? '' : first.value, (error) => this.#call.internal(error))
       if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route, 200))
@@ -261,20 +253,26 @@ export class RestExchange {
     }
   }
 
+  /** Writes a streamed 200's status line and headers; called inside the cork of its first piece. */
+  #streamedHead(contentType: string, headers: Record<string, string>): () => void {
+    const res = this.#res
+    const requestId = this.#call.requestId
+    return () => {
+      res.writeStatus(statusLine(200))
+      res.writeHeader('x-request-id', requestId)
+      res.writeHeader('x-content-type-options', 'nosniff')
+      res.writeHeader('content-type', contentType)
+      for (const [name, value] of Object.entries(headers)) res.writeHeader(name, value)
+    }
+  }
+
   /** Bytes: status and headers go out with the first slice; a failure after that can only cut the answer. */
   async #respondBinary(binary: NonNullable<RestResponse['binary']>): Promise<void> {
     this.#responded = true
     const res = this.#res
-    const requestId = this.#call.requestId
     const writer = new BinaryStreamWriter(res)
     this.#binaryWriter = writer
-    const writeHead = () => {
-      res.writeStatus(statusLine(200))
-      res.writeHeader('x-request-id', requestId)
-      res.writeHeader('x-content-type-options', 'nosniff')
-      res.writeHeader('content-type', binary.contentType)
-      for (const [name, value] of Object.entries(binary.headers ?? {})) res.writeHeader(name, value)
-    }
+    const writeHead = this.#streamedHead(binary.contentType, binary.headers ?? {})
     try {
       const outcome = await writer.run(writeHead, binary.parts)
       if (outcome === 'ended') this.#call.finish(this.#server.durationSeries(this.#method, this.#route, 200))
