@@ -232,6 +232,19 @@ describe.each(ENGINES)('documents, happy cases (%s)', (engine) => {
     expect(memory.processingError).toMatch(/no text/i)
   })
 
+  it('counts extracted documents and their pages by method in /metrics', async () => {
+    const pdf = makeTextPdf([['Counted page one.'], ['Counted page two.']])
+    await stored('rest-raw', { contentType: 'application/pdf' }, pdf)
+    const metrics = await fetch(`${fixture().server.restUrl}/metrics`, {
+      headers: { 'x-service-metrics-key': fixture().server.config.metrics.secret },
+    })
+    const text = await metrics.text()
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0)
+    expect(value(/memsvc_documents_extracted_total\{kind="pdf",outcome="completed"\} (\d+)/)).toBeGreaterThanOrEqual(1)
+    expect(value(/memsvc_document_pages_extracted_total\{method="TEXT"\} (\d+)/)).toBeGreaterThanOrEqual(2)
+    expect(text).toContain('memsvc_document_extraction_duration_seconds_bucket{le="0.1",kind="pdf"}')
+  })
+
   it('gives the LLM each passage with its file and page, to cite', async () => {
     const pdf = makeTextPdf([['Chapter one is about sheep.'], ['The comet returns every seventy-six years.']])
     const { spaceId } = await stored('rest-raw', { contentType: 'application/pdf', fileName: 'sky.pdf' }, pdf)

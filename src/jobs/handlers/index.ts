@@ -54,6 +54,7 @@ export function registerJobHandlers(
       enqueue: (sql, kind, payload) => jobs.enqueue(sql, kind, payload),
       wake: () => jobs.wake(),
       log,
+      registry: jobs.registry,
     }),
   )
   jobs.register(spaceBackfillJob(memoryDependencies))

@@ -1,3 +1,4 @@
+import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Sql } from '../../db/database.js'
 import * as documentsSql from '../../db/sql/documents.js'
 import { documentKindOf } from '../../documents/document-types.js'
@@ -19,6 +20,7 @@ import { type JobHandler, PermanentJobError } from '../job-processor.js'
 export const EXTRACT_MAX_ATTEMPTS = 3
 /** Progress is written at most this often while a document is extracted. */
 const PROGRESS_INTERVAL_MS = 1_000
+const MS_PER_SECOND = 1_000
 
 /** What extracts a document: the server's extraction threads (src/documents/extraction-pool.ts), with OCR. */
 export type DocumentExtractor = Pick<ExtractionPool, 'extract'>
@@ -30,6 +32,48 @@ export interface ExtractJobDependencies {
   enqueue: (sql: Sql, kind: string, payload: Record<string, unknown>) => Promise<unknown>
   wake: () => void
   log: Logger
+  registry: Registry
+}
+
+/** Seconds an extraction took, from a small image to a scanned book. */
+const EXTRACTION_SECONDS_BUCKETS = [0.1, 0.5, 1, 5, 15, 60, 300, 1800]
+
+interface ExtractionMetrics {
+  documents: Counter<'kind' | 'outcome'>
+  pages: Counter<'method'>
+  seconds: Histogram<'kind'>
+}
+
+/** Prometheus metrics of extraction, registered once per registry. */
+function extractionMetrics(registry: Registry): ExtractionMetrics {
+  const existing = registry.getSingleMetric('memsvc_documents_extracted_total')
+  if (existing)
+    return {
+      documents: existing as Counter<'kind' | 'outcome'>,
+      pages: registry.getSingleMetric('memsvc_document_pages_extracted_total') as Counter<'method'>,
+      seconds: registry.getSingleMetric('memsvc_document_extraction_duration_seconds') as Histogram<'kind'>,
+    }
+  return {
+    documents: new Counter({
+      name: 'memsvc_documents_extracted_total',
+      help: 'Documents whose extraction ended, by kind (pdf, docx, …) and outcome (completed, failed).',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    pages: new Counter({
+      name: 'memsvc_document_pages_extracted_total',
+      help: 'Pages, slides and images extracted, by how their text was obtained (TEXT, OCR, NONE).',
+      labelNames: ['method'] as const,
+      registers: [registry],
+    }),
+    seconds: new Histogram({
+      name: 'memsvc_document_extraction_duration_seconds',
+      help: 'How long extracting a document took (reading it, OCR, page images).',
+      labelNames: ['kind'] as const,
+      buckets: EXTRACTION_SECONDS_BUCKETS,
+      registers: [registry],
+    }),
+  }
 }
 
 /** The stored options of a document memory, as extraction takes them. */
@@ -64,6 +108,7 @@ async function readContent(sql: Sql, contentId: string, bytes: number): Promise<
  * ingest job in one transaction: a run killed at any point is run again from the start.
  */
 export function memoryExtractJob(deps: ExtractJobDependencies): JobHandler<MemoryExtractPayload> {
+  const metrics = extractionMetrics(deps.registry)
   async function run({ memoryId }: MemoryExtractPayload, attempt: number): Promise<void> {
     const memory = await documentsSql.startExtraction(deps.sql, memoryId)
     if (!memory) return // gone, or extracted by an earlier run
@@ -88,6 +133,7 @@ export function memoryExtractJob(deps: ExtractJobDependencies): JobHandler<Memor
       pageImage: (pageNumber, png) => documentsSql.storePageImage(deps.sql, memoryId, pageNumber, Buffer.from(png)),
     }
     let document: ExtractedDocument
+    const started = performance.now()
     try {
       const bytes = await readContent(deps.sql, memory.content_id, memory.content_bytes)
       document = await deps.extractor.extract(bytes, kind, options, sink)
@@ -95,8 +141,12 @@ export function memoryExtractJob(deps: ExtractJobDependencies): JobHandler<Memor
       if (!(error instanceof ExtractionError) && attempt < EXTRACT_MAX_ATTEMPTS) throw error
       const reason = error instanceof ExtractionError ? error.message : `extraction failed: ${(error as Error).message}`
       await documentsSql.failExtraction(deps.sql, memoryId, reason, { ...progress, stage: 'DONE' })
+      metrics.documents.inc({ kind, outcome: 'failed' })
       throw new PermanentJobError(reason)
     }
+    metrics.seconds.observe({ kind }, (performance.now() - started) / MS_PER_SECOND)
+    metrics.documents.inc({ kind, outcome: 'completed' })
+    for (const page of document.pages) metrics.pages.inc({ method: page.method })
     const extraction = {
       kind,
       stage: 'DONE',
