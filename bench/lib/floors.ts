@@ -67,6 +67,30 @@ export async function startFloor(
   return { name, child, pid: child.pid!, port: Number(match[1]), stop: () => stopProcess(child) }
 }
 
+/** Floors that run to completion in a process of their own and print one BENCH_RESULT line. */
+export type FloorClientName = 'pdfjs-text' | 'tesseract-ocr'
+
+/** Runs a client floor (pinned like the product) with `--flag value` arguments; its BENCH_RESULT, parsed. */
+export async function runClientFloor<T>(
+  name: FloorClientName,
+  args: Record<string, string>,
+  timeoutMs: number,
+): Promise<T> {
+  const { command, args: argv } = nodeCommand(
+    name,
+    Object.entries(args).flatMap(([flag, value]) => [`--${flag}`, value]),
+  )
+  const result = await runToCompletion(command, argv, {
+    env: { ...process.env, NODE_OPTIONS: '' },
+    cwd: REPO_ROOT,
+    timeoutMs,
+  })
+  const match = RESULT_LINE.exec(result.stdout)
+  if (result.code !== 0 || !match)
+    throw new Error(`floor ${name} failed (exit ${result.code ?? result.signal}): ${result.stderr.trim().slice(-4000)}`)
+  return JSON.parse(match[1]!) as T
+}
+
 /** The INSERT floor is a client: it runs for warm-up + measurement and reports. */
 export async function runInsertFloor(options: {
   dbUrl: string

@@ -35,6 +35,32 @@ export function rssMiB(pid: number): number | undefined {
   }
 }
 
+/**
+ * VmHWM of a live process in MiB: the most RSS it has held since it started, or since
+ * resetPeakRss. Exact where a sampler can miss a peak between two samples.
+ */
+export function peakRssMiB(pid: number): number | undefined {
+  try {
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? (Number(match[1]) * KIB) / MIB : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Value for /proc/PID/clear_refs that resets the process's VmHWM to its current RSS (Linux 4.0 and later). */
+const CLEAR_REFS_RESET_PEAK_RSS = '5'
+
+/** Starts peakRssMiB afresh from the RSS now; false where the kernel or the permissions do not allow it. */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, CLEAR_REFS_RESET_PEAK_RSS)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export function cpuModel(): string {
   return os.cpus()[0]?.model ?? 'unknown'
 }

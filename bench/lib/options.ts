@@ -40,6 +40,14 @@ const QUICK_SCALE_SIZES = [1_000, 10_000]
 /** --processes: memsvc processes behind nginx at each step; --quick: the first two. */
 const FULL_PROCESS_COUNTS = [1, 2, 4]
 const QUICK_PROCESS_COUNTS = [1, 2]
+/** --documents: scanned pages OCR reads on each side (about a second each here); --quick: enough to run every step. */
+const FULL_OCR_PAGES = 16
+const QUICK_OCR_PAGES = 2
+/** --documents: OCR workers on each side, memsvc's --ocr-concurrency and the floor's (memsvc's default). */
+const DEFAULT_OCR_CONCURRENCY = 1
+/** --documents: the large PDF whose ingest's peak RSS is measured (the issue's 200 MB); --quick: a small one. */
+const FULL_LARGE_PDF_MIB = 200
+const QUICK_LARGE_PDF_MIB = 4
 /** A soak shorter than this many samples says nothing about a trend. */
 const MIN_SOAK_SAMPLES = 3
 
@@ -78,6 +86,14 @@ export interface BenchOptions {
   local: boolean
   /** The model directory it measures; absent: the first under dist/models. */
   localModel?: string
+  /** Run the documents benchmark (bench/scenarios/documents.ts): PDF extraction, OCR and a large PDF's RSS. */
+  documents: boolean
+  /** Scanned pages it has OCR read. */
+  ocrPages: number
+  /** OCR workers: memsvc's --ocr-concurrency and the tesseract.js floor's worker count. */
+  ocrConcurrency: number
+  /** Size of the large PDF, in MiB. */
+  largePdfMiB: number
 }
 
 const USAGE = `npm run bench -- [options]
@@ -99,6 +115,11 @@ const USAGE = `npm run bench -- [options]
   --local               the local benchmark instead (LOCAL embedder, /users/me during its ingest,
                         keyword-only retrieval over --memory-chunks chunks, RSS and sizes)
   --local-model DIR     the model it measures (default: the first under dist/models)
+  --documents           the documents benchmark instead (text PDF extraction and OCR against pdfjs-dist
+                        and tesseract.js alone, peak RSS while a ${FULL_LARGE_PDF_MIB} MiB PDF is ingested)
+  --ocr-pages N         scanned pages OCR reads (default ${FULL_OCR_PAGES}; --quick: ${QUICK_OCR_PAGES})
+  --ocr-concurrency N   OCR workers, memsvc's and the floor's (default ${DEFAULT_OCR_CONCURRENCY})
+  --large-pdf-mb N      the large PDF's size in MiB (default ${FULL_LARGE_PDF_MIB}; --quick: ${QUICK_LARGE_PDF_MIB})
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -125,6 +146,10 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       'pool-max': { type: 'string' },
       local: { type: 'boolean', default: false },
       'local-model': { type: 'string' },
+      documents: { type: 'boolean', default: false },
+      'ocr-pages': { type: 'string' },
+      'ocr-concurrency': { type: 'string' },
+      'large-pdf-mb': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -184,6 +209,10 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     processCounts,
     local: values.local!,
     localModel: values['local-model'] === undefined ? undefined : path.resolve(values['local-model']),
+    documents: values.documents!,
+    ocrPages: whole('ocr-pages', values['ocr-pages'], quick ? QUICK_OCR_PAGES : FULL_OCR_PAGES, 1),
+    ocrConcurrency: whole('ocr-concurrency', values['ocr-concurrency'], DEFAULT_OCR_CONCURRENCY, 1),
+    largePdfMiB: whole('large-pdf-mb', values['large-pdf-mb'], quick ? QUICK_LARGE_PDF_MIB : FULL_LARGE_PDF_MIB, 1),
   }
 }
 

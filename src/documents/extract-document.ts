@@ -19,14 +19,15 @@ import {
 } from './extracted-document.js'
 import { extractHtml } from './html.js'
 import { imageDimensions } from './image-dimensions.js'
-import { extractPdf, type PdfPageResult } from './pdf.js'
+import type { RenderedImageFormat } from './page-render.js'
+import { type DeferredPageResult, extractPdf, type PdfPageResult } from './pdf.js'
 import { extractPptx } from './pptx.js'
 import { extractXlsx } from './xlsx.js'
 
 export interface ExtractionTools {
   ocr: OcrEngine
   /** The page as PNG at `dpi`; ExtractionError when it would have more than `maxPixels` pixels (page-render.ts). */
-  renderPdfPage(page: PDFPageProxy, dpi: number, maxPixels: number): Promise<Uint8Array>
+  renderPdfPage(page: PDFPageProxy, dpi: number, maxPixels: number, format?: RenderedImageFormat): Promise<Uint8Array>
 }
 
 const KIND_NAMES: Record<DocumentKind, string> = {
@@ -107,11 +108,15 @@ function readOfficeOrHtml(
  * are kept. sink.pageImage is awaited: storing the image is what paces rendering.
  */
 function pdfPageHandler(options: ExtractionOptions, sink: ExtractionSink, tools: ExtractionTools) {
-  return async (page: PDFPageProxy, textLayer: string, pagesTotal: number): Promise<PdfPageResult> => {
+  return async (
+    page: PDFPageProxy,
+    textLayer: string,
+    pagesTotal: number,
+  ): Promise<PdfPageResult | DeferredPageResult> => {
     const pageNumber = page.pageNumber
     const hasTextLayer = textLayer.trim() !== ''
     const useOcr = options.ocr === 'ON' || (options.ocr === 'AUTO' && !hasTextLayer)
-    let result: PdfPageResult
+    let result: PdfPageResult | DeferredPageResult
     if (useOcr) {
       sink.progress({ stage: 'OCR', pagesDone: pageNumber - 1, pagesTotal })
       result = await ocrPage(page, textLayer, options, tools)
@@ -120,46 +125,57 @@ function pdfPageHandler(options: ExtractionOptions, sink: ExtractionSink, tools:
     } else {
       result = { text: '', page: { pageNumber, method: 'NONE', characters: 0, note: 'no text layer; OCR is off' } }
     }
-    if (options.extractPageImages) {
-      sink.progress({ stage: 'RENDERING', pagesDone: pageNumber - 1, pagesTotal })
-      await storePageImage(page, result.page, options, sink, tools)
-    }
-    return result
+    if (!options.extractPageImages) return result
+    sink.progress({ stage: 'RENDERING', pagesDone: pageNumber - 1, pagesTotal })
+    const image = await storePageImage(page, options, sink, tools)
+    return 'later' in result ? { later: result.later.then((done) => withImage(done, image)) } : withImage(result, image)
   }
+}
+
+/** The page's entry says whether its image was stored, and why not. */
+function withImage(result: PdfPageResult, image: StoredImage): PdfPageResult {
+  result.page.imageStored = image.stored
+  if (image.note) result.page.note = result.page.note === undefined ? image.note : `${result.page.note}; ${image.note}`
+  return result
+}
+
+interface StoredImage {
+  stored: boolean
+  note?: string
 }
 
 /** Renders and stores the page's image; a page too large to render keeps its text and says why it has no image. */
 async function storePageImage(
   page: PDFPageProxy,
-  entry: DocumentPage,
   options: ExtractionOptions,
   sink: ExtractionSink,
   tools: ExtractionTools,
-): Promise<void> {
+): Promise<StoredImage> {
   let png: Uint8Array
   try {
     png = await tools.renderPdfPage(page, options.pageImageDpi, options.limits.maxImagePixels)
   } catch (error) {
     if (!(error instanceof ExtractionError)) throw error
-    const note = `no page image: ${error.message}`
-    entry.note = entry.note === undefined ? note : `${entry.note}; ${note}`
-    entry.imageStored = false
-    return
+    return { stored: false, note: `no page image: ${error.message}` }
   }
   await sink.pageImage(page.pageNumber, png)
-  entry.imageStored = true
+  return { stored: true }
 }
 
+/**
+ * The page rendered for OCR, and its recognition still running: the caller goes on to the next
+ * page, whose rendering (in this thread) then overlaps this page's OCR (in an OCR thread).
+ */
 async function ocrPage(
   page: PDFPageProxy,
   textLayer: string,
   options: ExtractionOptions,
   tools: ExtractionTools,
-): Promise<PdfPageResult> {
+): Promise<PdfPageResult | DeferredPageResult> {
   const pageNumber = page.pageNumber
   let image: Uint8Array
   try {
-    image = await tools.renderPdfPage(page, OCR_RENDER_DPI, options.limits.maxImagePixels)
+    image = await tools.renderPdfPage(page, OCR_RENDER_DPI, options.limits.maxImagePixels, 'jpeg')
   } catch (error) {
     if (!(error instanceof ExtractionError)) throw error
     // A page too large to render for OCR keeps its text layer, if any, and says why OCR did not read it.
@@ -168,7 +184,15 @@ async function ocrPage(
       ? { text: '', page: { pageNumber, method: 'NONE', characters: 0, note } }
       : { text: textLayer, page: { pageNumber, method: 'TEXT', characters: textLayer.length, note } }
   }
-  const recognized = await tools.ocr.recognize(image, options.ocrLanguages)
+  return { later: recognizedPage(pageNumber, textLayer, tools.ocr.recognize(image, options.ocrLanguages)) }
+}
+
+async function recognizedPage(
+  pageNumber: number,
+  textLayer: string,
+  recognition: Promise<{ text: string; confidence: number }>,
+): Promise<PdfPageResult> {
+  const recognized = await recognition
   const text = recognized.text.trim()
   if (text === '' && textLayer.trim() !== '') {
     // OCR ON over a page whose text OCR cannot see (white text, tiny print): its text layer is still the page's text.

@@ -33,8 +33,17 @@ export interface PdfPageResult {
   page: DocumentPage
 }
 
+/** A page whose text is still being worked out (OCR) once everything that needs the page itself is done. */
+export interface DeferredPageResult {
+  later: Promise<PdfPageResult>
+}
+
 /** Decides a page's text from the page and its text layer ('' when it has none). */
-export type PdfPageHandler = (page: PDFPageProxy, textLayer: string, pagesTotal: number) => Promise<PdfPageResult>
+export type PdfPageHandler = (
+  page: PDFPageProxy,
+  textLayer: string,
+  pagesTotal: number,
+) => Promise<PdfPageResult | DeferredPageResult>
 
 /** The text layer as it is; a page without one gives no text (method NONE). */
 export const textLayerOnly: PdfPageHandler = async (page, textLayer) =>
@@ -86,11 +95,25 @@ export async function extractPdf(
     }
     const builder = new DocumentTextBuilder(options.limits.maxTextCharacters)
     const pages: DocumentPage[] = []
-    for (let pageNumber = 1; pageNumber <= pagesTotal; pageNumber++) {
-      const result = await readPage(document, pageNumber, pagesTotal, handlePage)
-      builder.addBlock(result.text, { page: pageNumber })
+    const record = (result: PdfPageResult) => {
+      builder.addBlock(result.text, { page: result.page.pageNumber })
       pages.push(result.page)
-      sink.progress({ stage: 'EXTRACTING', pagesDone: pageNumber, pagesTotal })
+      sink.progress({ stage: 'EXTRACTING', pagesDone: result.page.pageNumber, pagesTotal })
+    }
+    // One page's OCR runs while the next page is read and rendered; pages are recorded in order.
+    let deferred: Promise<PdfPageResult> | undefined
+    try {
+      for (let pageNumber = 1; pageNumber <= pagesTotal; pageNumber++) {
+        const result = await readPage(document, pageNumber, pagesTotal, handlePage)
+        if (deferred) record(await deferred)
+        deferred = undefined
+        if ('later' in result) deferred = result.later
+        else record(result)
+      }
+      if (deferred) record(await deferred)
+    } finally {
+      // A page that failed leaves the one before it unread: its rejection is not left unhandled.
+      deferred?.catch(() => {})
     }
     const { text, sections } = builder.build()
     return { kind: 'pdf', text, sections, pages }
@@ -106,7 +129,7 @@ async function readPage(
   pageNumber: number,
   pagesTotal: number,
   handlePage: PdfPageHandler,
-): Promise<PdfPageResult> {
+): Promise<PdfPageResult | DeferredPageResult> {
   let page: PDFPageProxy
   let textLayer: string
   try {
