@@ -358,7 +358,7 @@ async function ocrRows(run: ServerRun, scans: ScannedPages): Promise<void> {
     target: OCR_TARGET,
     pass: pdfRate / floorRate >= OCR_TARGET && rounds.every((round) => round.pdfStartSeen),
     notes: [
-      `memsvc's EXTRACTING stage: each page rendered by pdfjs at 300 DPI to PNG, then OCR; ` +
+      `memsvc's EXTRACTING stage: each page rendered by pdfjs at 300 DPI to JPEG, then OCR (the next page renders meanwhile); ` +
         `${rounds[0]!.pdfCharacters} characters`,
       `rounds (memsvc / tesseract.js alone, s): ${perRound((round) => round.pdfSeconds)}`,
       floorNote,
