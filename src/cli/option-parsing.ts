@@ -80,8 +80,10 @@ export function parseNumber(text: unknown, flag: string): number {
 
 /** Case-insensitive choice among enum names; `-` and `_` are interchangeable (llama-cpp = LLAMA_CPP). */
 export function parseChoice<const T extends string>(text: unknown, flag: string, choices: readonly T[]): T {
-  const value = String(text).trim().toUpperCase().replaceAll('-', '_')
-  const match = choices.find((choice) => choice === value)
+  // Case-insensitive, `-` for `_`: the choices are spelled as the API spells them (HYBRID, recursive).
+  const normalized = (choice: string) => choice.trim().toUpperCase().replaceAll('-', '_')
+  const value = normalized(String(text))
+  const match = choices.find((choice) => normalized(choice) === value)
   if (!match) throw badInput(`--${flag} "${String(text)}": must be one of ${choices.join(', ')}`)
   return match
 }

@@ -73,8 +73,8 @@ export async function recordExtractionProgress(
 }
 
 /**
- * Extraction is done: the text becomes the memory's content, ready for chunking (PENDING, with
- * the ingest job the caller enqueues in the same transaction). False when the memory is gone or
+ * Extraction is done: the text becomes the memory's content, ready for chunking (PROCESSING:
+ * its ingest job, which the caller enqueues in the same transaction, takes it from there). False when the memory is gone or
  * no longer extracting (a concurrent run finished it).
  */
 export async function finishExtraction(
@@ -84,7 +84,7 @@ export async function finishExtraction(
 ): Promise<boolean> {
   const rows = await tx`
     update memories set content = ${result.text}, document_sections = ${tx.json(result.sections as never)},
-      extraction = ${tx.json(result.extraction as never)}, extracted_at = now(), status = 'PENDING', updated_at = now()
+      extraction = ${tx.json(result.extraction as never)}, extracted_at = now(), status = 'PROCESSING', updated_at = now()
     where id = ${memoryId} and status = 'EXTRACTING' and extracted_at is null
     returning id`
   return rows.length > 0

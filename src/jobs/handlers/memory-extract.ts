@@ -101,7 +101,7 @@ async function readContent(sql: Sql, contentId: string, bytes: number): Promise<
 }
 
 /**
- * memory.extract: PENDING → EXTRACTING → PENDING (with its text) and the ingest job, or
+ * memory.extract: PENDING → EXTRACTING → PROCESSING (with its text) and the ingest job, or
  * FAILED with the reason. The document's bytes are read from the database, extracted in the
  * extraction threads (OCR where the options ask), the pages rendered when asked are stored
  * as they come, and the text, its sections and the per-page outcome are written with the
