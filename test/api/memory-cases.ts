@@ -712,6 +712,32 @@ export const ERROR_CASES: ApiCase[] = [
         metadata: Object.fromEntries(Array.from({ length: MAX_METADATA_PROPERTIES + 1 }, (_, i) => [`k${i}`, i])),
       }),
   },
+  ...(
+    [
+      ['an OCR mode that is not AUTO, ON or OFF', { ocr: 'SOMETIMES' }, 'ocr'],
+      ['a page image resolution over 300 DPI', { pageImageDpi: 5000 }, 'pageImageDpi'],
+      ['an OCR language that is a path', { ocrLanguages: ['../eng'] }, 'ocrLanguages.0'],
+      ['a file name with a path', { fileName: 'a/b.pdf' }, 'fileName'],
+    ] as const
+  ).map(
+    ([what, fields, field]): ApiCase => ({
+      name: `memory: ${what} is refused naming ${field}`,
+      operation: 'createMemory',
+      as: 'alice',
+      expect: 'INVALID_ARGUMENT',
+      field,
+      prepare: (fixture) => newSpace(fixture),
+      input: (prepared) => memoryInput(prepared, fields),
+    }),
+  ),
+  {
+    name: 'space: an OCR default that is not AUTO, ON or OFF is refused naming defaultOcr',
+    operation: 'createSpace',
+    as: 'alice',
+    expect: 'INVALID_ARGUMENT',
+    field: 'defaultOcr',
+    input: () => ({ name: `ocr-${crypto.randomUUID()}`, defaultOcr: 'MAYBE' }),
+  },
   {
     name: 'memory: chunk overlap equal to the chunk size is refused naming chunkOverlap',
     operation: 'createMemory',

@@ -166,7 +166,14 @@ const chunkingBody = (config: any) => (config?.strategy ? { [config.strategy.$ca
 const spaceBody = (space: any) => ({ ...space, defaultChunkingConfig: chunkingBody(space.defaultChunkingConfig) })
 const memoryBody = (memory: any) => ({ ...memory, chunkingConfig: chunkingBody(memory.chunkingConfig) })
 const createdBody = (output: any) => ({ ...output, memory: memoryBody(output.memory) })
-const memoryCreateMessage = (input: any) => ({ ...input, chunkingConfig: chunkingMessage(input.chunkingConfig) })
+/** The REST body's flat document options go in the message's documentOptions. */
+const memoryCreateMessage = ({ ocr, extractPageImages, pageImageDpi, ocrLanguages, ...input }: any) => ({
+  ...input,
+  chunkingConfig: chunkingMessage(input.chunkingConfig),
+  documentOptions: [ocr, extractPageImages, pageImageDpi, ocrLanguages].every((value) => value === undefined)
+    ? undefined
+    : { ocr, extractPageImages, pageImageDpi, ocrLanguages: ocrLanguages ?? [] },
+})
 const withStatusFilter = (input: any) => ({
   ...input,
   statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED',
