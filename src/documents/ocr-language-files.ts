@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { OCR_LANGUAGE_CODE } from '../validation/limits.js'
 
 /**
  * The OCR languages: English is bundled (the eng.traineddata.gz asset); any other comes from a
@@ -10,8 +11,8 @@ import path from 'node:path'
 
 export const BUNDLED_OCR_LANGUAGE = 'eng'
 
-/** tesseract's language codes: "eng", "chi_sim", "deu_latf", "osd". */
-const LANGUAGE_CODE = /^[a-z][a-z0-9_]{1,31}$/i
+/** tesseract's language codes: "eng", "chi_sim", "deu_latf", "osd" (as the API accepts them). */
+const LANGUAGE_CODE = OCR_LANGUAGE_CODE
 const MODEL_SUFFIXES = ['.traineddata.gz', '.traineddata'] as const
 
 /** The model file for `language` in `languagesDir`, if there is one (the gzipped one first). */

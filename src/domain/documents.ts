@@ -19,7 +19,7 @@ import { declaredMatchesSniffed, sniffContentType } from '../documents/sniff.js'
 import { AppError, invalidArgument, notFound } from '../errors/app-error.js'
 import { pageNumberSchema, type UploadMemoryRequest, uploadMemorySchema } from '../validation/documents.js'
 import { idSchema } from '../validation/identity.js'
-import { MAX_CONTENT_BYTES } from '../validation/memory.js'
+import { type ContentType, MAX_CONTENT_BYTES } from '../validation/memory.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
@@ -28,6 +28,7 @@ import {
   type CreateMemoryResult,
   createMemory,
   findAccessibleMemory,
+  type MemoryContent,
   pendingMemoryRow,
   storeMemory,
 } from './memories.js'
@@ -340,6 +341,8 @@ export interface OriginalContent {
   parts: AsyncIterable<Buffer> | Iterable<Buffer>
   /** Uploaded as a document (its bytes are the file), not stored as text. */
   document: boolean
+  /** A text memory's content as GET …/content has always answered it (JSON); absent for a document. */
+  asText?: MemoryContent
 }
 
 /** A memory's original bytes: a document's as they were uploaded, a text memory's as UTF-8. */
@@ -358,7 +361,12 @@ export async function getOriginalContent(
     const stored = await memoriesSql.findMemoryContent(context.sql, id)
     if (!stored) throw notFound(`memory ${id}`)
     const bytes = Buffer.from(stored.content)
-    return { contentType: memory.content_type, bytes: bytes.length, parts: [bytes], document: false }
+    const asText: MemoryContent = {
+      memoryId: id,
+      contentType: memory.content_type as ContentType,
+      originalContent: stored.content,
+    }
+    return { contentType: memory.content_type, bytes: bytes.length, parts: [bytes], document: false, asText }
   }
   return {
     contentType: memory.content_type,

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { textSchema, uuidSchema } from './common.js'
-import { chunkingConfigSchema, documentOptionFields, metadataSchema } from './memory.js'
+import { textSchema } from './common.js'
+import { memoryFields } from './memory.js'
 
 /** Documents: what an upload names besides its bytes. */
 
@@ -11,15 +11,11 @@ const MAX_CONTENT_TYPE_LENGTH = 255
  * (REST raw or multipart) or as the stream's data messages (gRPC UploadMemory).
  */
 export const uploadMemorySchema = v.strictObject({
-  memoryId: v.optional(uuidSchema),
-  spaceId: uuidSchema,
+  ...memoryFields,
+  // Any type: the bytes are sniffed, and a type memsvc does not read is a 415 (domain/documents.ts).
   contentType: v.optional(
     v.pipe(textSchema(), v.maxLength(MAX_CONTENT_TYPE_LENGTH, `at most ${MAX_CONTENT_TYPE_LENGTH} characters`)),
   ),
-  metadata: v.optional(metadataSchema),
-  chunkingConfig: v.optional(chunkingConfigSchema),
-  dedupe: v.optional(v.boolean('must be true or false')),
-  ...documentOptionFields,
 })
 export type UploadMemoryRequest = v.InferOutput<typeof uploadMemorySchema>
 

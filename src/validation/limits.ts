@@ -42,6 +42,8 @@ export const MAX_TEXT_SEARCH_LANGUAGE_LENGTH = 63
 export const DEFAULT_PAGE_IMAGE_DPI = 110
 export const MIN_PAGE_IMAGE_DPI = 36
 export const MAX_PAGE_IMAGE_DPI = 300
+/** A tesseract language code: eng, deu, chi_sim, deu_latf; what names an OCR model file too. */
+export const OCR_LANGUAGE_CODE = /^[a-z][a-z0-9_]{1,31}$/
 
 // ---- retrieval
 

@@ -23,6 +23,7 @@ import {
   MAX_SPACE_NAME_LENGTH,
   MAX_TEXT_SEARCH_LANGUAGE_LENGTH,
   MIN_PAGE_IMAGE_DPI,
+  OCR_LANGUAGE_CODE,
 } from './limits.js'
 
 /** Spaces, memories and their chunking settings. */
@@ -268,7 +269,7 @@ const fileNameSchema = v.pipe(
 /** Tesseract's language codes: eng, deu, chi_sim, … */
 const ocrLanguageSchema = v.pipe(
   textSchema(),
-  v.regex(/^[a-z][a-z0-9_]{1,31}$/, 'must be a Tesseract language code such as eng, deu or chi_sim'),
+  v.regex(OCR_LANGUAGE_CODE, 'must be a Tesseract language code such as eng, deu or chi_sim'),
 )
 
 /** How a document memory is extracted; every field optional (the space's OCR mode, then AUTO). */
@@ -293,10 +294,20 @@ export const documentOptionFields = {
 }
 
 /** The size limit is checked by the use case (413), after decoding: schemas check shape only. */
+/** What a create names besides its content and its type: the same for text and for an uploaded document. */
+export const memoryFields = {
+  memoryId: v.optional(uuidSchema),
+  spaceId: uuidSchema,
+  metadata: v.optional(metadataSchema),
+  chunkingConfig: v.optional(chunkingConfigSchema),
+  dedupe: v.optional(v.boolean('must be true or false')),
+  // Documents only; a text memory ignores them.
+  ...documentOptionFields,
+}
+
 export const createMemorySchema = v.pipe(
   v.strictObject({
-    memoryId: v.optional(uuidSchema),
-    spaceId: uuidSchema,
+    ...memoryFields,
     originalContent: v.optional(textSchema()),
     originalContentB64: v.optional(
       v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
@@ -308,11 +319,6 @@ export const createMemorySchema = v.pipe(
           'as originalContentB64 with their type, or uploaded as the request body',
       ),
     ),
-    metadata: v.optional(metadataSchema),
-    chunkingConfig: v.optional(chunkingConfigSchema),
-    dedupe: v.optional(v.boolean('must be true or false')),
-    // Documents only; a text memory ignores them.
-    ...documentOptionFields,
   }),
   v.forward(
     v.check(

@@ -27,6 +27,7 @@ import {
 } from '../../providers/local/model-store.js'
 import { installDir } from '../../runtime/environment.js'
 import { defaultDataDir } from '../../runtime/paths.js'
+import { OCR_LANGUAGE_CODE } from '../../validation/limits.js'
 import type { OutputFormat } from '../client-settings.js'
 import { type Args, plainHandler, withClientOptions, withOptions } from '../command.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
@@ -193,7 +194,7 @@ const addOcrLanguage = plainHandler(async (argv: Args) => {
   const fileName = path.basename(source)
   const suffix = fileName.endsWith('.gz') ? '.traineddata.gz' : '.traineddata'
   const language = argv.language === undefined ? languageOfModelFile(fileName) : String(argv.language)
-  if (!language || !/^[a-z][a-z0-9_]{1,31}$/.test(language))
+  if (!language || !OCR_LANGUAGE_CODE.test(language))
     throw badInput(`${fileName}: name the language with --language (a tesseract code such as deu or chi_sim)`)
   await checkLanguageModel(source, language, suffix)
   const languagesDir = path.join(dataDirOf(argv), DATA_DIR_OCR_LANGUAGES)

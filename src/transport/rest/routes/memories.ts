@@ -5,7 +5,6 @@ import {
   type CreateMemoryResult,
   deleteMemory,
   getMemory,
-  getMemoryContent,
   listMemories,
 } from '../../../domain/memories.js'
 import { retrieveMemories } from '../../../domain/retrieval.js'
@@ -200,8 +199,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
     handle: async (request, { server }) => {
       const call = callContext(request)
       const content = await getOriginalContent(server.domain, call, request.params.id)
-      if (!content.document)
-        return { status: 200, json: await getMemoryContent(server.domain, call, request.params.id) }
+      if (content.asText) return { status: 200, json: content.asText }
       // Always an attachment, in a sandbox: an uploaded HTML page must never run as a page of this origin (the console's).
       const headers = {
         'content-disposition': content.fileName ? attachmentNamed(content.fileName) : 'attachment',
