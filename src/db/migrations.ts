@@ -576,6 +576,41 @@ export const MIGRATIONS: Migration[] = [
       alter table chunks add column source jsonb;
     `,
   },
+  {
+    version: 14,
+    name: 'memory versions, validity and change history',
+    sql: `
+      -- version counts a memory's updates (an If-Match precondition names it). A content update
+      -- waits in pending_* while it is chunked and embedded: the chunks of content keep
+      -- answering retrieval until ingest swaps the pending content in, in the transaction that
+      -- replaces the chunks (src/db/sql/memories.ts completeProcessing).
+      -- valid_until: past it, retrieval leaves the memory out unless asked for expired memories.
+      alter table memories
+        add column version integer not null default 1,
+        add column valid_until timestamptz,
+        add column pending_content text,
+        add column pending_content_type text,
+        add column pending_content_sha256 bytea,
+        add column pending_chunking jsonb;
+      create index memories_by_space_updated on memories (space_id, updated_at, id);
+
+      -- Who changed or deleted a memory, when, with which key, and what changed
+      -- (src/domain/memory-changes.ts). No reference to memories: a deleted memory's history
+      -- stays, readable by whoever may read its space; it goes with the space.
+      create table memory_changes (
+        id bigint generated always as identity primary key,
+        memory_id uuid not null,
+        space_id uuid not null references spaces (id) on delete cascade,
+        action text not null check (action in ('UPDATE', 'DELETE')),
+        version integer not null,
+        changed_at timestamptz not null,
+        changed_by uuid not null,
+        api_key_id uuid,
+        changes jsonb not null
+      );
+      create index memory_changes_by_memory on memory_changes (memory_id, id);
+    `,
+  },
 ]
 
 /** Arbitrary but fixed: 'memsvc' in ASCII, so every replica contends for the same lock. */
