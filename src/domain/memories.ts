@@ -48,6 +48,12 @@ export interface Memory {
   contentBytes?: number
   documentOptions?: DocumentOptions
   extraction?: Extraction
+  /** 1 when created, one more with each update: the If-Match / expectedVersion of the next. */
+  version: number
+  /** Epoch ms; past it, retrieval leaves the memory out unless asked for expired memories. */
+  validUntil?: number
+  /** A content update is being chunked and embedded; the previous content's chunks answer meanwhile. */
+  contentPending?: boolean
 }
 
 export interface DocumentOptions {
@@ -94,6 +100,9 @@ export function toMemory(row: MemoryRow): Memory {
     ...(row.content_bytes === null ? {} : { contentBytes: row.content_bytes }),
     ...(row.document_options === null ? {} : { documentOptions: row.document_options as unknown as DocumentOptions }),
     ...(row.extraction === null ? {} : { extraction: row.extraction as unknown as Extraction }),
+    version: row.version,
+    ...(row.valid_until === null ? {} : { validUntil: row.valid_until.getTime() }),
+    ...(row.pending_content_sha256 === null ? {} : { contentPending: true }),
   }
 }
 
@@ -188,7 +197,7 @@ type ContentColumns = Pick<NewMemoryRow, 'content' | 'content_type' | 'content_s
 export function pendingMemoryRow(
   principal: Principal,
   space: SpaceRow,
-  request: { memoryId?: string; metadata?: Record<string, unknown>; chunkingConfig?: unknown },
+  request: { memoryId?: string; metadata?: Record<string, unknown>; chunkingConfig?: unknown; validUntil?: number },
   now: Date,
   content: ContentColumns,
 ): NewMemoryRow {
@@ -209,6 +218,9 @@ export function pendingMemoryRow(
     content_bytes: null,
     document_options: null,
     extraction: null,
+    version: 1,
+    valid_until: request.validUntil === undefined ? null : new Date(request.validUntil),
+    pending_content_sha256: null,
     ...content,
   }
 }

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../chunking/chunking-config.js'
 import { firstSeparatorRegexProblem } from '../chunking/separator-regex.js'
 import {
+  epochMillisSchema,
   filterTextSchema,
   labelsSchema,
   labelUpdateFields,
@@ -301,6 +302,7 @@ export const memoryFields = {
   metadata: v.optional(metadataSchema),
   chunkingConfig: v.optional(chunkingConfigSchema),
   dedupe: v.optional(v.boolean('must be true or false')),
+  validUntil: v.optional(epochMillisSchema),
   // Documents only; a text memory ignores them.
   ...documentOptionFields,
 }

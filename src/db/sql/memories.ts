@@ -25,6 +25,11 @@ export interface MemoryRow {
   document_options: Record<string, unknown> | null
   /** Documents only: extraction's stage and pages (src/documents/extracted-document.ts). */
   extraction: Record<string, unknown> | null
+  /** 1 when created, one more with each update (migration 14). */
+  version: number
+  valid_until: Date | null
+  /** A content update waits here while it is chunked and embedded; null otherwise. */
+  pending_content_sha256: Buffer | null
 }
 
 export interface NewMemoryRow extends MemoryRow {
@@ -51,6 +56,9 @@ const MEMORY_COLUMNS = [
   'content_bytes',
   'document_options',
   'extraction',
+  'version',
+  'valid_until',
+  'pending_content_sha256',
 ] as const
 
 export interface MemoryFilter {

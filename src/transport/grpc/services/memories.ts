@@ -87,6 +87,7 @@ const createFromProto = (request: CreateFields): ProtoInput<CreateFields, typeof
   metadata: request.metadata,
   chunkingConfig: chunkingFromProto(request.chunkingConfig),
   dedupe: request.dedupe,
+  validUntil: request.validUntil,
   fileName: request.fileName,
   ocr: request.ocr,
   extractPageImages: request.extractPageImages,

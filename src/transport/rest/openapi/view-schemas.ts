@@ -233,6 +233,9 @@ export const memorySchema = describes<Memory>()(
         ),
       }),
     ),
+    version: count,
+    validUntil: v.optional(epochMillis),
+    contentPending: v.optional(v.boolean()),
     ...auditFields,
   }),
 )
