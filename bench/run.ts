@@ -87,6 +87,7 @@ async function main(): Promise<void> {
   if (options.processes) return runModeBench(options, (await import('./scenarios/processes.js')).processesMode)
   if (options.local) return runModeBench(options, (await import('./scenarios/local-memory.js')).localMode)
   if (options.documents) return runModeBench(options, (await import('./scenarios/documents.js')).documentsMode)
+  if (options.lifecycle) return runModeBench(options, (await import('./scenarios/lifecycle.js')).lifecycleMode)
   requireTools()
   const wanted = (id: ScenarioId) => !options.only || options.only.includes(id)
   const startedAt = new Date().toISOString()

@@ -48,6 +48,9 @@ const DEFAULT_OCR_CONCURRENCY = 1
 /** --documents: the large PDF whose ingest's peak RSS is measured (the issue's 200 MB); --quick: a small one. */
 const FULL_LARGE_PDF_MIB = 200
 const QUICK_LARGE_PDF_MIB = 4
+/** --lifecycle: chunks with vectors in the exported space (the issue's 100k); --quick: a smoke test's worth. */
+const FULL_LIFECYCLE_CHUNKS = 100_000
+const QUICK_LIFECYCLE_CHUNKS = 10_000
 /** A soak shorter than this many samples says nothing about a trend. */
 const MIN_SOAK_SAMPLES = 3
 
@@ -94,6 +97,10 @@ export interface BenchOptions {
   ocrConcurrency: number
   /** Size of the large PDF, in MiB. */
   largePdfMiB: number
+  /** Run the lifecycle benchmark (bench/scenarios/lifecycle.ts): space export and import. */
+  lifecycle: boolean
+  /** Chunks (one per memory, with vectors) in the space it exports and imports. */
+  lifecycleChunks: number
 }
 
 const USAGE = `npm run bench -- [options]
@@ -120,6 +127,9 @@ const USAGE = `npm run bench -- [options]
   --ocr-pages N         scanned pages OCR reads (default ${FULL_OCR_PAGES}; --quick: ${QUICK_OCR_PAGES})
   --ocr-concurrency N   OCR workers, memsvc's and the floor's (default ${DEFAULT_OCR_CONCURRENCY})
   --large-pdf-mb N      the large PDF's size in MiB (default ${FULL_LARGE_PDF_MIB}; --quick: ${QUICK_LARGE_PDF_MIB})
+  --lifecycle           the lifecycle benchmark instead (space export against COPY TO STDOUT, import with
+                        matching fingerprints against the ingestion floor)
+  --lifecycle-chunks N  chunks in the exported space (default ${FULL_LIFECYCLE_CHUNKS}; --quick: ${QUICK_LIFECYCLE_CHUNKS})
   --only a,b            run only these scenarios (${SCENARIO_IDS.join(', ')})
   --no-build            use dist/memsvc as it is (fail if missing)
   --out DIR             where results go (default bench/results)`
@@ -150,6 +160,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       'ocr-pages': { type: 'string' },
       'ocr-concurrency': { type: 'string' },
       'large-pdf-mb': { type: 'string' },
+      lifecycle: { type: 'boolean', default: false },
+      'lifecycle-chunks': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -213,6 +225,13 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     ocrPages: whole('ocr-pages', values['ocr-pages'], quick ? QUICK_OCR_PAGES : FULL_OCR_PAGES, 1),
     ocrConcurrency: whole('ocr-concurrency', values['ocr-concurrency'], DEFAULT_OCR_CONCURRENCY, 1),
     largePdfMiB: whole('large-pdf-mb', values['large-pdf-mb'], quick ? QUICK_LARGE_PDF_MIB : FULL_LARGE_PDF_MIB, 1),
+    lifecycle: values.lifecycle!,
+    lifecycleChunks: whole(
+      'lifecycle-chunks',
+      values['lifecycle-chunks'],
+      quick ? QUICK_LIFECYCLE_CHUNKS : FULL_LIFECYCLE_CHUNKS,
+      10,
+    ),
   }
 }
 

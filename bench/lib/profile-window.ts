@@ -18,6 +18,16 @@ export const inspectorUrl = (serverLog: string) => INSPECTOR_LINE.exec(serverLog
 
 /** Profiles the process behind `url` for `seconds` and writes the .cpuprofile to `file`. */
 export async function profileWindow(url: string, seconds: number, file: string): Promise<void> {
+  const profiler = await startProfiler(url)
+  await sleep(seconds * MS_PER_SECOND)
+  await profiler.stop(file)
+}
+
+/**
+ * Starts profiling the process behind `url`; `stop` writes the .cpuprofile to `file`. For a
+ * window whose length is known only when it ends (an export, an import).
+ */
+export async function startProfiler(url: string): Promise<{ stop(file: string): Promise<void> }> {
   const socket = new WebSocket(url)
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener('open', () => resolve(), { once: true })
@@ -53,12 +63,20 @@ export async function profileWindow(url: string, seconds: number, file: string):
     await send('Profiler.enable')
     await send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US })
     await send('Profiler.start')
-    await sleep(seconds * MS_PER_SECOND)
-    const { profile } = (await send('Profiler.stop')) as { profile: unknown }
-    fs.mkdirSync(path.dirname(file), { recursive: true })
-    fs.writeFileSync(file, JSON.stringify(profile))
-    await send('Profiler.disable')
-  } finally {
+  } catch (error) {
     socket.close()
+    throw error
+  }
+  return {
+    async stop(file) {
+      try {
+        const { profile } = (await send('Profiler.stop')) as { profile: unknown }
+        fs.mkdirSync(path.dirname(file), { recursive: true })
+        fs.writeFileSync(file, JSON.stringify(profile))
+        await send('Profiler.disable')
+      } finally {
+        socket.close()
+      }
+    },
   }
 }

@@ -9,9 +9,12 @@ import type { MachineLoad } from './machine.js'
 export interface ReportRow {
   id: string
   measure: string
-  /** memsvc's number: a rate per second (of requests, or of document pages), milliseconds, MiB or CPU µs per request. */
+  /**
+   * memsvc's number: a rate per second (of requests, or of document pages), a byte rate (MB/s,
+   * 10^6 bytes), milliseconds, MiB or CPU µs per request.
+   */
   value: number
-  unit: '/s' | 'pages/s' | 'ms' | 'MiB' | 'ratio' | 'µs/req'
+  unit: '/s' | 'pages/s' | 'MB/s' | 'ms' | 'MiB' | 'ratio' | 'µs/req'
   floor?: string
   floorValue?: number
   ratio?: number
@@ -126,7 +129,9 @@ const valueText = (value: number | undefined, unit: ReportRow['unit']) =>
           : unit === 'pages/s'
             ? // A few pages a second (OCR): whole numbers would hide the difference.
               `${fixed(value, 2)} pages/s`
-            : `${rate(value)}/s`
+            : unit === 'MB/s'
+              ? `${fixed(value, 1)} MB/s`
+              : `${rate(value)}/s`
 const latency = (p50?: number, p99?: number) => (p50 === undefined ? '–' : `${fixed(p50, 2)} / ${fixed(p99, 2)}`)
 
 function verdict(row: ReportRow): string {

@@ -47,7 +47,7 @@ const INGEST_POLL_MS = 250
 /** Waiting for one memory's ingest between latency probes. */
 const SETTLE_POLL_MS = 5
 /** memsvc's job concurrency (src/jobs/job-processor.ts DEFAULT_JOB_OPTIONS): the floor writes as many memories at once. */
-const FLOOR_WRITERS = 4
+export const FLOOR_WRITERS = 4
 /** Chunks the floor writes again once memsvc's index holds the whole corpus: its own rate at that size. */
 const FLOOR_AT_END_CHUNKS = 2_000
 const QUICK_FLOOR_AT_END_CHUNKS = 200
@@ -168,7 +168,7 @@ async function createLatencies(
  * writing the memory row (COMPLETED), its chunk and its vector, FLOOR_WRITERS at once;
  * the vectors computed beforehand, outside the timing.
  */
-async function floorIngest(
+export async function floorIngest(
   sql: postgres.Sql,
   corpus: MemoryCorpus,
   target: { spaceId: string; embedderId: string; userId: string },
@@ -212,7 +212,7 @@ async function floorIngest(
  * FLOOR_WRITERS transactions at once. Reported beside the per-memory floor, without a
  * target: what PostgreSQL alone does with memsvc's batching.
  */
-async function batchedFloorIngest(
+export async function batchedFloorIngest(
   sql: postgres.Sql,
   corpus: MemoryCorpus,
   target: { spaceId: string; embedderId: string; userId: string },

@@ -48,6 +48,12 @@ export interface CallOptions {
   retry?: RetryOptions | false
   /** Sent as x-request-id; the server logs the request under it and returns it on errors. */
   requestId?: string
+  /**
+   * Hears the server's response headers (gRPC initial metadata) as soon as they arrive, before the
+   * answer: e.g. the id of an import that ImportSpace has started (x-import-id), which resumes it
+   * if the stream is cut before the answer. Text headers only, the first value of each.
+   */
+  onHeaders?: (headers: Record<string, string>) => void
 }
 
 /** What a generated method definition (src/generated) gives us. */
@@ -73,6 +79,22 @@ function withDefaults<Request>(
 ): Request {
   const given = Object.fromEntries(Object.entries(request ?? {}).filter(([, value]) => value !== undefined))
   return { ...method.requestDeserialize(EMPTY), ...given } as Request
+}
+
+/** A call's initial metadata as the plain object CallOptions.onHeaders hears. */
+function headersOf(metadata: Metadata): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const [key, value] of Object.entries(metadata.getMap())) if (typeof value === 'string') headers[key] = value
+  return headers
+}
+
+/** Passes the call's response headers to `options.onHeaders`, when the caller asked for them. */
+function reportHeaders(
+  call: { on(event: 'metadata', listener: (metadata: Metadata) => void): unknown },
+  options?: CallOptions,
+) {
+  const listener = options?.onHeaders
+  if (listener) call.on('metadata', (metadata: Metadata) => listener(headersOf(metadata)))
 }
 
 function abortError(signal: AbortSignal): MemsvcError {
@@ -211,6 +233,7 @@ export class Transport {
             else resolve(response as Response)
           },
         )
+        reportHeaders(call, options)
         const onAbort = () => call.cancel()
         signal?.addEventListener('abort', onAbort, { once: true })
       })
@@ -251,6 +274,7 @@ export class Transport {
         this.#metadata(options),
         deadline === undefined ? {} : { deadline: new Date(deadline) },
       )
+      reportHeaders(call, options)
       const onAbort = () => call.cancel()
       signal?.addEventListener('abort', onAbort, { once: true })
       try {
@@ -316,6 +340,7 @@ export class Transport {
       )
     })
     const stream = call!
+    reportHeaders(stream, options)
     const onAbort = () => stream.cancel()
     signal?.addEventListener('abort', onAbort, { once: true })
     // The answer may come before every message is written (the server refused the header).

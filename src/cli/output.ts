@@ -63,3 +63,9 @@ export function printPage<Item>(format: OutputFormat, page: Page<Item>, listing:
   })
   if (format === 'table') pageNote(page.nextToken, listing.what)
 }
+
+/** A word as a POSIX shell reads it back unchanged: bare when it is safe, else in single quotes. */
+export function shellQuote(word: string): string {
+  if (/^[\w@%+=:,./-]+$/.test(word)) return word
+  return `'${word.replaceAll("'", `'\\''`)}'`
+}

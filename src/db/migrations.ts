@@ -583,10 +583,13 @@ export const MIGRATIONS: Migration[] = [
       -- version counts a memory's updates (an If-Match precondition names it). A content update
       -- waits in pending_* while it is chunked and embedded: the chunks of content keep
       -- answering retrieval until ingest swaps the pending content in, in the transaction that
-      -- replaces the chunks (src/db/sql/memories.ts completeProcessing).
+      -- replaces the chunks (src/db/sql/memories.ts completeProcessing). content_version counts
+      -- the contents (and chunkings) a memory had: an ingest run stores its chunks only if the
+      -- content it chunked is still the latest.
       -- valid_until: past it, retrieval leaves the memory out unless asked for expired memories.
       alter table memories
         add column version integer not null default 1,
+        add column content_version integer not null default 1,
         add column valid_until timestamptz,
         add column pending_content text,
         add column pending_content_type text,
@@ -609,6 +612,61 @@ export const MIGRATIONS: Migration[] = [
         changes jsonb not null
       );
       create index memory_changes_by_memory on memory_changes (memory_id, id);
+    `,
+  },
+  {
+    version: 15,
+    name: 'space imports',
+    sql: `
+      -- An import of a space export (src/domain/space-import.ts) and its progress. Each
+      -- transaction that applies a batch of the stream's lines also advances lines_applied and
+      -- the counters, so a cut stream is resumed after its last applied line, never twice.
+      -- header_sha256 identifies the stream: a resume must send the same header line.
+      -- chunks_read counts the chunks of every memory line applied (skipped ones included), for
+      -- the end line's check on a resumed stream, whose first lines are not read again.
+      create table space_imports (
+        id uuid primary key,
+        space_id uuid not null references spaces (id) on delete cascade,
+        state text not null check (state in ('RECEIVING', 'COMPLETED', 'FAILED')),
+        header_sha256 bytea not null,
+        lines_applied bigint not null,
+        chunks_read bigint not null default 0,
+        memories_expected bigint not null,
+        memories_imported bigint not null default 0,
+        memories_skipped bigint not null default 0,
+        memories_reembedding bigint not null default 0,
+        chunks_imported bigint not null default 0,
+        vectors_imported bigint not null default 0,
+        error text,
+        created_at timestamptz not null,
+        updated_at timestamptz not null,
+        created_by uuid not null,
+        updated_by uuid not null
+      );
+      create index space_imports_by_space on space_imports (space_id);
+    `,
+  },
+  {
+    version: 16,
+    name: 'spaces holding memories with a validUntil',
+    sql: `
+      -- Retrieval leaves out memories past their valid_until, which needs the memory row
+      -- beside each chunk found. Most spaces never hold such a memory: their searches skip that
+      -- join (src/domain/retrieval.ts) as long as this flag is false. It is set, and never
+      -- cleared, when a memory with a valid_until is stored in or moved to the space; the
+      -- update of the spaces row notifies every server's space rows cache (migration 10). A
+      -- trigger, so that every writer (create, update, import, a tool) sets it.
+      alter table spaces add column has_expiring_memories boolean not null default false;
+      update spaces s set has_expiring_memories = true
+        where exists (select 1 from memories m where m.space_id = s.id and m.valid_until is not null);
+      create function memsvc_mark_expiring_space() returns trigger language plpgsql as $$
+      begin
+        update spaces set has_expiring_memories = true where id = new.space_id and not has_expiring_memories;
+        return null;
+      end
+      $$;
+      create trigger memories_expiring after insert or update of valid_until, space_id on memories
+        for each row when (new.valid_until is not null) execute function memsvc_mark_expiring_space();
     `,
   },
 ]

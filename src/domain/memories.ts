@@ -10,6 +10,7 @@ import type { DocumentKind, DocumentPage, OcrMode } from '../documents/extracted
 import { AppError, alreadyExists, invalidArgument, notFound, toAppError } from '../errors/app-error.js'
 import { idSchema } from '../validation/identity.js'
 import {
+  type BatchDeleteMemoriesRequest,
   batchCreateMemoriesSchema,
   batchDeleteMemoriesSchema,
   type ContentType,
@@ -19,12 +20,14 @@ import {
   MAX_CONTENT_BYTES,
   type MemoryStatus,
 } from '../validation/memory.js'
+import { batchGetMemoriesSchema } from '../validation/memory-updates.js'
 import { parseInput } from '../validation/parse.js'
 import type { CallContext } from './call-context.js'
 import type { DomainContext } from './context.js'
 import { metadataFilter } from './filters/metadata-filter.js'
 import { type MEMORY_EXTRACT_JOB, MEMORY_INGEST_JOB, type MemoryIngestPayload } from './job-kinds.js'
-import { decodePageToken, nowMillis, pageOf } from './paging.js'
+import { decodeMemoryPageToken, memoryPageToken } from './memory-page-token.js'
+import { nowMillis } from './paging.js'
 import type { Principal } from './permissions.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
@@ -108,8 +111,11 @@ export function toMemory(row: MemoryRow): Memory {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/** A text content as a create or an update gives it. */
+type GivenContent = Pick<CreateMemoryRequest, 'originalContent' | 'originalContentB64' | 'contentType'>
+
 /** The content as text: given as text, or base64 of UTF-8 (every accepted content type is text). */
-function contentOf(request: CreateMemoryRequest): { text: string; field: string } {
+function contentOf(request: GivenContent): { text: string; field: string } {
   if (request.originalContent !== undefined) {
     if (Buffer.byteLength(request.originalContent) > MAX_CONTENT_BYTES) throw contentTooLarge('originalContent')
     return { text: request.originalContent, field: 'originalContent' }
@@ -134,7 +140,8 @@ function contentTooLarge(field: string): AppError {
   return new AppError('PAYLOAD_TOO_LARGE', `${field}: ${description}`, [{ field, description }])
 }
 
-function checkedContent(request: CreateMemoryRequest): string {
+/** The given content's text, checked: not empty, storable, valid JSON when its type says so. */
+export function checkedContent(request: GivenContent): string {
   const { text, field } = contentOf(request)
   if (text.trim().length === 0) throw invalidArgument(field, 'must not be empty')
   // PostgreSQL text cannot hold NUL (base64 can carry it; UTF-8 decoding already refused lone surrogates).
@@ -356,9 +363,10 @@ export async function createMemory(
 ): Promise<CreateMemoryResult> {
   const principal = await context.authenticate(call)
   requireVectorStorage(context)
-  const result = await context.sql.begin((tx) => createOne(context, tx, principal, input))
+  const result = (await context.sql.begin((tx) => createOne(context, tx, principal, input))) as CreateMemoryResult
   context.jobs.wake()
-  return result as CreateMemoryResult
+  forgetExpiringSpaces(context, [result.memory])
+  return result
 }
 
 export interface BatchItemError {
@@ -366,6 +374,30 @@ export interface BatchItemError {
   status: string
   message: string
   details: Array<{ field: string; description: string }>
+}
+
+/**
+ * A space's first memory with validUntil flags it (migration 16's trigger), which makes
+ * retrieval check expiry there. PostgreSQL tells every server's space rows cache through
+ * the space's change notification; the embedded database has none, so the cache is told here.
+ */
+export function forgetExpiringSpaces(context: DomainContext, memories: Memory[]): void {
+  for (const spaceId of new Set(
+    memories.flatMap((memory) => (memory.validUntil === undefined ? [] : [memory.spaceId])),
+  ))
+    context.spaceRows.forgetSpace(spaceId)
+}
+
+/** One item's error in a batch's answer, its fields named under the item's place in the request (`requests.3`). */
+export function batchItemError(context: DomainContext, error: unknown, place: string): BatchItemError {
+  const appError = toAppError(error)
+  if (appError.code === 'INTERNAL') context.log.error('memory batch item failed', { place, error: error as Error })
+  return {
+    code: appError.httpStatus,
+    status: appError.code,
+    message: appError.message,
+    details: appError.details.map((detail) => ({ field: `${place}.${detail.field}`, description: detail.description })),
+  }
 }
 
 /** Each request on its own: one bad item answers its own error and the others are stored. */
@@ -387,25 +419,17 @@ export async function batchCreateMemories(
       return createOneByOne(context, tx, principal, requests)
     }
   })
-  const results = outcomes.map((outcome, index) => {
-    if (outcome instanceof Error || !(outcome as CreateMemoryResult).memory) {
-      const appError = toAppError(outcome)
-      if (appError.code === 'INTERNAL')
-        context.log.error('memory batch item failed', { index, error: outcome as Error })
-      return {
-        error: {
-          code: appError.httpStatus,
-          status: appError.code,
-          message: appError.message,
-          details: appError.details.map((detail) => ({
-            field: `requests.${index}.${detail.field}`,
-            description: detail.description,
-          })),
-        },
-      }
-    }
-    return outcome as CreateMemoryResult
-  })
+  forgetExpiringSpaces(
+    context,
+    outcomes.flatMap((outcome) =>
+      (outcome as CreateMemoryResult)?.memory ? [(outcome as CreateMemoryResult).memory] : [],
+    ),
+  )
+  const results = outcomes.map((outcome, index) =>
+    outcome instanceof Error || !(outcome as CreateMemoryResult).memory
+      ? { error: batchItemError(context, outcome, `requests.${index}`) }
+      : (outcome as CreateMemoryResult),
+  )
   context.jobs.wake()
   return { results }
 }
@@ -444,7 +468,7 @@ export async function getMemoryContent(
   return { memoryId: id, contentType: stored.content_type as ContentType, originalContent: stored.content }
 }
 
-/** GET /v1/spaces/{id}/memories: by creation time, either way, with status and metadata filters. */
+/** GET /v1/spaces/{id}/memories: by creation or update time, either way, with status and metadata filters. */
 export async function listMemories(
   context: DomainContext,
   call: CallContext,
@@ -456,34 +480,88 @@ export async function listMemories(
   await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'LIST')
   const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
   const pageSize = request.maxResults ?? DEFAULT_MEMORY_PAGE_SIZE
+  const sortBy = request.sortBy ?? 'createdAt'
+  const position = decodeMemoryPageToken(request.nextToken, sortBy)
   const rows = await memoriesSql.listMemories(context.sql, {
     spaceId: request.spaceId,
     status: request.statusFilter,
     metadataFilter: filter?.compiled,
-    after: decodePageToken(request.nextToken),
+    sortBy,
+    after: position?.sortBy === 'createdAt' ? position.after : undefined,
+    afterUpdated: position?.sortBy === 'updatedAt' ? position.after : undefined,
     descending: request.sortOrder === 'DESCENDING',
     limit: pageSize + 1,
   })
-  const page = pageOf(rows, pageSize, toMemory)
-  return { memories: page.items, nextToken: page.nextToken }
+  const page = rows.slice(0, pageSize)
+  const last = page.at(-1)
+  const nextToken = rows.length > pageSize && last ? memoryPageToken(last, sortBy) : undefined
+  return { memories: page.map(toMemory), nextToken }
 }
 
-/** Its chunks and vectors go with it; a running ingest finds it gone and stops. */
+/** Its chunks and vectors go with it, its deletion into its history; a running ingest finds it gone and stops. */
 export async function deleteMemory(context: DomainContext, call: CallContext, memoryId: unknown): Promise<void> {
   const principal = await context.authenticate(call)
   const id = parseInput(idSchema, memoryId, 'memoryId')
   requireVectorStorage(context)
   await findAccessibleMemory(context, principal, id, 'DELETE')
-  await memoriesSql.deleteMemories(context.sql, [id])
+  await memoriesSql.deleteMemoriesRecorded(context.sql, [id], principal)
 }
 
 export interface BatchDeleteResult {
   deletedCount: number
   /** For a delete by ids: each id's outcome, in request order. */
   results?: Array<{ memoryId: string; deleted: boolean; error?: string }>
+  /** For a delete by filter: how many memories match (all deleted, unless a dry run). */
+  matchedCount?: number
+  dryRun: boolean
 }
 
-/** By ids (each checked like a single delete), or every memory of a space, optionally by status and metadata filter. */
+/**
+ * A delete by filter, made safe: it must name what to delete (a filter or a status), a
+ * filter matching every memory of the space is refused (that is deleting the space), and
+ * it deletes only when the caller confirms how many match (`expectedCount`, from a dry run
+ * first). The memories are counted and deleted under their row locks in one transaction:
+ * what is deleted is exactly what was counted.
+ */
+async function deleteByFilter(
+  context: DomainContext,
+  principal: Principal,
+  request: BatchDeleteMemoriesRequest,
+): Promise<BatchDeleteResult> {
+  const spaceId = request.spaceId!
+  const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
+  return (await context.sql.begin(async (tx) => {
+    await findAccessibleSpace(tx, principal, spaceId, 'MEMORY', 'DELETE')
+    const matched = await memoriesSql.lockMatchingMemories(tx, spaceId, request.statusFilter, filter?.compiled)
+    if (filter && matched.length > 0) {
+      const everyMemory = request.statusFilter
+        ? (await memoriesSql.lockMatchingMemories(tx, spaceId, undefined, filter.compiled)).length
+        : matched.length
+      if (everyMemory === (await memoriesSql.countMemoriesInSpace(tx, spaceId)))
+        throw invalidArgument(
+          'filter',
+          `matches every memory of space ${spaceId} (${everyMemory}): to delete them all, delete the space; ` +
+            'otherwise narrow the filter',
+        )
+    }
+    if (request.dryRun) return { deletedCount: 0, matchedCount: matched.length, dryRun: true }
+    if (request.expectedCount !== matched.length)
+      throw new AppError(
+        'FAILED_PRECONDITION',
+        `${matched.length} memories match now, not expectedCount ${request.expectedCount}: nothing was deleted`,
+        [
+          {
+            field: 'expectedCount',
+            description: `is ${request.expectedCount}, but ${matched.length} memories match now`,
+          },
+        ],
+      )
+    const deleted = await memoriesSql.deleteMemoriesRecorded(tx, matched, principal)
+    return { deletedCount: deleted.length, matchedCount: matched.length, dryRun: false }
+  })) as BatchDeleteResult
+}
+
+/** By ids (each checked like a single delete), or the memories of a space that match a filter (deleteByFilter). */
 export async function batchDeleteMemories(
   context: DomainContext,
   call: CallContext,
@@ -492,18 +570,7 @@ export async function batchDeleteMemories(
   const principal = await context.authenticate(call)
   const request = parseInput(batchDeleteMemoriesSchema, input)
   requireVectorStorage(context)
-  if (request.spaceId) {
-    const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
-    await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'DELETE')
-    return {
-      deletedCount: await memoriesSql.deleteMemoriesInSpace(
-        context.sql,
-        request.spaceId,
-        request.statusFilter,
-        filter?.compiled,
-      ),
-    }
-  }
+  if (request.spaceId) return deleteByFilter(context, principal, request)
   const ids = [...new Set(request.memoryIds!)]
   const located = await memoriesSql.spacesOfMemories(context.sql, ids)
   const spaceIds = [...new Set(located.map((entry) => entry.space_id))]
@@ -527,11 +594,50 @@ export async function batchDeleteMemories(
   }
   const spaceOf = new Map(located.map((entry) => [entry.id, entry.space_id]))
   const deletable = ids.filter((id) => allowed.has(spaceOf.get(id) ?? ''))
-  const deleted = new Set((await memoriesSql.deleteMemories(context.sql, deletable)).map((row) => row.id))
+  const deleted = new Set(
+    (await memoriesSql.deleteMemoriesRecorded(context.sql, deletable, principal)).map((row) => row.id),
+  )
   const results = request.memoryIds!.map((memoryId) => {
     if (deleted.has(memoryId)) return { memoryId, deleted: true }
     const spaceId = spaceOf.get(memoryId)
     return { memoryId, deleted: false, error: (spaceId && refusals.get(spaceId)) || 'not found' }
   })
-  return { deletedCount: deleted.size, results }
+  return { deletedCount: deleted.size, results, dryRun: false }
+}
+
+/**
+ * POST /v1/memories:batchGet: a result per id, in order. An id that does not exist and one the
+ * caller may not read answer alike (NOT_FOUND), so a batch never tells another owner's ids.
+ */
+export async function batchGetMemories(
+  context: DomainContext,
+  call: CallContext,
+  input: unknown,
+): Promise<{ results: Array<{ memoryId: string; memory?: Memory; error?: BatchItemError }> }> {
+  const principal = await context.authenticate(call)
+  const { memoryIds } = parseInput(batchGetMemoriesSchema, input)
+  requireVectorStorage(context)
+  const rows = await memoriesSql.findMemories(context.sql, [...new Set(memoryIds)], { withContentBytes: false })
+  const spaces = new Map(
+    (await spacesSql.findSpaces(context.sql, [...new Set(rows.map((row) => row.space_id))])).map((space) => [
+      space.id,
+      space,
+    ]),
+  )
+  const readable = new Map<string, Memory>()
+  for (const row of rows) {
+    try {
+      requireSpaceAccess(principal, spaces.get(row.space_id), 'MEMORY', 'GET', `memory ${row.id}`)
+      readable.set(row.id, toMemory(row))
+    } catch {
+      // Refused reads as absent: the answer below is the same NOT_FOUND.
+    }
+  }
+  return {
+    results: memoryIds.map((memoryId, index) => {
+      const memory = readable.get(memoryId)
+      if (memory) return { memoryId, memory }
+      return { memoryId, error: batchItemError(context, notFound(`memory ${memoryId}`), `memoryIds.${index}`) }
+    }),
+  }
 }

@@ -11,8 +11,8 @@ const RESOURCE_ACTIONS = {
   LLM: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   RERANKER: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
   SPACE: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
-  // A memory belongs to its space's owner; there is no in-place update (a new version is a new memory).
-  MEMORY: ['CREATE', 'LIST', 'GET', 'DELETE'],
+  // A memory belongs to its space's owner; an update makes a new version of it (version, history).
+  MEMORY: ['CREATE', 'LIST', 'GET', 'UPDATE', 'DELETE'],
 } as const
 
 export type ResourceName = keyof typeof RESOURCE_ACTIONS

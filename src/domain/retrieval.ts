@@ -16,6 +16,7 @@ import { ProviderCallError, QUERY_PROVIDER_TIMEOUT_MS } from '../providers/http.
 import { rerankDocuments } from '../providers/rerank.js'
 import { parseInput } from '../validation/parse.js'
 import {
+  DEFAULT_RECENCY_WEIGHT,
   DEFAULT_REQUESTED_SIZE,
   type RetrievalMode,
   type RetrieveMemoriesRequest,
@@ -66,6 +67,19 @@ export interface RetrievedChunk {
   relevanceScore: number
   /** A document's chunk: the page (slide, sheet, headings) it came from, for citations. */
   source?: ChunkSource
+  /** With recency: what relevanceScore was made of. */
+  scoreParts?: ScoreParts
+}
+
+/** relevanceScore = (1 − recencyWeight) × relevance + recencyWeight × recency. */
+export interface ScoreParts {
+  /** The fused (or reranked) score, 0..1. */
+  relevance: number
+  /** 0.5 ^ (ageSeconds / halfLifeSeconds), 0..1. */
+  recency: number
+  recencyWeight: number
+  /** Seconds since the memory's updatedAt, when the answer was prepared. */
+  ageSeconds: number
 }
 
 /**
@@ -149,6 +163,11 @@ interface WeightedList {
 interface SpacePlan {
   spaceId: string
   filter?: CompiledFilter
+  /**
+   * Leave out memories past their validUntil: only where the space ever held one
+   * (has_expiring_memories, migration 16), so other spaces' searches read no memory row.
+   */
+  excludeExpired: boolean
   /** The space's text search configuration. */
   language: string
   /** READY embedders with a weight above zero, each with its registration. */
@@ -231,7 +250,8 @@ function planSpaces(
     const embedders = members
       .filter((member) => member.index_state === 'READY' && weights.get(member.embedder_id)! > 0)
       .map((member) => ({ member, weight: weights.get(member.embedder_id)! }))
-    plans.push({ spaceId: key.spaceId, filter, language: space.text_search_language, embedders })
+    const excludeExpired = request.includeExpired !== true && space.has_expiring_memories === true
+    plans.push({ spaceId: key.spaceId, filter, excludeExpired, language: space.text_search_language, embedders })
     if (mode !== 'KEYWORD' && embedders.length === 0) {
       const why = members.length === 0 ? 'has no embedders' : 'has no embedder READY with a weight above 0'
       const answer = mode === 'HYBRID' ? 'its items come from keyword search only' : 'it answers no items'
@@ -339,6 +359,7 @@ async function searchLists(
             embedding,
             limit,
             filter: plan.filter,
+            excludeExpired: plan.excludeExpired,
             efSearch,
             iterativeScan,
           })
@@ -359,6 +380,7 @@ async function searchLists(
           message: request.message,
           limit,
           filter: plan.filter,
+          excludeExpired: plan.excludeExpired,
         })
         const scores = new Map(chunks.map((chunk) => [chunk.chunk_id, keywordRelevance(chunk.score)]))
         const source: ListSource = { kind: 'keyword', language: plan.language }
@@ -483,6 +505,7 @@ type Candidate = FusedChunk & {
   startOffset: number
   endOffset: number
   source: ChunkSource | null
+  scoreParts?: ScoreParts
 }
 
 /** The text and offsets each fused chunk's search returned with it (every fused chunk is in some list). */
@@ -562,6 +585,33 @@ async function usable<T>(find: () => Promise<T>, field: string, what: string): P
   }
 }
 
+const MILLIS_PER_SECOND = 1_000
+
+/**
+ * Newer memories first: each item's score becomes (1 − weight) × relevance + weight ×
+ * 0.5^(age / halfLife), its age counted from its memory's updatedAt (never below 0, whatever
+ * the clocks), and the items are sorted again by it. Items whose memory was not read (deleted
+ * or expired since the search) are left out.
+ */
+function withRecency(
+  items: Candidate[],
+  memories: Map<string, Memory>,
+  recency: NonNullable<RetrieveMemoriesRequest['recency']>,
+  now: number,
+): Candidate[] {
+  const recencyWeight = recency.weight ?? DEFAULT_RECENCY_WEIGHT
+  return items
+    .filter((item) => memories.has(item.memoryId))
+    .map((item) => {
+      const ageSeconds = Math.max(0, now - memories.get(item.memoryId)!.updatedAt) / MILLIS_PER_SECOND
+      const recencyScore = 0.5 ** (ageSeconds / recency.halfLifeSeconds)
+      const relevance = item.relevanceScore
+      const scoreParts = { relevance, recency: recencyScore, recencyWeight, ageSeconds }
+      return { ...item, relevanceScore: (1 - recencyWeight) * relevance + recencyWeight * recencyScore, scoreParts }
+    })
+    .sort((a, b) => b.relevanceScore - a.relevanceScore || a.chunkId.localeCompare(b.chunkId))
+}
+
 const requestedSizeOf = (request: RetrieveMemoriesRequest) => request.requestedSize ?? DEFAULT_REQUESTED_SIZE
 /** GoodMem's default: each memory is defined once in the stream, before its first chunk. */
 const fetchMemoryOf = (request: RetrieveMemoriesRequest) => request.fetchMemory ?? true
@@ -639,32 +689,48 @@ async function prepare(
   const { limit } = vectorSearchPlan(requestedSize)
   const { lists, notices } = await planAndSearch(context, principal, request, request.mode ?? 'HYBRID', limit)
   const fused = fuseScores(lists)
-  // A reranker sees every candidate the fusion found (up to `limit`), not only the top few.
+  const recency = request.recency
+  // A reranker sees every candidate the fusion found (up to `limit`), not only the top few;
+  // so does recency, which may raise a newer candidate above older ones ranked before it.
   let items = reranker
     ? await reranked(context, call, reranker, request.message, withChunkText(lists, fused.slice(0, limit)))
-    : withChunkText(lists, fused.slice(0, requestedSize))
+    : withChunkText(lists, fused.slice(0, recency ? limit : requestedSize))
+  // The threshold asks how well an item matches: it compares with the relevance before
+  // recency, so a new memory that matches nothing is never let in by its age.
   if (post.relevanceThreshold !== undefined)
     items = items.filter((item) => item.relevanceScore >= post.relevanceThreshold!)
-  items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
   const memories = new Map<string, Memory>()
   const fetchMemory = fetchMemoryOf(request)
   const withContent = fetchMemory && request.fetchMemoryContent === true
   const contentBytes = withContent ? new Map<string, number>() : undefined
-  // Only the memoryDefinition events and the chronological order need the memory rows. A
+  // The memoryDefinition events, the chronological order and recency need the memory rows. A
   // found chunk's memory existed when the search read the chunk (memories delete their
   // chunks), so without those there is nothing to read.
   // An LLM's passages cite their documents by file name.
-  if (fetchMemory || post.chronologicalResort || llm) {
+  const loadMemories = async () => {
     const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
       withContentBytes: withContent,
     })
+    const now = Date.now()
     for (const row of memoryRows) {
-      memories.set(row.id, toMemory(row))
+      const memory = toMemory(row)
+      // A search leaves expired memories out only in spaces known to hold some; this catches
+      // one whose space's rows were read before the flag was set.
+      if (request.includeExpired !== true && memory.validUntil !== undefined && memory.validUntil <= now) continue
+      memories.set(row.id, memory)
       if (row.text_bytes !== undefined) contentBytes?.set(row.id, row.text_bytes)
     }
     // A memory deleted since the search is left out.
     items = items.filter((item) => memories.has(item.memoryId))
   }
+  // Recency scores every candidate before the answer keeps its top few: their rows are read first.
+  if (recency) {
+    await loadMemories()
+    items = withRecency(items, memories, recency, Date.now())
+  }
+  items = items.slice(0, Math.min(requestedSize, post.maxResults ?? requestedSize))
+  if (!recency && (fetchMemory || post.chronologicalResort || llm)) await loadMemories()
+  // After recency: it chose the items, this orders them by creation time.
   if (post.chronologicalResort) {
     items.sort(
       (a, b) =>
@@ -798,6 +864,7 @@ async function* streamed(
           endOffset: item.endOffset,
           relevanceScore: item.relevanceScore,
           ...(item.source ? { source: item.source } : {}),
+          ...(item.scoreParts ? { scoreParts: item.scoreParts } : {}),
         },
       },
     }

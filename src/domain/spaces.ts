@@ -129,7 +129,7 @@ function spaceConflict(error: unknown, spaceId: string, name: string | undefined
  * The embedder, if the caller can see it and the space's owner may use it: the owner's
  * own, or any when the owner holds GET_EMBEDDER_ANY. Only dense embedders hold vectors.
  */
-async function usableEmbedder(
+export async function usableEmbedder(
   sql: Queryable,
   principal: Principal,
   ownerRole: Role,
@@ -167,7 +167,7 @@ async function ownerRole(sql: Queryable, principal: Principal, ownerId: string):
 }
 
 /** The embedder's HNSW index exists from the moment it first joins any space. */
-async function joinSpace(
+export async function joinSpace(
   tx: Queryable,
   spaceId: string,
   embedder: EmbedderRow,

@@ -59,7 +59,8 @@ export const MAX_METADATA_DEPTH = 16
 export const MAX_CONTENT_BYTES = 4 * 1024 * 1024
 export const MAX_BATCH_SIZE = 500
 export const SORT_ORDERS = ['ASCENDING', 'DESCENDING'] as const
-export const MEMORY_SORT_FIELDS = ['createdAt'] as const
+export const MEMORY_SORT_FIELDS = ['createdAt', 'updatedAt'] as const
+export type MemorySortField = (typeof MEMORY_SORT_FIELDS)[number]
 
 const integerFrom = (min: number, max: number) =>
   v.pipe(
@@ -368,7 +369,7 @@ export const batchCreateMemoriesSchema = v.strictObject({
   ),
 })
 
-const memoryPageSizeSchema = v.union(
+export const memoryPageSizeSchema = v.union(
   [
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_MEMORY_PAGE_SIZE)),
     v.pipe(v.string(), v.regex(/^\d{1,3}$/), v.transform(Number), v.minValue(1), v.maxValue(MAX_MEMORY_PAGE_SIZE)),
@@ -396,14 +397,46 @@ export const batchDeleteMemoriesSchema = v.pipe(
     ),
     spaceId: v.optional(uuidSchema),
     statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
-    filter: v.optional(filterTextSchema),
+    filter: v.optional(
+      v.pipe(
+        filterTextSchema,
+        v.check((filter) => filter.trim().length > 0, 'must not be empty: name the memories to delete'),
+      ),
+    ),
+    dryRun: v.optional(v.boolean('must be true or false')),
+    expectedCount: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more')),
+    ),
   }),
   v.forward(
     v.check(
       (input) => (input.memoryIds === undefined) !== (input.spaceId === undefined),
-      'send memoryIds, or spaceId with an optional statusFilter and filter',
+      'send memoryIds, or spaceId with a filter and/or a statusFilter',
     ),
     ['memoryIds'],
+  ),
+  v.forward(
+    v.check(
+      (input) => input.spaceId === undefined || input.filter !== undefined || input.statusFilter !== undefined,
+      'a delete by spaceId needs a filter or a statusFilter; to delete every memory of a space, delete the space',
+    ),
+    ['filter'],
+  ),
+  v.forward(
+    v.check(
+      (input) => input.spaceId === undefined || input.dryRun === true || input.expectedCount !== undefined,
+      'is required for a delete by filter: send dryRun: true first to count the memories that match, ' +
+        'then the same request with expectedCount set to that count',
+    ),
+    ['expectedCount'],
+  ),
+  v.forward(
+    v.check((input) => input.dryRun === undefined || input.spaceId !== undefined, 'goes with spaceId'),
+    ['dryRun'],
+  ),
+  v.forward(
+    v.check((input) => input.expectedCount === undefined || input.spaceId !== undefined, 'goes with spaceId'),
+    ['expectedCount'],
   ),
   v.forward(
     v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'),
@@ -414,3 +447,4 @@ export const batchDeleteMemoriesSchema = v.pipe(
     ['filter'],
   ),
 )
+export type BatchDeleteMemoriesRequest = v.InferOutput<typeof batchDeleteMemoriesSchema>

@@ -106,6 +106,43 @@ describe.each(ENGINES)('MCP endpoint, errors (%s)', (engine) => {
     ).toMatchObject({ code: 409, status: 'ALREADY_EXISTS' })
   })
 
+  it('answers update_memory and memory_history failures as REST does: a stale version is 412, nothing changed', async () => {
+    const memoryId = (await mcp.call('add_memory', { spaceId, originalContent: 'versioned', metadata: { n: 1 } })).body
+      .memoryId
+    await fixture.settled(memoryId)
+    expect((await mcp.call('update_memory', { memoryId, expectedVersion: 1, mergeMetadata: { n: 2 } })).isError).toBe(
+      false,
+    )
+    expect(
+      await expectSameAsRest(
+        'update_memory',
+        { memoryId, expectedVersion: 1, mergeMetadata: { n: 3 } },
+        'updateMemory',
+      ),
+    ).toMatchObject({ code: 412, status: 'FAILED_PRECONDITION' })
+    expect((await mcp.call('get_memory', { memoryId })).body).toMatchObject({ version: 2, metadata: { n: 2 } })
+    await expectSameAsRest('update_memory', { memoryId }, 'updateMemory')
+    await expectSameAsRest('update_memory', { memoryId, colour: 'red' }, 'updateMemory')
+    await expectSameAsRest('update_memory', { memoryId: 'nope', mergeMetadata: { n: 4 } }, 'updateMemory')
+    await expectSameAsRest('update_memory', { memoryId: MISSING_ID, mergeMetadata: { n: 4 } }, 'updateMemory')
+    await expectSameAsRest(
+      'update_memory',
+      { memoryId, replaceMetadata: { a: 1 }, mergeMetadata: { b: 2 } },
+      'updateMemory',
+    )
+    await expectSameAsRest('update_memory', { memoryId, validUntil: 5, clearValidUntil: true }, 'updateMemory')
+    const badDate = await mcp.call('update_memory', { memoryId, validUntil: 'next tuesday' })
+    expect(badDate.isError).toBe(true)
+    expect(badDate.body.error).toMatchObject({
+      code: 400,
+      status: 'INVALID_ARGUMENT',
+      details: [{ field: 'validUntil', description: expect.stringContaining('ISO 8601') }],
+    })
+    await expectSameAsRest('memory_history', { memoryId: MISSING_ID }, 'getMemoryHistory')
+    await expectSameAsRest('memory_history', { memoryId: 'nope' }, 'getMemoryHistory')
+    await expectSameAsRest('memory_history', { memoryId, maxResults: 0 }, 'getMemoryHistory')
+  })
+
   it('names the retrieval fields the tool takes', async () => {
     const cases: Array<[Record<string, unknown>, string, RegExp]> = [
       [{ message: 'x', spaceIds: ['nope'] }, 'spaceIds.0', /must be a UUID/],

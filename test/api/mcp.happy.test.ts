@@ -16,6 +16,8 @@ const TOOL_NAMES = [
   'get_memory',
   'get_ingestion_status',
   'delete_memory',
+  'update_memory',
+  'memory_history',
   'retrieve_memories',
 ]
 
@@ -143,6 +145,72 @@ describe.each(ENGINES)('MCP endpoint, happy cases (%s)', (engine) => {
     const gone = await mcp.call('get_memory', { memoryId: memoryIds[1] })
     expect(gone.isError).toBe(true)
     expect(gone.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
+  })
+
+  it('updates a memory (metadata, validity, content) with a version precondition and reads its history', async () => {
+    const space = await mcp.call('create_space', { name: 'updated notes', spaceEmbedders: [{ embedderId }] })
+    const added = await mcp.call('add_memory', {
+      spaceId: space.body.spaceId,
+      originalContent: 'The office opens at nine.',
+      metadata: { topic: 'office', draft: true },
+    })
+    const memoryId = added.body.memoryId
+    await fixture.settled(memoryId)
+    expect((await mcp.call('get_memory', { memoryId })).body).toMatchObject({ version: 1 })
+
+    const merged = await mcp.call('update_memory', {
+      memoryId,
+      expectedVersion: 1,
+      mergeMetadata: { reviewed: 'yes', draft: null },
+      validUntil: '2031-01-01T00:00:00Z',
+    })
+    expect(merged.isError).toBe(false)
+    expect(merged.body).toMatchObject({
+      memoryId,
+      version: 2,
+      metadata: { topic: 'office', reviewed: 'yes' },
+      validUntil: Date.parse('2031-01-01T00:00:00Z'),
+    })
+    expect(merged.body.metadata).not.toHaveProperty('draft')
+
+    const rewritten = await mcp.call('update_memory', {
+      memoryId,
+      originalContent: 'The office opens at eight.',
+      replaceMetadata: { topic: 'hours' },
+      clearValidUntil: true,
+    })
+    expect(rewritten.isError).toBe(false)
+    expect(rewritten.body).toMatchObject({ version: 3, metadata: { topic: 'hours' } })
+    expect(rewritten.body.validUntil).toBeUndefined()
+    const settled = await waitFor('the new content COMPLETED', async () => {
+      const read = await mcp.call('get_memory', { memoryId, includeContent: true })
+      return read.body.processingStatus === 'COMPLETED' && !read.body.contentPending ? read.body : undefined
+    })
+    expect(settled.originalContent).toBe('The office opens at eight.')
+
+    const history = await mcp.call('memory_history', { memoryId })
+    expect(history.isError).toBe(false)
+    expect(history.body.changes.map((change: { version: number }) => change.version)).toEqual([3, 2])
+    expect(history.body.changes[1]).toMatchObject({
+      action: 'UPDATE',
+      changedById: fixture.alice.userId,
+      fields: expect.arrayContaining(['metadata', 'validUntil']),
+      metadataChanges: expect.arrayContaining([
+        { key: 'reviewed', after: 'yes' },
+        { key: 'draft', before: true },
+      ]),
+    })
+    expect(history.body.changes[0].fields).toEqual(expect.arrayContaining(['content', 'metadata', 'validUntil']))
+    expect(history.body.changes[0].contentSha256Before).toBe(added.body.originalContentSha256)
+    expect(history.body.changes[0].contentSha256After).toBe(settled.originalContentSha256)
+    const firstPage = await mcp.call('memory_history', { memoryId, maxResults: 1 })
+    expect(firstPage.body.changes).toHaveLength(1)
+    const secondPage = await mcp.call('memory_history', {
+      memoryId,
+      maxResults: 1,
+      nextToken: firstPage.body.nextToken,
+    })
+    expect(secondPage.body.changes.map((change: { version: number }) => change.version)).toEqual([2])
   })
 
   it('creates a keyword-only space with no embedder; retrieval answers from keywords and says no vector search ran', async () => {

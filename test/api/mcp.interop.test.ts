@@ -292,6 +292,22 @@ describe(`MCP interoperability through the official SDK client (${engine})`, () 
       invalidArguments: { memoryId: MISSING_ID, force: true },
       fieldAtFault: 'force',
     },
+    update_memory: {
+      validArguments: () => ({ memoryId, mergeMetadata: { reviewed: true } }),
+      expectValidAnswer: (answer) =>
+        expect(answer).toMatchObject({ memoryId, version: 2, metadata: { reviewed: true } }),
+      invalidArguments: { memoryId: MISSING_ID, expectedVersion: 0, mergeMetadata: { reviewed: true } },
+      fieldAtFault: 'expectedVersion',
+    },
+    memory_history: {
+      validArguments: () => ({ memoryId }),
+      expectValidAnswer: (answer) =>
+        expect(answer.changes).toEqual([
+          expect.objectContaining({ action: 'UPDATE', version: 2, fields: ['metadata'] }),
+        ]),
+      invalidArguments: { memoryId: 'not-a-uuid' },
+      fieldAtFault: 'memoryId',
+    },
     retrieve_memories: {
       validArguments: () => ({ message: 'when is the quarterly report due', spaceIds: [spaceId], requestedSize: 1 }),
       expectValidAnswer: (answer) =>

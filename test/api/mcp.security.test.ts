@@ -98,6 +98,8 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
       ['get_memory', { memoryId, includeContent: true }, `memory ${memoryId} not found`],
       ['get_ingestion_status', { memoryId }, `memory ${memoryId} not found`],
       ['delete_memory', { memoryId }, `memory ${memoryId} not found`],
+      ['update_memory', { memoryId, mergeMetadata: { by: 'bob' } }, `memory ${memoryId} not found`],
+      ['memory_history', { memoryId }, `memory ${memoryId} not found`],
     ]
     for (const [tool, args, message] of refusals) {
       const answer = await bob.call(tool, args)
@@ -105,7 +107,9 @@ describe.each(ENGINES)('MCP endpoint, security (%s)', (engine) => {
       expect(answer.body.error, tool).toMatchObject({ code: 404, status: 'NOT_FOUND', message })
       expect(JSON.stringify(answer.body), tool).not.toContain('launch code')
     }
-    expect((await alice.call('get_memory', { memoryId })).body.processingStatus).toBe('COMPLETED')
+    const kept = (await alice.call('get_memory', { memoryId })).body
+    expect(kept).toMatchObject({ processingStatus: 'COMPLETED', version: 1 })
+    expect(kept.metadata).not.toHaveProperty('by')
     expect(await memoryCount()).toBeGreaterThan(0)
   })
 

@@ -407,6 +407,7 @@ export const HAPPY_CASES: ApiCase[] = [
           { memoryId: UNKNOWN_ID, deleted: false, error: 'not found' },
           { memoryId: prepared.second.memoryId, deleted: true },
         ],
+        dryRun: false,
       }),
   },
   {
@@ -419,7 +420,7 @@ export const HAPPY_CASES: ApiCase[] = [
       const other = await newSpace(fixture)
       return { space, memory, kept: await newMemory(fixture, other.spaceId) }
     },
-    input: (prepared) => ({ spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED' }),
+    input: (prepared) => ({ spaceId: prepared.space.spaceId, statusFilter: 'COMPLETED', expectedCount: 1 }),
     verify: async (result, prepared, fixture, transport) => {
       expect(result.body.deletedCount).toBe(1)
       expect(
@@ -892,7 +893,11 @@ function privateCases(): ApiCase[] {
     hidden('getMemory', 'getMemory', (p) => ({ memoryId: p.memory.memoryId })),
     hidden('getMemoryContent', 'getMemoryContent', (p) => ({ memoryId: p.memory.memoryId })),
     hidden('deleteMemory', 'deleteMemory', (p) => ({ memoryId: p.memory.memoryId })),
-    hidden('batchDeleteMemories by space', 'batchDeleteMemories', (p) => ({ spaceId: p.space.spaceId })),
+    hidden('batchDeleteMemories by space', 'batchDeleteMemories', (p) => ({
+      spaceId: p.space.spaceId,
+      statusFilter: 'COMPLETED',
+      dryRun: true,
+    })),
     {
       name: "another user's private space: batch delete by ids deletes nothing and reports not found",
       operation: 'batchDeleteMemories',
@@ -904,6 +909,7 @@ function privateCases(): ApiCase[] {
         expect(result.body).toEqual({
           deletedCount: 0,
           results: [{ memoryId: prepared.memory.memoryId, deleted: false, error: 'not found' }],
+          dryRun: false,
         })
         expect(
           (await fixture.call(transport, 'getMemory', { memoryId: prepared.memory.memoryId }, fixture.alice.apiKey))
@@ -1001,7 +1007,11 @@ function publicReadCases(): ApiCase[] {
     ),
     refused('add a memory', 'createMemory', (p) => ({ spaceId: p.space.spaceId, originalContent: TEXT })),
     refused('delete a memory', 'deleteMemory', (p) => ({ memoryId: p.memory.memoryId })),
-    refused('batch delete its memories', 'batchDeleteMemories', (p) => ({ spaceId: p.space.spaceId })),
+    refused('batch delete its memories', 'batchDeleteMemories', (p) => ({
+      spaceId: p.space.spaceId,
+      statusFilter: 'COMPLETED',
+      expectedCount: 1,
+    })),
     refused('rename it', 'updateSpace', (p) => ({ spaceId: p.space.spaceId, name: `mine-${unique()}` })),
     refused('delete it', 'deleteSpace', (p) => ({ spaceId: p.space.spaceId })),
     refused('remove its embedder', 'removeSpaceEmbedder', (p) => ({

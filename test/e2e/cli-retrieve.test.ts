@@ -78,7 +78,7 @@ async function shown(args: string[], expectedCode: number = EXIT.OK) {
 async function loadSpace(
   name: string,
   embedderId: string,
-  entries: readonly (typeof CORPUS)[number][],
+  entries: ReadonlyArray<{ key: string; text: string; metadata: object }>,
 ): Promise<{ spaceId: string; ids: Map<string, string> }> {
   const spaceId = (await user.ok(['space', 'create', '--name', name, '--embedder', embedderId, '-o', 'json'])).json<{
     spaceId: string
@@ -110,9 +110,10 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
   let rerankerId: string
   let llmId: string
   let deadLlmId: string
+  let embedderId: string
 
   it('set-up: an embedder, two spaces of the corpus, an LLM (CLI) and a reranker (domain)', async () => {
-    const embedderId = await createFakeEmbedderWithCli((args) => user.ok(args), embedder)
+    embedderId = await createFakeEmbedderWithCli((args) => user.ok(args), embedder)
     travel = await loadSpace(
       'travel',
       embedderId,
@@ -255,6 +256,49 @@ describe('memsvc memory retrieve', { timeout: TEST_TIMEOUT_MS }, () => {
       /^error: the answer is incomplete: UNAVAILABLE: the LLM did not answer: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\n$/,
     )
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
+  })
+
+  it('--recency-half-life puts the newer of two equal memories first, --score-parts shows why; --include-expired', async () => {
+    const twin = { key: 'twin', text: 'Orchard diary: the apple harvest started on the south slope.', metadata: {} }
+    const orchard = await loadSpace('orchard', embedderId, [twin, twin])
+    const retrieve = ['memory', 'retrieve', 'apple harvest', '--space', orchard.spaceId, '--mode', 'vector']
+    const plain = ndjsonEvents((await user.ok([...retrieve, '-o', 'json'])).stdout) as any[]
+    // The tie goes to the lower chunk id: that memory is made 30 days older, so recency must turn the order round.
+    const older = plain.find((event) => event.retrievedItem).retrievedItem.chunk.memoryId as string
+    const newer = [...orchard.ids.keys()].find((id) => id !== older)!
+    await registrar.server.context.sql`
+      update memories set updated_at = now() - interval '30 days' where id = ${older}`
+    const recent = await shown([...retrieve, '--recency-half-life', '7d', '--recency-weight', '0.5', '--score-parts'])
+    const lines = recent.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^RANK\s+SCORE\s+RELEVANCE\s+RECENCY\s+AGE\s+MEMORY\s+CHUNK$/)
+    const rows = lines.slice(1).map((line) => line.split(/\s+/))
+    expect(rows.map((row) => row[5])).toEqual([newer, older])
+    expect(rows[1]![4]).toBe('30d')
+    expect(Number(rows[1]![3])).toBeCloseTo(0.5 ** (30 / 7), 2)
+    // SCORE = 0.5 × RELEVANCE + 0.5 × RECENCY, each printed to three places.
+    expect(Number(rows[1]![1])).toBeCloseTo(0.5 * Number(rows[1]![2]) + 0.5 * Number(rows[1]![3]), 2)
+    await registrar.server.context.sql`update memories set valid_until = now() - interval '1 day' where id = ${newer}`
+    const current = ndjsonEvents((await user.ok([...retrieve, '-o', 'json'])).stdout) as any[]
+    expect(current.flatMap((event) => (event.retrievedItem ? [event.retrievedItem.chunk.memoryId] : []))).toEqual([
+      older,
+    ])
+    const all = ndjsonEvents((await user.ok([...retrieve, '--include-expired', '-o', 'json'])).stdout) as any[]
+    expect(all.filter((event) => event.retrievedItem)).toHaveLength(2)
+    expectError(
+      await user.run([...retrieve, '--recency-half-life', 'soon']),
+      EXIT.BAD_INPUT,
+      /--recency-half-life "soon"/,
+    )
+    expectError(
+      await user.run([...retrieve, '--recency-half-life', '0']),
+      EXIT.FAILED,
+      /INVALID_ARGUMENT: .*\(field recency\.halfLifeSeconds\)/,
+    )
+    expectError(
+      await user.run([...retrieve, '--recency-half-life', '1h', '--recency-weight', '2']),
+      EXIT.FAILED,
+      /INVALID_ARGUMENT: .*\(field recency\.weight\)/,
+    )
   })
 
   it('bad input is refused before the stream, naming the flag or field', async () => {

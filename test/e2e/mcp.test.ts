@@ -92,6 +92,8 @@ describe('MCP against the built executable', { timeout: TEST_TIMEOUT_MS }, () =>
       'get_memory',
       'get_ingestion_status',
       'delete_memory',
+      'update_memory',
+      'memory_history',
       'retrieve_memories',
     ])
     if (process.env.MEMSVC_TRANSCRIPT)

@@ -173,11 +173,15 @@ describe.each(ENGINES)('ingest when the provider misbehaves (%s)', (engine) => {
     const order: string[] = []
     let second: Promise<boolean> | undefined
     await sql().begin(async (tx) => {
-      const completed = await memoriesSql.completeProcessing(tx, [{ id: done.memoryId, chunkCount: done.chunkCount }])
+      const completed = await memoriesSql.completeProcessing(tx, [
+        { id: done.memoryId, contentVersion: 1, chunkCount: done.chunkCount },
+      ])
       expect([...completed]).toEqual([done.memoryId])
       // Another run (its lease expired) reaches its storing transaction now: it must wait for this one.
       second = sql().begin(async (other) =>
-        (await memoriesSql.completeProcessing(other, [{ id: done.memoryId, chunkCount: 99 }])).has(done.memoryId),
+        (await memoriesSql.completeProcessing(other, [{ id: done.memoryId, contentVersion: 1, chunkCount: 99 }])).has(
+          done.memoryId,
+        ),
       ) as Promise<boolean>
       second.then(() => order.push('second'))
       await new Promise((resolve) => setTimeout(resolve, 300))

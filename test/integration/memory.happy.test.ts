@@ -208,6 +208,7 @@ describe.each(ENGINES)('spaces and memories (%s)', (engine) => {
     const byFilter = await memories.batchDeleteMemories(context(), alice, {
       spaceId: space.spaceId,
       statusFilter: 'COMPLETED',
+      expectedCount: 2,
     })
     expect(byFilter.deletedCount).toBe(2)
     expect((await memories.listMemories(context(), alice, { spaceId: space.spaceId })).memories).toEqual([])

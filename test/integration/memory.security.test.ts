@@ -60,7 +60,14 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
       ['getMemory', memories.getMemory(context(), bob, privateMemory)],
       ['getMemoryContent', memories.getMemoryContent(context(), bob, privateMemory)],
       ['deleteMemory', memories.deleteMemory(context(), bob, privateMemory)],
-      ['batchDelete by space', memories.batchDeleteMemories(context(), bob, { spaceId: privateSpace })],
+      [
+        'batchDelete by space',
+        memories.batchDeleteMemories(context(), bob, {
+          spaceId: privateSpace,
+          statusFilter: 'COMPLETED',
+          dryRun: true,
+        }),
+      ],
     ]
     const codes = Object.fromEntries(
       await Promise.all(calls.map(async ([name, call]) => [name, await codeOf(call)] as const)),
@@ -70,6 +77,7 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
     expect(byIds).toEqual({
       deletedCount: 0,
       results: [{ memoryId: privateMemory, deleted: false, error: 'not found' }],
+      dryRun: false,
     })
     expect((await memories.getMemory(context(), fixture.as(fixture.alice), privateMemory)).memoryId).toBe(privateMemory)
   })
@@ -86,7 +94,10 @@ describe.each(ENGINES)('spaces and memories: owner boundaries (%s)', (engine) =>
       ['deleteSpace', spaces.deleteSpace(context(), bob, publicSpace)],
       ['createMemory', memories.createMemory(context(), bob, { spaceId: publicSpace, originalContent: 'graffiti' })],
       ['deleteMemory', memories.deleteMemory(context(), bob, publicMemory)],
-      ['batchDelete by space', memories.batchDeleteMemories(context(), bob, { spaceId: publicSpace })],
+      [
+        'batchDelete by space',
+        memories.batchDeleteMemories(context(), bob, { spaceId: publicSpace, statusFilter: 'COMPLETED', dryRun: true }),
+      ],
     ]
     const codes = Object.fromEntries(
       await Promise.all(writes.map(async ([name, call]) => [name, await codeOf(call)] as const)),

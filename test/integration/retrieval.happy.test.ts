@@ -241,6 +241,7 @@ describe.each(ENGINES)('retrieval (%s)', (engine) => {
     const deleted = await batchDeleteMemories(context(), fixture.as(fixture.alice), {
       spaceId: scratch.spaceId,
       filter: "val('$.tags') CONTAINS 'landmark'",
+      expectedCount: 2,
     })
     expect(deleted.deletedCount).toBe(2)
     const rest = await listMemories(context(), fixture.as(fixture.alice), { spaceId: scratch.spaceId })

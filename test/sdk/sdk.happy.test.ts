@@ -137,6 +137,59 @@ describe.each(ENGINES)('SDK against an in-process server (%s)', (engine) => {
     })
   })
 
+  describe.each(ENTRY_POINTS)('memory lifecycle, entry point %s', (entry) => {
+    it('updates with a version precondition, gets in a batch, reads the history, exports and imports a space', async () => {
+      const sdk = await loadSdk(entry)
+      const client = new sdk.MemsvcClient({ address: `http://${server.grpcAddress}`, apiKey: rootKey })
+      try {
+        const space = (await client.spaces.list()).spaces.find((candidate) => candidate.name === `sdk ${entry}`)!
+        const { memories } = await client.memories.list({ spaceId: space.spaceId })
+        const memoryId = memories[0]!.memoryId
+        const updated = await client.memories.update({ memoryId, expectedVersion: 1, mergeMetadata: { checked: true } })
+        expect(updated).toMatchObject({ memoryId, version: 2, metadata: { checked: true } })
+        await expect(
+          client.memories.update({ memoryId, expectedVersion: 1, mergeMetadata: { checked: false } }),
+        ).rejects.toMatchObject({ name: 'MemsvcError', code: 'FAILED_PRECONDITION', grpcStatus: 9 })
+
+        const missing = '7f4f1c2e-3b7a-4d47-9a55-2f1f0f5b9c11'
+        const batch = await client.memories.batchGet({ memoryIds: [memoryId, missing] })
+        expect(batch.results.map((result) => [result.memoryId, result.result?.$case])).toEqual([
+          [memoryId, 'memory'],
+          [missing, 'error'],
+        ])
+        const history = await client.memories.history({ memoryId })
+        expect(history.changes).toEqual([
+          expect.objectContaining({ action: 'UPDATE', version: 2, fields: ['metadata'], changedById: rootUserId }),
+        ])
+
+        const exported = Buffer.concat(
+          (await collect(client.spaces.export({ spaceId: space.spaceId }))).map((chunk) => chunk.data),
+        )
+        const lines = exported.toString('utf8').trimEnd().split('\n')
+        expect(JSON.parse(lines[0]!)).toMatchObject({ kind: 'header' })
+        expect(JSON.parse(lines.at(-1)!)).toMatchObject({ kind: 'end', memoryCount: MEMORIES.length })
+        const headers: Array<Record<string, string>> = []
+        const imported = await client.spaces.import(
+          [
+            { part: { $case: 'header', value: { newSpaceName: `sdk ${entry} copy`, embedderIds: [] } } },
+            { part: { $case: 'data', value: exported } },
+          ],
+          { onHeaders: (received) => headers.push(received) },
+        )
+        expect(imported).toMatchObject({ state: 'COMPLETED', memoriesImported: MEMORIES.length })
+        expect(headers.length).toBeGreaterThan(0)
+        expect(await client.spaces.getImport({ importId: imported.importId })).toMatchObject({
+          importId: imported.importId,
+          state: 'COMPLETED',
+        })
+        const copied = await client.memories.list({ spaceId: imported.spaceId })
+        expect(copied.memories).toHaveLength(MEMORIES.length)
+      } finally {
+        client.close()
+      }
+    })
+  })
+
   describe('retries', () => {
     let proxy: TcpProxy
     beforeAll(async () => {

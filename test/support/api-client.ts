@@ -174,6 +174,7 @@ const memoryCreateMessage = ({ ocr, extractPageImages, pageImageDpi, ocrLanguage
     ? undefined
     : { ocr, extractPageImages, pageImageDpi, ocrLanguages: ocrLanguages ?? [] },
 })
+const memoryUpdateMessage = (input: any) => ({ ...input, chunkingConfig: chunkingMessage(input.chunkingConfig) })
 const withStatusFilter = (input: any) => ({
   ...input,
   statusFilter: input?.statusFilter ?? 'PROCESSING_STATUS_UNSPECIFIED',
@@ -408,6 +409,48 @@ export const OPERATIONS = {
       method: 'batchDeleteMemories',
       request: (input) => ({ memoryIds: [], ...withStatusFilter(input) }),
     },
+  },
+  updateMemory: {
+    rest: (input) => {
+      const { memoryId, ...body } = input
+      return { method: 'PATCH', path: `/v1/memories/${memoryId}`, body }
+    },
+    grpc: { client: 'memories', method: 'updateMemory', response: memoryBody, request: memoryUpdateMessage },
+  },
+  batchUpdateMemories: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories:batchUpdate', body: input }),
+    grpc: {
+      client: 'memories',
+      method: 'batchUpdateMemories',
+      request: (input) => ({ requests: (input.requests ?? []).map(memoryUpdateMessage) }),
+      response: (output) => ({
+        results: output.results.map((item: any) =>
+          item.result.$case === 'error' ? { error: item.result.value } : { memory: memoryBody(item.result.value) },
+        ),
+      }),
+    },
+  },
+  batchGetMemories: {
+    rest: (input) => ({ method: 'POST', path: '/v1/memories:batchGet', body: input }),
+    grpc: {
+      client: 'memories',
+      method: 'batchGetMemories',
+      request: (input) => ({ memoryIds: input.memoryIds ?? [] }),
+      response: (output) => ({
+        results: output.results.map((item: any) =>
+          item.result.$case === 'error'
+            ? { memoryId: item.memoryId, error: item.result.value }
+            : { memoryId: item.memoryId, memory: memoryBody(item.result.value) },
+        ),
+      }),
+    },
+  },
+  getMemoryHistory: {
+    rest: (input) => {
+      const { memoryId, ...rest } = input
+      return listRequest(`/v1/memories/${memoryId}/history`)(rest)
+    },
+    grpc: { client: 'memories', method: 'getMemoryHistory', request: (input) => input },
   },
   retrieveMemories: {
     rest: (input) => ({ method: 'POST', path: '/v1/memories:retrieve', body: input }),

@@ -29,7 +29,7 @@ function refuseTerminal(contentType: string, what: string): void {
 }
 
 /** Writes `parts` to `file` through a temporary file renamed at the end; removed when anything fails. */
-async function writeAtomically(file: string, parts: AsyncIterable<Uint8Array>): Promise<void> {
+export async function writeAtomically(file: string, parts: AsyncIterable<Uint8Array>): Promise<void> {
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.part`)
   try {
     await pipeline(parts, fs.createWriteStream(temporary, { flags: 'wx' }))
@@ -88,7 +88,7 @@ const content = clientHandler(async (argv: Args, settings) => {
     })
 })
 
-const onceDrained = () => new Promise<void>((resolve) => process.stdout.once('drain', () => resolve()))
+export const onceDrained = () => new Promise<void>((resolve) => process.stdout.once('drain', () => resolve()))
 
 const pageImage = clientHandler(async (argv: Args, settings) => {
   const memoryId = String(argv.id)

@@ -1,4 +1,4 @@
-// memsvc memory create|create-batch|get|list|delete|content|page-image|retrieve
+// memsvc memory create|create-batch|get|list|update|history|delete|content|page-image|retrieve
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Argv } from 'yargs'
@@ -7,13 +7,21 @@ import { type CreateMemoryRequest, type Memory, ProcessingStatus } from '../../g
 import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
 import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
 import { runAuthenticated, withConnection } from '../connection.js'
-import { badInput } from '../exit-codes.js'
+import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { uploadFile } from '../file-upload.js'
-import { parseChoice } from '../option-parsing.js'
+import { asList, parseChoice } from '../option-parsing.js'
 import { formatTime, print, printPage } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 import { createBatchSubcommand } from './memory-batch.js'
 import { contentSubcommands } from './memory-content.js'
+import {
+  DELETE_EPILOG,
+  DELETE_OPTIONS,
+  deleteByFilter,
+  getSeveral,
+  lifecycleSubcommands,
+  memoryWithVersion,
+} from './memory-lifecycle.js'
 import { retrieveSubcommand } from './memory-retrieve.js'
 import {
   CREATE_OPTIONS,
@@ -83,14 +91,19 @@ const create = clientHandler(async (argv, settings) => {
 })
 
 const get = clientHandler(async (argv, settings) => {
-  const memoryId = String(argv.id)
+  const memoryIds = asList(argv.ids)
+  if (memoryIds.length > 1) {
+    if (argv.content) throw badInput('--content shows one memory: give one id')
+    return getSeveral(settings, memoryIds)
+  }
+  const memoryId = memoryIds[0]!
   const shown = await withConnection(settings, { authenticated: true }, async (connection) => ({
     memory: await connection.run((api) => api.memories.get({ memoryId })),
     content: argv.content ? await connection.run((api) => api.memories.getContent({ memoryId })) : undefined,
   }))
   print(settings.output, {
     json: { ...memoryJson(shown.memory), ...(shown.content ? { originalContent: shown.content.originalContent } : {}) },
-    text: () => (shown.content ? shown.content.originalContent : renderFields(memoryFields(shown.memory))),
+    text: () => (shown.content ? shown.content.originalContent : memoryWithVersion(shown.memory)),
   })
 })
 
@@ -117,12 +130,42 @@ const list = clientHandler(async (argv, settings) => {
 })
 
 const remove = clientHandler(async (argv, settings) => {
-  const memoryId = String(argv.id)
-  await runAuthenticated(settings, (api) => api.memories.delete({ memoryId }))
-  print(settings.output, { json: { memoryId, deleted: true }, text: () => `deleted memory ${memoryId}\n` })
+  const memoryIds = asList(argv.ids)
+  if (argv.space !== undefined) {
+    if (memoryIds.length > 0) throw badInput('give memory ids or --space with --filter/--status, not both')
+    return deleteByFilter(argv, settings)
+  }
+  for (const flag of ['filter', 'status', 'expectedCount'] as const)
+    if (argv[flag] !== undefined)
+      throw badInput(`--${flag === 'expectedCount' ? 'expected-count' : flag} goes with --space`)
+  if (memoryIds.length === 0)
+    throw badInput('name the memories to delete: their ids, or --space with --filter/--status')
+  if (memoryIds.length === 1) {
+    const memoryId = memoryIds[0]!
+    await runAuthenticated(settings, (api) => api.memories.delete({ memoryId }))
+    print(settings.output, { json: { memoryId, deleted: true }, text: () => `deleted memory ${memoryId}\n` })
+    return
+  }
+  const { results, deletedCount } = await runAuthenticated(settings, (api) => api.memories.batchDelete({ memoryIds }))
+  print(settings.output, {
+    json: { results, deletedCount },
+    text: () =>
+      renderTable(results, [
+        { header: 'ID', value: (result) => result.memoryId, minWidth: ID_WIDTH },
+        { header: 'DELETED', value: (result) => (result.deleted ? 'yes' : 'no'), minWidth: 7 },
+        { header: 'ERROR', value: (result) => result.error ?? '' },
+      ]),
+  })
+  const failed = results.filter((result) => !result.deleted)
+  if (failed.length > 0)
+    throw new CliError(
+      `${failed.length} of ${results.length} memories were not deleted: ${failed[0]!.error}`,
+      EXIT_FAILED,
+    )
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'memory id (UUID)' })
+const idsPositional = (command: Argv) =>
+  command.positional('ids', { type: 'string', array: true, describe: 'memory ids (UUIDs)' })
 
 export function memoryCommand(yargs: Argv): Argv {
   return commandGroup(
@@ -163,10 +206,18 @@ export function memoryCommand(yargs: Argv): Argv {
       },
       createBatchSubcommand(),
       {
-        command: 'get <id>',
-        describe: 'Show one memory (a document with its pages), or its text with --content',
+        command: 'get <ids..>',
+        describe: 'Show one memory (a document with its pages), or its text with --content; several ids: a table',
+        epilog:
+          'Several ids are read in one request (up to 1,000): a row each, NOT_FOUND for an id that\n' +
+          'does not exist or is not yours (the two look alike). Exit 1 when any was not found; the\n' +
+          'others are shown all the same.',
         builder: (command) =>
-          withOptions(idPositional(command), { content: { type: 'boolean', describe: 'Print the stored content' } }),
+          withOptions(idsPositional(command), {
+            content: { type: 'boolean', describe: 'Print the stored content (one id)' },
+          })
+            .example('$0 memory get 0b6e…', 'one memory, its version and metadata')
+            .example('$0 memory get 0b6e… 4c1a… 9f2d…', 'several, as a table'),
         handler: get,
       },
       {
@@ -181,10 +232,20 @@ export function memoryCommand(yargs: Argv): Argv {
           ),
         handler: list,
       },
+      ...lifecycleSubcommands(),
       {
-        command: 'delete <id>',
-        describe: 'Delete a memory with its chunks and vectors',
-        builder: idPositional,
+        command: 'delete [ids..]',
+        describe: 'Delete memories by id, or those of a space matching a filter (counted first: a dry run)',
+        epilog: DELETE_EPILOG,
+        builder: (command) =>
+          withOptions(idsPositional(command), DELETE_OPTIONS)
+            .example('$0 memory delete 0b6e…', 'one memory')
+            .example(`$0 memory delete --space 7f3a… --filter "val('$.topic') = 'drafts'"`, 'count what matches')
+            .example(
+              `$0 memory delete --space 7f3a… --filter "val('$.topic') = 'drafts'" --expected-count 12`,
+              'delete them, if still 12',
+            )
+            .example('$0 memory delete --space 7f3a… --status failed --expected-count 3', 'the FAILED ones'),
         handler: remove,
       },
       ...contentSubcommands(),

@@ -1,4 +1,4 @@
-// memsvc space create|list|get|update|delete
+// memsvc space create|list|get|update|delete|export|import
 import type { Argv } from 'yargs'
 import {
   type ChunkingConfig,
@@ -24,6 +24,7 @@ import { badInput } from '../exit-codes.js'
 import { asList, parseChoice, parseInteger, parseLabels, parseNumber } from '../option-parsing.js'
 import { formatLabels, formatTime, print, printPage, yesNo } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable } from '../table.js'
+import { transferSubcommands } from './space-transfer.js'
 
 const CHUNKING_STRATEGIES = ['none', 'recursive', 'sentence'] as const
 
@@ -282,6 +283,7 @@ export function spaceCommand(yargs: Argv): Argv {
         builder: idPositional,
         handler: remove,
       },
+      ...transferSubcommands(),
     ],
   )
 }

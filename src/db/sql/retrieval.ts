@@ -33,13 +33,31 @@ export interface RankedChunk {
   source: ChunkSource | null
 }
 
-export interface VectorQuery {
+/**
+ * What a search asks of the memories of the chunks it finds, beyond their space: a compiled
+ * metadata filter over `m.metadata`, and that they are not past their valid_until. Either
+ * joins the memory row to each chunk considered; a search with neither reads no memory row.
+ */
+export interface MemoryConditions {
+  filter?: CompiledFilter
+  /** Leave out memories whose valid_until has passed. Set only for spaces that ever held one (migration 16). */
+  excludeExpired?: boolean
+}
+
+/** `and …` for each condition, after `join memories m on m.id = ….memory_id`. */
+function memoryConditions(sql: Queryable, query: MemoryConditions) {
+  return sql`${query.filter ? sql`and ${filterFragment(sql, query.filter)}` : sql``}
+    ${query.excludeExpired ? sql`and (m.valid_until is null or m.valid_until > now())` : sql``}`
+}
+
+const needsMemoryRow = (query: MemoryConditions) => query.filter !== undefined || query.excludeExpired === true
+
+export interface VectorQuery extends MemoryConditions {
   spaceId: string
   embedderId: string
   dimensionality: number
   embedding: readonly number[]
   limit: number
-  filter?: CompiledFilter
   efSearch: number
   /** pgvector 0.8 and later: keep scanning the index until `limit` rows pass the filter. */
   iterativeScan: boolean
@@ -83,7 +101,7 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
       with nearest as materialized (
         select v.chunk_id, v.memory_id, v.embedding::${stored} <=> ${embedding}::${stored} as score
         from chunk_vectors v
-        ${query.filter ? tx`join memories m on m.id = v.memory_id and ${filterFragment(tx, query.filter)}` : tx``}
+        ${needsMemoryRow(query) ? tx`join memories m on m.id = v.memory_id ${memoryConditions(tx, query)}` : tx``}
         where v.embedder_id = ${embedder} and v.space_id = ${query.spaceId}
         order by v.embedding::${indexed} <=> ${embedding}::${indexed}
         limit ${query.limit}
@@ -96,13 +114,12 @@ export async function nearestChunks(sql: Sql, query: VectorQuery): Promise<Ranke
   return rows
 }
 
-export interface KeywordQuery {
+export interface KeywordQuery extends MemoryConditions {
   spaceId: string
   /** The space's text search configuration ('english', 'simple'…), which made its chunks' search vectors. */
   language: string
   message: string
   limit: number
-  filter?: CompiledFilter
 }
 
 /** BM25's usual constants: how soon a word's repeats stop adding to a chunk's score (k1), how much its length counts (b). */
@@ -189,7 +206,7 @@ export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promis
     candidates as (
       select c.id, c.memory_id, c.search_vector
       from search, chunks c
-      ${query.filter ? sql`join memories m on m.id = c.memory_id and ${filterFragment(sql, query.filter)}` : sql``}
+      ${needsMemoryRow(query) ? sql`join memories m on m.id = c.memory_id ${memoryConditions(sql, query)}` : sql``}
       where search.query is not null and c.space_id = ${query.spaceId} and c.search_vector @@ search.query
       limit ${MAX_KEYWORD_CANDIDATES}
     ),
@@ -208,7 +225,7 @@ export async function keywordChunks(sql: Queryable, query: KeywordQuery): Promis
  */
 export async function keywordScores(
   sql: Queryable,
-  query: Omit<KeywordQuery, 'limit' | 'filter'>,
+  query: Omit<KeywordQuery, 'limit' | keyof MemoryConditions>,
   chunkIds: string[],
 ): Promise<Array<{ chunk_id: string; score: number }>> {
   if (chunkIds.length === 0) return []

@@ -13,6 +13,8 @@ export interface SpaceRow {
   text_search_language: string
   /** OCR for its documents unless a memory says otherwise: AUTO (pages without text), ON, OFF (migration 13). */
   default_ocr: 'AUTO' | 'ON' | 'OFF'
+  /** Set by a trigger once a memory with a valid_until is stored in it (migration 16); read by retrieval. */
+  has_expiring_memories?: boolean
   created_at: Date
   updated_at: Date
   created_by: string

@@ -1,5 +1,5 @@
 import type { CompiledFilter } from '../../db/sql/filter-fragment.js'
-import type { CastType, FilterNode, Literal, ValueReference } from './filter-tree.js'
+import type { CastType, FilterNode, Literal, MemoryTimeField, ValueReference } from './filter-tree.js'
 
 /**
  * Compiles a filter tree to a SQL condition over a memory's `metadata jsonb`. The SQL
@@ -10,10 +10,28 @@ import type { CastType, FilterNode, Literal, ValueReference } from './filter-tre
  * serialise it by the type the server infers (a jsonb parameter gets JSON.stringify'd
  * again). Casts of stored values go through the memsvc_filter_* functions (migration 7), which answer
  * NULL for a value that does not convert instead of failing the query.
+ *
+ * createdAt, updatedAt and validUntil compile to the memory row's own columns, qualified as
+ * the metadata column is (`m.metadata` → `m.created_at`). created_at and updated_at are
+ * never null, so their comparisons are left bare: the indexes on (space_id, created_at) and
+ * (space_id, updated_at) can serve a list's range. valid_until may be null, and is coalesced.
  */
 
 /** The columns a filter may be compiled over: constants of the calling SQL module, never user text. */
 export type MetadataColumn = 'metadata' | 'm.metadata'
+
+const TIME_COLUMNS: Record<MemoryTimeField, { name: string; nullable: boolean }> = {
+  createdAt: { name: 'created_at', nullable: false },
+  updatedAt: { name: 'updated_at', nullable: false },
+  validUntil: { name: 'valid_until', nullable: true },
+}
+
+/** The memory row's column of a time field, with the table alias the metadata column has (if any). */
+function timeColumn(field: MemoryTimeField, column: MetadataColumn): { sql: string; nullable: boolean } {
+  const alias = column.slice(0, column.length - 'metadata'.length)
+  const { name, nullable } = TIME_COLUMNS[field]
+  return { sql: `${alias}${name}`, nullable }
+}
 
 const SQL_TYPE: Record<CastType, string> = {
   NUMBER: 'numeric',
@@ -152,6 +170,25 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
         .text(') as element (value) where element.value = any(')
         .value(node.values.map((value) => JSON.stringify(value)))
         .text('::text[]::jsonb[])), false)')
+      return
+    case 'timeCompare': {
+      const time = timeColumn(node.field, column)
+      template
+        .text(`${time.nullable ? 'coalesce(' : '('}${time.sql} ${node.operator === '!=' ? '<>' : node.operator} `)
+        .value(node.value)
+        .text(`::text::timestamptz${time.nullable ? ', false)' : ')'}`)
+      return
+    }
+    case 'timeIn': {
+      const time = timeColumn(node.field, column)
+      template
+        .text(`${time.nullable ? 'coalesce(' : '('}${node.negated ? 'not ' : ''}${time.sql} = any(`)
+        .value(node.values)
+        .text(`::text[]::timestamptz[])${time.nullable ? ', false)' : ')'}`)
+      return
+    }
+    case 'timeNull':
+      template.text(`(${timeColumn(node.field, column).sql} is ${node.negated ? 'not ' : ''}null)`)
       return
   }
 }

@@ -1,10 +1,12 @@
 import { type Token, tokenize } from './filter-lexer.js'
+import { memoryTimeField, timeLiteral } from './filter-time.js'
 import {
   type CastType,
   type ComparisonOperator,
   FilterError,
   type FilterNode,
   type Literal,
+  type MemoryTimeField,
   type ValueReference,
 } from './filter-tree.js'
 
@@ -16,7 +18,9 @@ import {
  *   negation   := NOT negation | '(' expression ')' | predicate
  *   predicate  := reference ( comparison literal | IS [NOT] NULL | [NOT] IN list | [NOT] LIKE|ILIKE string
  *                            | CONTAINS (literal | list) | OVERLAPS list )
+ *               | time ( comparison literal | IS [NOT] NULL | [NOT] IN list )
  *   reference  := VAL '(' path ')' | CAST '(' VAL '(' path ')' AS NUMBER|TEXT|BOOLEAN|TIMESTAMP ')'
+ *   time       := CREATEDAT | UPDATEDAT | VALIDUNTIL   (the memory's own times, compared with instants: filter-time.ts)
  *   list       := '(' literal (',' literal)* ')'
  *
  * Types are checked here, so the compiler only ever sees comparisons it can write.
@@ -178,7 +182,7 @@ class Parser {
     }
     throw new FilterError(
       token.position,
-      `expected val('$.path') or CAST(val('$.path') AS type), found ${describe(token)}`,
+      `expected val('$.path'), CAST(val('$.path') AS type), createdAt, updatedAt or validUntil, found ${describe(token)}`,
     )
   }
 
@@ -203,12 +207,13 @@ class Parser {
     )
   }
 
-  private list(target: ValueReference): Literal[] {
+  /** '(' literal (',' literal)* ')', each literal checked (and converted) by `check`. */
+  private list<T>(check: (value: Literal, position: number) => T): T[] {
     this.expectSymbol('(')
-    const values: Literal[] = []
+    const values: T[] = []
     for (;;) {
       const item = this.literal()
-      values.push(checkedLiteral(target, item.value, item.position))
+      values.push(check(item.value, item.position))
       if (values.length > MAX_LIST_VALUES)
         throw new FilterError(item.position, `a list holds at most ${MAX_LIST_VALUES} values`)
       const separator = this.next()
@@ -218,8 +223,44 @@ class Parser {
     }
   }
 
+  private checkedList(target: ValueReference): Literal[] {
+    return this.list((value, position) => checkedLiteral(target, value, position))
+  }
+
+  /** A memory's time: compared, listed or tested for NULL, each literal checked as an instant. */
+  private timePredicate(field: MemoryTimeField): FilterNode {
+    const token = this.next()
+    if (token.kind === 'symbol' && COMPARISONS.includes(token.text)) {
+      const item = this.literal()
+      const value = timeLiteral(field, item.value, item.position)
+      return { kind: 'timeCompare', field, operator: token.text as ComparisonOperator, value }
+    }
+    if (token.kind === 'word' && token.text === 'IS') {
+      const negated = this.isWord('NOT')
+      if (negated) this.next()
+      this.expectWord('NULL')
+      return { kind: 'timeNull', field, negated }
+    }
+    const negated = token.kind === 'word' && token.text === 'NOT'
+    const operator = negated ? this.next() : token
+    if (operator.kind === 'word' && operator.text === 'IN') {
+      const values = this.list((value, position) => timeLiteral(field, value, position))
+      return { kind: 'timeIn', field, values, negated }
+    }
+    throw new FilterError(
+      operator.position,
+      `${field} is a time: expected a comparison (= != < <= > >=), IN or IS [NOT] NULL, found ${describe(operator)}`,
+    )
+  }
+
   private predicate(): FilterNode {
     const start = this.peek().position
+    const first = this.peek()
+    const field = first.kind === 'word' ? memoryTimeField(first.text) : undefined
+    if (field) {
+      this.next()
+      return this.timePredicate(field)
+    }
     const target = this.reference()
     const token = this.next()
     if (token.kind === 'symbol' && COMPARISONS.includes(token.text)) {
@@ -245,7 +286,7 @@ class Parser {
     const negated = token.text === 'NOT'
     const operator = negated ? this.next() : token
     if (operator.kind === 'word' && operator.text === 'IN')
-      return { kind: 'in', target, values: this.list(target), negated }
+      return { kind: 'in', target, values: this.checkedList(target), negated }
     if (operator.kind === 'word' && (operator.text === 'LIKE' || operator.text === 'ILIKE')) {
       if (target.cast && target.cast !== 'TEXT')
         throw new FilterError(operator.position, `${operator.text} compares text; the value is cast to ${target.cast}`)
@@ -256,8 +297,8 @@ class Parser {
     }
     if (!negated && operator.kind === 'word' && (operator.text === 'CONTAINS' || operator.text === 'OVERLAPS')) {
       if (target.cast) throw new FilterError(start, `${operator.text} reads an array: use val('$.path') without CAST`)
-      if (operator.text === 'OVERLAPS') return { kind: 'overlaps', target, values: this.list(target) }
-      if (this.isSymbol('(')) return { kind: 'contains', target, values: this.list(target) }
+      if (operator.text === 'OVERLAPS') return { kind: 'overlaps', target, values: this.checkedList(target) }
+      if (this.isSymbol('(')) return { kind: 'contains', target, values: this.checkedList(target) }
       return { kind: 'contains', target, values: [this.literal().value] }
     }
     throw new FilterError(

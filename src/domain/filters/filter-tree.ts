@@ -16,6 +16,14 @@ export interface ValueReference {
 
 export type ComparisonOperator = '=' | '!=' | '<' | '<=' | '>' | '>='
 
+/**
+ * A memory's own times, named bare beside val('$.…'): `createdAt > '2026-01-01'`. Compared
+ * with instants only; the parser turns each literal (an ISO date or time, or epoch
+ * milliseconds) into ISO text at millisecond precision, in UTC.
+ */
+export const MEMORY_TIME_FIELDS = ['createdAt', 'updatedAt', 'validUntil'] as const
+export type MemoryTimeField = (typeof MEMORY_TIME_FIELDS)[number]
+
 export type FilterNode =
   | { kind: 'and' | 'or'; left: FilterNode; right: FilterNode }
   | { kind: 'not'; operand: FilterNode }
@@ -27,6 +35,11 @@ export type FilterNode =
   | { kind: 'contains'; target: ValueReference; values: Literal[] }
   /** The array at the path holds at least one of the values. */
   | { kind: 'overlaps'; target: ValueReference; values: Literal[] }
+  /** A memory's time compared with an instant (ISO text). */
+  | { kind: 'timeCompare'; field: MemoryTimeField; operator: ComparisonOperator; value: string }
+  | { kind: 'timeIn'; field: MemoryTimeField; values: string[]; negated: boolean }
+  /** Only validUntil is ever null; createdAt and updatedAt always have a value. */
+  | { kind: 'timeNull'; field: MemoryTimeField; negated: boolean }
 
 /** A syntax or type error at a 1-based character position of the filter text. */
 export class FilterError extends Error {

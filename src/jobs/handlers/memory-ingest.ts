@@ -171,6 +171,11 @@ interface IngestItem {
   jobs: number[]
 }
 
+const ingestedVersion = (item: IngestItem): memoriesSql.IngestedVersion => ({
+  id: item.memory.id,
+  contentVersion: item.memory.content_version,
+})
+
 /**
  * Takes the memories into processing and reads their spaces' embedders with their
  * registrations (one statement however many embedders). Jobs name the memory's space, so
@@ -252,11 +257,7 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
     const final = items.filter((item) => permanent || item.attempt >= INGEST_MAX_ATTEMPTS)
     let outcome: unknown = new PermanentJobError(message)
     try {
-      await memoriesSql.failProcessing(
-        deps.sql,
-        final.map((item) => item.memory.id),
-        message,
-      )
+      await memoriesSql.failProcessing(deps.sql, final.map(ingestedVersion), message)
       if (final.length > 0) metrics.ingested.inc({ outcome: 'failed' }, final.length)
     } catch (recordError) {
       // The memories stay PROCESSING; their jobs fail with this, and a retry may finish them.
@@ -320,7 +321,7 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
         // COMPLETED before the chunks are written is safe: all commit together or not at all.
         const completed = await memoriesSql.completeProcessing(
           tx,
-          memories.map(({ item }) => ({ id: item.memory.id, chunkCount: item.chunks.length })),
+          memories.map(({ item }) => ({ ...ingestedVersion(item), chunkCount: item.chunks.length })),
         )
         await chunksSql.replaceChunks(
           tx,
@@ -358,7 +359,7 @@ export function memoryIngestJob(given: MemoryJobDependencies): JobHandler<Memory
       }
       try {
         // In turns: the largest memory is seconds of chunking, and a batch holds up to 16 of them.
-        const pieces = await chunkTextInTurns(memory.content, memory.chunking as ChunkingConfig)
+        const pieces = await chunkTextInTurns(memory.ingest_content, memory.ingest_chunking as ChunkingConfig)
         // A document's sections say where each chunk came from (its page, slide, sheet, headings).
         const sections = memory.document_sections as DocumentSection[] | null | undefined
         item.chunks = pieces.map((piece, index) => ({

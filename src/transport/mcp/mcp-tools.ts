@@ -3,6 +3,8 @@ import type { CallContext } from '../../domain/call-context.js'
 import type { DomainContext } from '../../domain/context.js'
 import { listEmbedders } from '../../domain/embedders.js'
 import { createMemory, deleteMemory, getMemory, getMemoryContent } from '../../domain/memories.js'
+import { getMemoryHistory } from '../../domain/memory-changes.js'
+import { updateMemory } from '../../domain/memory-updates.js'
 import {
   type RetrievalEvent,
   type RetrievalNotice,
@@ -11,7 +13,7 @@ import {
   SEARCH_TEXT_CHARS,
 } from '../../domain/retrieval.js'
 import { createSpace, listSpaces } from '../../domain/spaces.js'
-import { AppError } from '../../errors/app-error.js'
+import { AppError, invalidArgument } from '../../errors/app-error.js'
 import { MAX_PAGE_SIZE } from '../../validation/common.js'
 import {
   CONTENT_TYPES,
@@ -23,8 +25,10 @@ import {
 } from '../../validation/memory.js'
 import { parseInput } from '../../validation/parse.js'
 import {
+  DEFAULT_RECENCY_WEIGHT,
   DEFAULT_REQUESTED_SIZE,
   MAX_MESSAGE_LENGTH,
+  MAX_RECENCY_HALF_LIFE_SECONDS,
   MAX_REQUESTED_SIZE,
   MAX_SPACE_KEYS,
   RETRIEVAL_MODES,
@@ -103,6 +107,9 @@ const RETRIEVAL_FIELD_NAMES: Array<[RegExp, string]> = [
   [/^spaceKeys\.\d+\.filter\b/, 'filter'],
   [/^spaceKeys\b/, 'spaceIds'],
   [/^postProcessor\./, ''],
+  [/^recency\.halfLifeSeconds\b/, 'recencyHalfLifeSeconds'],
+  [/^recency\.weight\b/, 'recencyWeight'],
+  [/^recency\b/, 'recencyHalfLifeSeconds'],
 ]
 
 function withToolFieldNames(error: unknown): unknown {
@@ -118,12 +125,16 @@ function withToolFieldNames(error: unknown): unknown {
 }
 
 function retrievalRequest(args: Record<string, unknown>): Record<string, unknown> {
-  const { spaceIds, filter, llmId, rerankerId, ...rest } = args
+  const { spaceIds, filter, llmId, rerankerId, recencyHalfLifeSeconds, recencyWeight, ...rest } = args
   const spaceKeys = Array.isArray(spaceIds)
     ? spaceIds.map((spaceId) => ({ spaceId, ...(filter === undefined ? {} : { filter }) }))
     : spaceIds
   const postProcessor = llmId === undefined && rerankerId === undefined ? undefined : { llmId, rerankerId }
-  return { ...rest, spaceKeys, ...(postProcessor ? { postProcessor } : {}) }
+  const recency =
+    recencyHalfLifeSeconds === undefined && recencyWeight === undefined
+      ? undefined
+      : { halfLifeSeconds: recencyHalfLifeSeconds, weight: recencyWeight }
+  return { ...rest, spaceKeys, ...(postProcessor ? { postProcessor } : {}), ...(recency ? { recency } : {}) }
 }
 
 function ingestionStatus(memory: {
@@ -146,6 +157,22 @@ const byMemoryIdWithContent = v.strictObject({
   memoryId: v.unknown(),
   includeContent: v.optional(v.boolean('must be true or false')),
 })
+
+/** A digit string is epoch milliseconds already: the REST schema reads it. */
+const EPOCH_DIGITS = /^\d+$/
+
+/**
+ * update_memory's validUntil may be an ISO 8601 date-time, which a model writes more reliably than
+ * epoch milliseconds; the REST body takes epoch milliseconds, so the date is turned into those here.
+ */
+function withEpochValidUntil(args: Record<string, unknown>): Record<string, unknown> {
+  const { validUntil } = args
+  if (typeof validUntil !== 'string' || EPOCH_DIGITS.test(validUntil.trim())) return args
+  const epochMs = Date.parse(validUntil)
+  if (Number.isNaN(epochMs))
+    throw invalidArgument('validUntil', 'must be an ISO 8601 date-time (2026-12-31T00:00:00Z) or epoch milliseconds')
+  return { ...args, validUntil: epochMs }
+}
 
 const readOnly = (title: string) =>
   ({ title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }) as const
@@ -334,6 +361,70 @@ export const MCP_TOOLS: readonly McpTool[] = [
     },
   },
   {
+    name: 'update_memory',
+    description:
+      'Change a memory: its metadata (mergeMetadata sets some keys, a key set to null is removed; ' +
+      'replaceMetadata replaces them all), its text (originalContent: a new version, chunked and embedded again; ' +
+      'searches find the previous text until get_ingestion_status says COMPLETED), or until when it is valid ' +
+      '(validUntil: retrieval leaves it out afterwards). Pass expectedVersion (the version get_memory answered) ' +
+      'to change it only if nobody changed it since: otherwise the error says FAILED_PRECONDITION and nothing changes. ' +
+      'Answers the memory, with its new version.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        memoryId: uuid('The memory to change.'),
+        expectedVersion: {
+          type: 'integer',
+          minimum: 1,
+          description: 'Change it only if it is still at this version (from get_memory).',
+        },
+        mergeMetadata: {
+          type: 'object',
+          description: 'Metadata keys to set, keeping the others; a key whose value is null is removed.',
+        },
+        replaceMetadata: {
+          type: 'object',
+          maxProperties: MAX_METADATA_PROPERTIES,
+          description: 'The whole new metadata (every key not in it is removed).',
+        },
+        originalContent: { type: 'string', minLength: 1, description: 'The new text of the memory.' },
+        contentType: { type: 'string', enum: [...CONTENT_TYPES], description: 'The format of the new text.' },
+        validUntil: {
+          type: ['string', 'integer'],
+          description:
+            'When the memory stops being valid: an ISO 8601 date-time (2026-12-31T00:00:00Z) or epoch milliseconds. ' +
+            'Retrieval leaves it out afterwards.',
+        },
+        clearValidUntil: { type: 'boolean', description: 'Make the memory valid without end again.' },
+      },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: {
+      title: 'Update a memory',
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    },
+    run: (context, call, args) => updateMemory(context, call, withEpochValidUntil(args)),
+  },
+  {
+    name: 'memory_history',
+    description:
+      "A memory's changes, newest first: each update and its delete, with when, by which user and API key, " +
+      'which fields changed, the metadata keys before and after, and the content hash before and after. ' +
+      'Answers {changes: [...], nextToken?}.',
+    inputSchema: {
+      type: 'object',
+      properties: { memoryId: uuid('The memory whose changes to list.'), ...paging },
+      required: ['memoryId'],
+      additionalProperties: false,
+    },
+    annotations: readOnly('History of a memory'),
+    run: (context, call, args) => getMemoryHistory(context, call, args),
+  },
+  {
     name: 'retrieve_memories',
     description:
       'Search memories by meaning (and keywords) in one or more spaces. ' +
@@ -363,7 +454,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
           type: 'string',
           description:
             "Optional metadata filter, e.g. val('$.topic') = 'billing' AND CAST(val('$.year') AS NUMBER) >= 2024. " +
-            'Operators: = != < <= > >= IN LIKE ILIKE IS [NOT] NULL CONTAINS OVERLAPS, AND OR NOT and parentheses.',
+            'Operators: = != < <= > >= IN LIKE ILIKE IS [NOT] NULL CONTAINS OVERLAPS, AND OR NOT and parentheses. ' +
+            "The memory's times by name: createdAt >= '2026-01-01' AND updatedAt < '2026-02-01T12:00:00Z' " +
+            '(ISO dates or epoch milliseconds); validUntil IS NULL.',
         },
         requestedSize: {
           type: 'integer',
@@ -375,6 +468,26 @@ export const MCP_TOOLS: readonly McpTool[] = [
           type: 'string',
           enum: [...RETRIEVAL_MODES],
           description: 'HYBRID (default: meaning and keywords), VECTOR or KEYWORD.',
+        },
+        recencyHalfLifeSeconds: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: MAX_RECENCY_HALF_LIFE_SECONDS,
+          description:
+            'Optional: rank newer memories higher. After this many seconds a memory counts half as recent ' +
+            '(e.g. 604800 for a week). Each chunk then carries scoreParts.',
+        },
+        recencyWeight: {
+          type: 'number',
+          minimum: 0,
+          maximum: 1,
+          description:
+            'With recencyHalfLifeSeconds: how much recency weighs against relevance, ' +
+            `0 to 1 (default ${DEFAULT_RECENCY_WEIGHT}).`,
+        },
+        includeExpired: {
+          type: 'boolean',
+          description: 'Also answer memories whose validUntil has passed (left out by default).',
         },
         rerankerId: uuid('Optional: a registered reranker to reorder the chunks.'),
         llmId: uuid('Optional: a registered LLM to answer the message from the chunks found.'),

@@ -12,7 +12,7 @@ import { type DrainExemption, RequestPipeline } from '../request-pipeline.js'
 import { type ExchangeServer, RestExchange, type ServedRoute } from './rest-exchange.js'
 import type { RestHandler } from './rest-messages.js'
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE'
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 export interface RouteOptions {
   /**
@@ -55,10 +55,11 @@ export interface RegisteredRoute {
   options: RouteOptions
 }
 
-const UWS_REGISTER: Record<HttpMethod, 'get' | 'post' | 'put' | 'del'> = {
+const UWS_REGISTER: Record<HttpMethod, 'get' | 'post' | 'put' | 'patch' | 'del'> = {
   GET: 'get',
   POST: 'post',
   PUT: 'put',
+  PATCH: 'patch',
   DELETE: 'del',
 }
 const METRIC_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])

@@ -3,8 +3,16 @@ import { AppError, invalidArgument } from '../../errors/app-error.js'
 import { MAX_JSON_ARRAY_ELEMENTS } from '../../validation/request-limits.js'
 import type { RestRequest } from './rest-messages.js'
 
-/** Fields whose values are maps of user data: their keys are never renamed. */
-const MAP_FIELDS = new Set(['labels', 'replaceLabels', 'mergeLabels', 'labelFilter'])
+/** Fields whose values are maps of user data: their keys are never renamed (a metadata key user_id stays user_id). */
+const MAP_FIELDS = new Set([
+  'labels',
+  'replaceLabels',
+  'mergeLabels',
+  'labelFilter',
+  'metadata',
+  'replaceMetadata',
+  'mergeMetadata',
+])
 
 const toCamelCase = (name: string) => name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 

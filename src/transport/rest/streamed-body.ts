@@ -64,7 +64,11 @@ export class StreamedBody implements AsyncIterable<Buffer> {
       // uWS reuses the chunk's memory after this callback returns: copy it.
       if (chunk.byteLength > 0) this.#queue.push(Buffer.from(new Uint8Array(chunk)))
       this.#queuedBytes += chunk.byteLength
-      if (this.#queuedBytes > HIGH_WATER_BYTES) this.pause()
+      // A paused socket still delivers the rest of uSockets' current read loop (up to a few MiB), and
+      // uWS re-arms its 10 s idle timeout for each such chunk: pausing again disarms it, or a
+      // handler slower than that to take the queue down (an import) would have the connection closed.
+      if (this.#paused) this.#res.pause()
+      else if (this.#queuedBytes > HIGH_WATER_BYTES) this.pause()
       if (isLast) {
         this.#ended = true
         this.onEnd()
@@ -84,7 +88,9 @@ export class StreamedBody implements AsyncIterable<Buffer> {
       const chunk = this.#queue.shift()
       if (chunk) {
         this.#queuedBytes -= chunk.length
-        if (this.#paused && this.#queuedBytes <= LOW_WATER_BYTES && !this.#error) {
+        // Not once the last byte is in: uWS's resume() arms its 10 s idle timeout, and with nothing
+        // left to arrive, a handler still working through the queue (an import) would be cut off.
+        if (this.#paused && this.#queuedBytes <= LOW_WATER_BYTES && !this.#error && !this.#ended) {
           this.#paused = false
           this.#res.resume()
         }

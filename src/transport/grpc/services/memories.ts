@@ -10,6 +10,7 @@ import {
 import {
   batchCreateMemories,
   batchDeleteMemories,
+  batchGetMemories,
   type CreateMemoryResult,
   type Memory as DomainMemory,
   deleteMemory,
@@ -17,6 +18,8 @@ import {
   getMemoryContent,
   listMemories,
 } from '../../../domain/memories.js'
+import { type MemoryChange as DomainMemoryChange, getMemoryHistory } from '../../../domain/memory-changes.js'
+import { batchUpdateMemories, updateMemory } from '../../../domain/memory-updates.js'
 import {
   type RetrievedChunk as DomainRetrievedChunk,
   type RetrievalEvent,
@@ -26,24 +29,35 @@ import { type AppError, invalidArgument } from '../../../errors/app-error.js'
 import {
   type BatchCreateResult,
   type BatchDeleteMemoriesRequest,
+  type BatchGetResult,
+  type BatchUpdateResult,
   type CreateMemoryRequest,
   type DocumentOptions,
   type ListMemoriesRequest,
   type Memory,
+  type MemoryChange,
   type MemoryContentChunk,
   MemoryServiceService,
   type PostProcessor,
   ProcessingStatus,
+  type RecencyOptions,
   ResultSetBoundary_Kind,
   type RetrievedChunk,
   type RetrieveMemoryEvent,
   type RetrieveMemoryRequest,
   type SpaceKey,
+  type UpdateMemoryRequest,
   type UploadMemoryRequest,
 } from '../../../generated/memsvc/v1/memories.js'
 import type { batchDeleteMemoriesSchema, createMemorySchema, listMemoriesSchema } from '../../../validation/memory.js'
+import type { updateMemorySchema } from '../../../validation/memory-updates.js'
 import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
-import type { postProcessorSchema, retrieveMemoriesSchema, spaceKeySchema } from '../../../validation/retrieval.js'
+import type {
+  postProcessorSchema,
+  recencySchema,
+  retrieveMemoriesSchema,
+  spaceKeySchema,
+} from '../../../validation/retrieval.js'
 import type { GrpcServer } from '../grpc-server.js'
 import {
   defined,
@@ -158,7 +172,24 @@ const batchDeleteFromProto = (
   spaceId: request.spaceId,
   statusFilter: enumOrUndefined(request.statusFilter),
   filter: request.filter,
+  dryRun: request.dryRun,
+  expectedCount: request.expectedCount,
 })
+
+const updateFromProto = (request: UpdateMemoryRequest): ProtoInput<UpdateMemoryRequest, typeof updateMemorySchema> => ({
+  memoryId: request.memoryId,
+  expectedVersion: request.expectedVersion,
+  replaceMetadata: request.replaceMetadata,
+  mergeMetadata: request.mergeMetadata,
+  validUntil: request.validUntil,
+  clearValidUntil: request.clearValidUntil,
+  originalContent: request.originalContent,
+  originalContentB64: request.originalContentB64,
+  contentType: request.contentType,
+  chunkingConfig: chunkingFromProto(request.chunkingConfig),
+})
+
+const changeToProto = (change: DomainMemoryChange): ToProto<DomainMemoryChange, MemoryChange> => change
 
 type RetrievedMemory = DomainMemory & { originalContent?: string }
 
@@ -200,6 +231,11 @@ const postProcessorFromProto = (post: PostProcessor): ProtoInput<PostProcessor, 
   systemPrompt: post.systemPrompt,
 })
 
+const recencyFromProto = (recency: RecencyOptions): ProtoInput<RecencyOptions, typeof recencySchema> => ({
+  halfLifeSeconds: recency.halfLifeSeconds,
+  weight: recency.weight,
+})
+
 const retrieveFromProto = (
   request: RetrieveMemoryRequest,
 ): ProtoInput<RetrieveMemoryRequest, typeof retrieveMemoriesSchema> => ({
@@ -211,6 +247,8 @@ const retrieveFromProto = (
   mode: enumOrUndefined(request.mode),
   hnsw: request.hnsw && defined({ efSearch: request.hnsw.efSearch }),
   postProcessor: request.postProcessor && defined(postProcessorFromProto(request.postProcessor)),
+  recency: request.recency && defined(recencyFromProto(request.recency)),
+  includeExpired: request.includeExpired,
 })
 
 const chunkToProto = (chunk: DomainRetrievedChunk): ToProto<DomainRetrievedChunk, RetrievedChunk> => ({
@@ -280,7 +318,37 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
       },
       async batchDeleteMemories(request, call) {
         const result = await batchDeleteMemories(server.domain, call, defined(batchDeleteFromProto(request)))
-        return { deletedCount: result.deletedCount, results: result.results ?? [] }
+        return { ...result, results: result.results ?? [] }
+      },
+      updateMemory: async (request, call) =>
+        memoryToProto(await updateMemory(server.domain, call, defined(updateFromProto(request)))),
+      async batchUpdateMemories(request, call) {
+        const batch = await batchUpdateMemories(server.domain, call, {
+          requests: request.requests.map((item) => defined(updateFromProto(item))),
+        })
+        return {
+          results: batch.results.map(
+            (item): BatchUpdateResult =>
+              'error' in item
+                ? { result: { $case: 'error', value: item.error } }
+                : { result: { $case: 'memory', value: memoryToProto(item.memory) } },
+          ),
+        }
+      },
+      async batchGetMemories(request, call) {
+        const batch = await batchGetMemories(server.domain, call, { memoryIds: request.memoryIds })
+        return {
+          results: batch.results.map(
+            ({ memoryId, memory, error }): BatchGetResult => ({
+              memoryId,
+              result: memory ? { $case: 'memory', value: memoryToProto(memory) } : { $case: 'error', value: error! },
+            }),
+          ),
+        }
+      },
+      async getMemoryHistory(request, call) {
+        const history = await getMemoryHistory(server.domain, call, defined({ ...request }))
+        return { changes: history.changes.map(changeToProto), nextToken: history.nextToken }
       },
       retrieveMemory: {
         open: async (request, call) =>
@@ -294,6 +362,8 @@ export function addMemoryService(grpc: GrpcServer, server: ServerContext): void 
       maxRequestBytes: {
         createMemory: MEMORY_REQUEST_BYTES,
         batchCreateMemories: MEMORY_BATCH_REQUEST_BYTES,
+        batchUpdateMemories: MEMORY_BATCH_REQUEST_BYTES,
+        updateMemory: MEMORY_REQUEST_BYTES,
         uploadMemory: UPLOAD_MESSAGE_BYTES,
       },
     },

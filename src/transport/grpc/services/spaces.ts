@@ -1,4 +1,7 @@
+import type { CallContext } from '../../../domain/call-context.js'
 import type { ServerContext } from '../../../domain/context.js'
+import { exportErrorLine, exportSpace } from '../../../domain/space-export.js'
+import { type SpaceImport as DomainSpaceImport, getSpaceImport, importSpace } from '../../../domain/space-import.js'
 import {
   addSpaceEmbedder,
   createSpace,
@@ -10,14 +13,20 @@ import {
   removeSpaceEmbedder,
   updateSpace,
 } from '../../../domain/spaces.js'
+import { invalidArgument } from '../../../errors/app-error.js'
 import {
   type AddSpaceEmbedderRequest,
   type CreateSpaceRequest,
+  type ExportSpaceChunk,
+  type ExportSpaceRequest,
+  type ImportSpaceHeader,
+  type ImportSpaceRequest,
   type ListSpacesRequest,
   type RemoveSpaceEmbedderRequest,
   type Space,
   type SpaceEmbedder,
   SpaceEmbedder_IndexState,
+  type SpaceImport,
   SpaceServiceService,
   type UpdateSpaceRequest,
 } from '../../../generated/memsvc/v1/spaces.js'
@@ -28,8 +37,9 @@ import type {
   removeEmbedderSchema,
   updateSpaceSchema,
 } from '../../../validation/memory.js'
+import type { exportSpaceSchema, importSpaceSchema } from '../../../validation/space-transfer.js'
 import type { GrpcServer } from '../grpc-server.js'
-import { defined, mapOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
+import { defined, listOrUndefined, mapOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
 
 const createFromProto = (request: CreateSpaceRequest): ProtoInput<CreateSpaceRequest, typeof createSpaceSchema> => ({
@@ -92,28 +102,89 @@ export const spaceToProto = (space: DomainSpace): ToProto<DomainSpace, Space> =>
   defaultChunkingConfig: chunkingToProto(space.defaultChunkingConfig),
 })
 
+const exportFromProto = (request: ExportSpaceRequest): ProtoInput<ExportSpaceRequest, typeof exportSpaceSchema> => ({
+  spaceId: request.spaceId,
+  omitVectors: request.omitVectors,
+})
+
+const importFromProto = (header: ImportSpaceHeader): ProtoInput<ImportSpaceHeader, typeof importSpaceSchema> => ({
+  spaceId: header.spaceId,
+  newSpaceName: header.newSpaceName,
+  embedderIds: listOrUndefined(header.embedderIds),
+  importId: header.importId,
+})
+
+const spaceImportToProto = (spaceImport: DomainSpaceImport): ToProto<DomainSpaceImport, SpaceImport> => spaceImport
+
+/** An ImportSpace data message, at most: the stream's bytes in pieces of up to 4 MiB. */
+const IMPORT_MESSAGE_BYTES = 4 * 1024 * 1024 + 1024
+/** ExportSpace's pieces, each within every client's default 4 MiB receive limit. */
+const EXPORT_MESSAGE_BYTES = 1024 * 1024
+
+/** The export's text as ExportSpaceChunk messages: the same bytes as the REST answer, in pieces. */
+async function* exportChunks(pieces: AsyncIterable<string>): AsyncGenerator<ExportSpaceChunk> {
+  for await (const piece of pieces) {
+    const bytes = Buffer.from(piece, 'utf8')
+    for (let offset = 0; offset < bytes.length; offset += EXPORT_MESSAGE_BYTES)
+      yield { data: bytes.subarray(offset, offset + EXPORT_MESSAGE_BYTES) }
+  }
+}
+
+/** ImportSpace's data messages, after its header. */
+async function* importedBytes(messages: AsyncIterator<ImportSpaceRequest>): AsyncGenerator<Uint8Array> {
+  for (;;) {
+    const next = await messages.next()
+    if (next.done) return
+    if (next.value.part?.$case !== 'data')
+      throw invalidArgument('part', "after the header, every message of an import is data (the stream's bytes)")
+    yield next.value.part.value
+  }
+}
+
+async function receiveImport(server: ServerContext, messages: AsyncIterable<ImportSpaceRequest>, call: CallContext) {
+  const iterator = messages[Symbol.asyncIterator]()
+  const first = await iterator.next()
+  if (first.done || first.value.part?.$case !== 'header')
+    throw invalidArgument('header', 'the first message of an import is its header (an ImportSpaceHeader)')
+  const request = defined(importFromProto(first.value.part.value))
+  return spaceImportToProto(await importSpace(server.domain, call, request, importedBytes(iterator)))
+}
+
 export function addSpaceService(grpc: GrpcServer, server: ServerContext): void {
-  grpc.addService(SpaceServiceService, {
-    createSpace: async (request, call) =>
-      spaceToProto(await createSpace(server.domain, call, defined(createFromProto(request)))),
-    async listSpaces(request, call) {
-      const page = await listSpaces(server.domain, call, defined(listFromProto(request)))
-      return { spaces: page.spaces.map(spaceToProto), nextToken: page.nextToken }
+  grpc.addService(
+    SpaceServiceService,
+    {
+      createSpace: async (request, call) =>
+        spaceToProto(await createSpace(server.domain, call, defined(createFromProto(request)))),
+      async listSpaces(request, call) {
+        const page = await listSpaces(server.domain, call, defined(listFromProto(request)))
+        return { spaces: page.spaces.map(spaceToProto), nextToken: page.nextToken }
+      },
+      getSpace: async (request, call) => spaceToProto(await getSpace(server.domain, call, request.spaceId)),
+      updateSpace: async (request, call) =>
+        spaceToProto(await updateSpace(server.domain, call, request.spaceId, defined(updateFromProto(request)))),
+      async deleteSpace(request, call) {
+        await deleteSpace(server.domain, call, request.spaceId)
+        return {}
+      },
+      addSpaceEmbedder: async (request, call) =>
+        spaceToProto(
+          await addSpaceEmbedder(server.domain, call, request.spaceId, defined(addEmbedderFromProto(request))),
+        ),
+      removeSpaceEmbedder: async (request, call) =>
+        spaceToProto(
+          await removeSpaceEmbedder(server.domain, call, request.spaceId, defined(removeEmbedderFromProto(request))),
+        ),
+      exportSpace: {
+        open: async (request, call) =>
+          exportChunks(await exportSpace(server.domain, call, defined(exportFromProto(request)))),
+        // The same last line as over REST: an import refuses a stream that holds it.
+        failureMessage: (error) => ({ data: Buffer.from(exportErrorLine(error), 'utf8') }),
+      },
+      importSpace: { receive: (messages, call) => receiveImport(server, messages, call) },
+      getSpaceImport: async (request, call) =>
+        spaceImportToProto(await getSpaceImport(server.domain, call, request.importId)),
     },
-    getSpace: async (request, call) => spaceToProto(await getSpace(server.domain, call, request.spaceId)),
-    updateSpace: async (request, call) =>
-      spaceToProto(await updateSpace(server.domain, call, request.spaceId, defined(updateFromProto(request)))),
-    async deleteSpace(request, call) {
-      await deleteSpace(server.domain, call, request.spaceId)
-      return {}
-    },
-    addSpaceEmbedder: async (request, call) =>
-      spaceToProto(
-        await addSpaceEmbedder(server.domain, call, request.spaceId, defined(addEmbedderFromProto(request))),
-      ),
-    removeSpaceEmbedder: async (request, call) =>
-      spaceToProto(
-        await removeSpaceEmbedder(server.domain, call, request.spaceId, defined(removeEmbedderFromProto(request))),
-      ),
-  })
+    { maxRequestBytes: { importSpace: IMPORT_MESSAGE_BYTES } },
+  )
 }

@@ -5,7 +5,7 @@
 import type * as v from 'valibot'
 import { ERROR_CODES, type ErrorCode } from '../../../errors/app-error.js'
 import type { RestRoute } from '../rest-route.js'
-import { POST_PROCESSOR_QUERY_FIELDS, TOP_LEVEL_QUERY_FIELDS } from '../retrieve-query.js'
+import { POST_PROCESSOR_QUERY_FIELDS, RECENCY_QUERY_FIELDS, TOP_LEVEL_QUERY_FIELDS } from '../retrieve-query.js'
 import { componentSchemas, type JsonSchema } from './json-schema.js'
 import { type Answer, Component, type Example, type ExamplePhase, type Operation } from './operation.js'
 import { VIEW } from './view-schemas.js'
@@ -158,6 +158,7 @@ function retrieveQueryParameters(request: JsonSchema | undefined): Record<string
   const spaceKey = objectProperties((fields.spaceKeys?.items ?? {}) as JsonSchema)
   const postProcessor = objectProperties(fields.postProcessor)
   const hnsw = objectProperties(fields.hnsw)
+  const recency = objectProperties(fields.recency)
   const parameter = (name: string, schema: JsonSchema | undefined, extra: Record<string, unknown> = {}) => ({
     name,
     in: 'query',
@@ -176,6 +177,7 @@ function retrieveQueryParameters(request: JsonSchema | undefined): Record<string
     parameter('filter', spaceKey.filter, { description: 'Applies to every space named.' }),
     parameter('efSearch', hnsw.efSearch),
     ...[...POST_PROCESSOR_QUERY_FIELDS].map((name) => parameter(name, postProcessor[name])),
+    ...[...RECENCY_QUERY_FIELDS].map(([name, field]) => parameter(name, recency[field])),
   ]
 }
 

@@ -10,10 +10,13 @@ import type { DrainResult } from '../../../domain/drain.js'
 import type { Embedder } from '../../../domain/embedders.js'
 import type { Llm } from '../../../domain/llms.js'
 import type { BatchDeleteResult, BatchItemError, Memory, MemoryContent } from '../../../domain/memories.js'
+import type { MemoryChange } from '../../../domain/memory-changes.js'
 import type { ProbeStatus } from '../../../domain/probes.js'
 import type { CredentialsView } from '../../../domain/registry.js'
 import type { Reranker } from '../../../domain/rerankers.js'
 import type { RetrievalEvent, RetrievedChunk } from '../../../domain/retrieval.js'
+import type { ExportLine } from '../../../domain/space-export.js'
+import type { SpaceImport } from '../../../domain/space-import.js'
 import type { Space } from '../../../domain/spaces.js'
 import type { InitializeSystemResult, SystemInfo } from '../../../domain/system.js'
 import type { User } from '../../../domain/users.js'
@@ -28,6 +31,7 @@ import {
   MODALITIES,
   RERANKER_PROVIDER_TYPES,
 } from '../../../validation/registry-values.js'
+import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from '../../../validation/space-transfer.js'
 import { Component } from './operation.js'
 
 /** True when A and B are assignable both ways. */
@@ -268,6 +272,41 @@ export const batchDeleteResultSchema = describes<BatchDeleteResult>()(
     results: v.optional(
       v.array(v.strictObject({ memoryId: v.string(), deleted: v.boolean(), error: v.optional(v.string()) })),
     ),
+    matchedCount: v.optional(count),
+    dryRun: v.boolean(),
+  }),
+)
+
+export const batchUpdateResultSchema = v.strictObject({
+  results: v.array(
+    v.union([v.strictObject({ memory: memorySchema }), v.strictObject({ error: batchItemErrorSchema })]),
+  ),
+})
+
+export const batchGetResultSchema = v.strictObject({
+  results: v.array(
+    v.union([
+      v.strictObject({ memoryId: uuid, memory: memorySchema }),
+      v.strictObject({ memoryId: v.string(), error: batchItemErrorSchema }),
+    ]),
+  ),
+})
+
+const memoryChangeSchema = describes<MemoryChange>()(
+  v.strictObject({
+    action: v.picklist(['UPDATE', 'DELETE']),
+    version: count,
+    changedAt: epochMillis,
+    changedById: uuid,
+    apiKeyId: v.string(),
+    fields: v.array(v.picklist(['metadata', 'validUntil', 'content', 'contentType', 'chunkingConfig'])),
+    metadataChanges: v.array(
+      v.strictObject({ key: v.string(), before: v.optional(v.unknown()), after: v.optional(v.unknown()) }),
+    ),
+    contentSha256Before: v.optional(v.string()),
+    contentSha256After: v.optional(v.string()),
+    validUntilBefore: v.optional(epochMillis),
+    validUntilAfter: v.optional(epochMillis),
   }),
 )
 
@@ -332,6 +371,20 @@ const retrievedChunkSchema = describes<RetrievedChunk>()(
         headingPath: v.optional(v.array(v.string())),
       }),
     ),
+    scoreParts: v.optional(
+      v.pipe(
+        v.strictObject({
+          relevance: v.number(),
+          recency: v.number(),
+          recencyWeight: v.number(),
+          ageSeconds: v.number(),
+        }),
+        v.description(
+          'With recency: relevanceScore = (1 − recencyWeight) × relevance + recencyWeight × recency, ' +
+            "where recency = 0.5 ^ (ageSeconds / halfLifeSeconds) and ageSeconds counts from the memory's updatedAt.",
+        ),
+      ),
+    ),
   }),
 )
 
@@ -358,6 +411,89 @@ export const retrievalEventSchema = describes<RetrievalEvent>()(
     v.strictObject({ abstractReply: v.strictObject({ text: v.string() }) }),
     v.strictObject({ status: v.strictObject({ code: v.string(), message: v.string() }) }),
   ]),
+)
+
+/** One line of a space export (docs/export-format.md): one NDJSON line of GET /v1/spaces/{id}:export. */
+export const exportLineSchema = describes<ExportLine>()(
+  v.union([
+    v.strictObject({
+      kind: v.literal('header'),
+      format: v.literal(EXPORT_FORMAT),
+      formatVersion: v.literal(EXPORT_FORMAT_VERSION),
+      exportedAt: epochMillis,
+      space: v.strictObject({
+        spaceId: uuid,
+        name: v.string(),
+        labels,
+        defaultChunkingConfig: chunkingConfigViewSchema,
+        textSearchLanguage: v.string(),
+        defaultOcr: v.picklist(OCR_MODES),
+        publicRead: v.boolean(),
+      }),
+      embedders: v.array(
+        v.strictObject({
+          ref: count,
+          embedderId: uuid,
+          providerType: v.string(),
+          modelIdentifier: v.string(),
+          dimensionality: count,
+          defaultRetrievalWeight: v.number(),
+        }),
+      ),
+      memoryCount: count,
+    }),
+    v.strictObject({
+      kind: v.literal('memory'),
+      memory: v.strictObject({
+        memoryId: uuid,
+        contentType: v.string(),
+        originalContent: v.string(),
+        originalContentSha256: v.string(),
+        metadata: v.record(v.string(), v.unknown()),
+        chunkingConfig: chunkingConfigViewSchema,
+        createdAt: epochMillis,
+        updatedAt: epochMillis,
+        createdById: uuid,
+        updatedById: uuid,
+        version: count,
+        validUntil: v.optional(epochMillis),
+        fileName: v.optional(v.string()),
+        documentOptions: v.optional(v.record(v.string(), v.unknown())),
+        extraction: v.optional(v.record(v.string(), v.unknown())),
+      }),
+      chunks: v.array(
+        v.strictObject({
+          chunkIndex: count,
+          text: v.string(),
+          startOffset: count,
+          endOffset: count,
+          source: v.optional(v.record(v.string(), v.unknown())),
+          vectors: v.optional(v.record(v.string(), v.array(v.number()))),
+        }),
+      ),
+    }),
+    v.strictObject({ kind: v.literal('end'), memoryCount: count, chunkCount: count }),
+    v.strictObject({ kind: v.literal('error'), error: v.strictObject({ code: v.string(), message: v.string() }) }),
+  ]),
+)
+
+export const spaceImportSchema = describes<SpaceImport>()(
+  v.strictObject({
+    importId: uuid,
+    spaceId: uuid,
+    state: v.picklist(['RECEIVING', 'COMPLETED', 'FAILED']),
+    linesApplied: count,
+    memoriesExpected: count,
+    memoriesImported: count,
+    memoriesSkipped: count,
+    memoriesReembedding: count,
+    chunksImported: count,
+    vectorsImported: count,
+    error: v.optional(v.string()),
+    createdAt: epochMillis,
+    updatedAt: epochMillis,
+    createdById: uuid,
+  }),
 )
 
 /** The probes' answers (operations routes). */
@@ -390,7 +526,12 @@ export const VIEW = components({
   MemoryContent: memoryContentSchema,
   BatchCreateResult: batchCreateResultSchema,
   BatchDeleteResult: batchDeleteResultSchema,
+  BatchUpdateResult: batchUpdateResultSchema,
+  BatchGetResult: batchGetResultSchema,
+  MemoryHistory: pageSchema('changes', memoryChangeSchema),
   RetrievalEvent: retrievalEventSchema,
+  SpaceExportLine: exportLineSchema,
+  SpaceImport: spaceImportSchema,
   JobAccepted: jobAcceptedSchema,
   DrainResult: drainResultSchema,
   SystemInfo: systemInfoSchema,

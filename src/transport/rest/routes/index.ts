@@ -13,6 +13,7 @@ import { MEMORY_ROUTES } from './memories.js'
 import { openApiRoute } from './openapi.js'
 import { OPERATIONS_ROUTES } from './operations.js'
 import { RERANKER_ROUTES } from './rerankers.js'
+import { SPACE_TRANSFER_ROUTES } from './space-transfer.js'
 import { SPACE_ROUTES } from './spaces.js'
 import { SYSTEM_ROUTES } from './system.js'
 import { USER_ROUTES } from './users.js'
@@ -32,6 +33,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
   ...RERANKER_ROUTES,
   ...SPACE_ROUTES,
   ...MEMORY_ROUTES,
+  ...SPACE_TRANSFER_ROUTES,
   ...MCP_ROUTES,
   ...CONSOLE_ROUTES,
   ...ADMIN_ROUTES,

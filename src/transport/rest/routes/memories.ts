@@ -1,20 +1,31 @@
+import * as v from 'valibot'
 import { createMemoryOrDocument, getOriginalContent, getPageImage, uploadMemory } from '../../../domain/documents.js'
 import {
   batchCreateMemories,
   batchDeleteMemories,
+  batchGetMemories,
   type CreateMemoryResult,
   deleteMemory,
   getMemory,
   listMemories,
+  type Memory,
 } from '../../../domain/memories.js'
+import { getMemoryHistory } from '../../../domain/memory-changes.js'
+import { batchUpdateMemories, updateMemory } from '../../../domain/memory-updates.js'
 import { retrieveMemories } from '../../../domain/retrieval.js'
-import { AppError } from '../../../errors/app-error.js'
+import { AppError, invalidArgument } from '../../../errors/app-error.js'
 import {
   batchCreateMemoriesSchema,
   batchDeleteMemoriesSchema,
   createMemorySchema,
   listMemoriesSchema,
 } from '../../../validation/memory.js'
+import {
+  batchGetMemoriesSchema,
+  batchUpdateMemoriesSchema,
+  memoryHistorySchema,
+  updateMemorySchema,
+} from '../../../validation/memory-updates.js'
 import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
 import { retrieveMemoriesSchema } from '../../../validation/retrieval.js'
 import { eventStream, NDJSON_TYPE, SSE_TYPE } from '../event-stream.js'
@@ -26,7 +37,7 @@ import type { RestRequest, RestResponse } from '../rest-messages.js'
 import type { RestRoute, RouteDeps } from '../rest-route.js'
 import { retrieveQuery } from '../retrieve-query.js'
 import { isJsonBody, uploadOf } from '../upload-request.js'
-import { callWithBody, callWithId, deleteWithId } from '../use-case-handlers.js'
+import { callWithBody, deleteWithId } from '../use-case-handlers.js'
 
 /** Content-Disposition for a stored file: its name as ASCII for old clients and as UTF-8 for the rest (RFC 6266). */
 function attachmentNamed(fileName: string): string {
@@ -56,6 +67,33 @@ const STREAM_ANSWER: Answer = {
       description: 'Events as `data: <RetrievalEvent JSON>` lines, each followed by a blank line.',
     },
   },
+}
+
+/** A memory's version as an entity tag: what If-Match names to update it. */
+const versionTag = (memory: Memory) => `"${memory.version}"`
+
+/** The path names the memory; a body naming another is refused rather than guessed between. */
+function pathId(id: string, body: Record<string, unknown> | undefined): { memoryId: string } {
+  if (body?.memoryId !== undefined && body.memoryId !== id)
+    throw invalidArgument('memoryId', 'names another memory than the path: leave it out of the body')
+  return { memoryId: id }
+}
+
+/**
+ * If-Match as expectedVersion: `"3"`, `W/"3"` or `3`; `*` (any version) adds nothing. A body
+ * naming another expectedVersion is refused.
+ */
+function expectedVersionOf(
+  ifMatch: string | undefined,
+  body: Record<string, unknown> | undefined,
+): { expectedVersion?: number } {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return {}
+  const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(ifMatch)
+  if (!match) throw invalidArgument('If-Match', 'must be a version as GET answers it in ETag, e.g. "3"')
+  const version = Number(match[1])
+  if (body?.expectedVersion !== undefined && body.expectedVersion !== version)
+    throw invalidArgument('expectedVersion', `differs from If-Match (${version}): send one of them`)
+  return { expectedVersion: version }
 }
 
 /** Both forms of retrieval take the same request: the GET form as query parameters. */
@@ -170,7 +208,114 @@ export const MEMORY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.memory } }],
       exampleStatus: 200,
     },
-    handle: callWithId(getMemory),
+    handle: async (request, { server }) => {
+      const memory = await getMemory(server.domain, callContext(request), request.params.id)
+      return { status: 200, headers: { etag: versionTag(memory) }, json: memory }
+    },
+  },
+  {
+    method: 'PATCH',
+    pattern: '/v1/memories/:id',
+    needsApiKey: true,
+    maxBodyBytes: MEMORY_REQUEST_BYTES,
+    readHeaders: ['if-match'],
+    openapi: {
+      operationId: 'updateMemory',
+      tag: 'memories',
+      summary: 'Update a memory',
+      description:
+        'Changes what is given; what is absent stays. `replaceMetadata` or `mergeMetadata` (a null value removes ' +
+        'its key) and `validUntil` / `clearValidUntil` take effect at once, without embedding again. New ' +
+        '`originalContent`, `contentType` or `chunkingConfig` make a new version that is chunked and embedded ' +
+        'again (`processingStatus` PENDING, `contentPending`); the previous chunks answer retrieval until the new ' +
+        'ones are stored, then are replaced in one transaction. Each update adds 1 to `version`: send ' +
+        '`If-Match: "<version>"` (the `ETag` of GET) or `expectedVersion`, and a memory changed meanwhile answers ' +
+        "412 with nothing changed. Each update is recorded in the memory's history.",
+      body: Component.of('UpdateMemoryRequest', updateMemorySchema),
+      answers: { 200: json('The memory, at its new version.', VIEW.Memory) },
+      errors: [...BY_ID, 'PERMISSION_DENIED', 'FAILED_PRECONDITION'],
+      examples: [
+        {
+          path: { id: EXAMPLE_IDS.memory },
+          body: { mergeMetadata: { reviewed: true }, expectedVersion: 1 },
+        },
+      ],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => {
+      const body = jsonBody(request) as Record<string, unknown> | undefined
+      const memory = await updateMemory(server.domain, callContext(request), {
+        ...body,
+        ...pathId(request.params.id!, body),
+        ...expectedVersionOf(request.headers['if-match'], body),
+      })
+      return { status: 200, headers: { etag: versionTag(memory) }, json: memory }
+    },
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/memories:batchUpdate',
+    needsApiKey: true,
+    maxBodyBytes: MEMORY_BATCH_REQUEST_BYTES,
+    openapi: {
+      operationId: 'batchUpdateMemories',
+      tag: 'memories',
+      summary: 'Update several memories',
+      description:
+        'Up to 1,000 UpdateMemoryRequests (each with its `memoryId`), each applied whole or not at all: ' +
+        'each answers its memory or its own error (a stale `expectedVersion` is a 412 for that item), in order.',
+      body: Component.of('BatchUpdateMemoriesRequest', batchUpdateMemoriesSchema),
+      answers: { 200: json('One result per request.', VIEW.BatchUpdateResult) },
+      errors: ['FAILED_PRECONDITION'],
+      examples: [{ body: { requests: [{ memoryId: EXAMPLE_IDS.memory, mergeMetadata: { topic: 'engines' } }] } }],
+      exampleStatus: 200,
+    },
+    handle: callWithBody(batchUpdateMemories),
+  },
+  {
+    method: 'POST',
+    pattern: '/v1/memories:batchGet',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'batchGetMemories',
+      tag: 'memories',
+      summary: 'Get several memories',
+      description:
+        'Up to 1,000 ids: a result per id, in order, the memory or a 404 error. An id that does not exist and ' +
+        "one of another owner's memories answer alike.",
+      body: Component.of('BatchGetMemoriesRequest', batchGetMemoriesSchema),
+      answers: { 200: json('One result per id.', VIEW.BatchGetResult) },
+      errors: ['FAILED_PRECONDITION'],
+      examples: [{ body: { memoryIds: [EXAMPLE_IDS.memory] } }],
+      exampleStatus: 200,
+    },
+    handle: callWithBody(batchGetMemories),
+  },
+  {
+    method: 'GET',
+    pattern: '/v1/memories/:id/history',
+    needsApiKey: true,
+    openapi: {
+      operationId: 'getMemoryHistory',
+      tag: 'memories',
+      summary: "A memory's history",
+      description:
+        'Newest first: each update and delete, who made it, when, with which API key, and what it changed ' +
+        '(the metadata keys before and after, the content hash before and after). Kept after the memory is ' +
+        'deleted, for as long as its space exists.',
+      query: Component.of('MemoryHistoryQuery', v.omit(memoryHistorySchema, ['memoryId'])),
+      answers: { 200: json('A page of changes.', VIEW.MemoryHistory) },
+      errors: BY_ID,
+      examples: [{ path: { id: EXAMPLE_IDS.memory } }],
+      exampleStatus: 200,
+    },
+    handle: async (request, { server }) => ({
+      status: 200,
+      json: await getMemoryHistory(server.domain, callContext(request), {
+        ...listQuery(request),
+        memoryId: request.params.id,
+      }),
+    }),
   },
   {
     method: 'GET',

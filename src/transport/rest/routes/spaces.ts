@@ -20,8 +20,10 @@ import { VIEW } from '../openapi/view-schemas.js'
 import { callContext, customMethodTarget, jsonBody } from '../request-input.js'
 import type { RestRoute } from '../rest-route.js'
 import { callWithId, callWithIdAndBody, callWithListQuery, createWithBody, deleteWithId } from '../use-case-handlers.js'
+import { EXPORT_SPACE_OPERATION, exportSpaceAnswer } from './space-transfer.js'
 
 const inExampleSpace = { path: { id: EXAMPLE_IDS.space } }
+const getSpaceById = callWithId(getSpace)
 
 export const SPACE_ROUTES: RestRoute[] = [
   {
@@ -71,16 +73,20 @@ export const SPACE_ROUTES: RestRoute[] = [
     method: 'GET',
     pattern: '/v1/spaces/:id',
     needsApiKey: true,
-    openapi: {
-      operationId: 'getSpace',
-      tag: 'spaces',
-      summary: 'Get a space',
-      answers: { 200: json('The space.', VIEW.Space) },
-      errors: BY_ID,
-      examples: [inExampleSpace],
-      exampleStatus: 200,
-    },
-    handle: callWithId(getSpace),
+    openapi: [
+      {
+        operationId: 'getSpace',
+        tag: 'spaces',
+        summary: 'Get a space',
+        answers: { 200: json('The space.', VIEW.Space) },
+        errors: BY_ID,
+        examples: [inExampleSpace],
+        exampleStatus: 200,
+      },
+      EXPORT_SPACE_OPERATION,
+    ],
+    handle: (request, deps) =>
+      (request.params.id ?? '').endsWith(':export') ? exportSpaceAnswer(request, deps) : getSpaceById(request, deps),
   },
   {
     method: 'PUT',
