@@ -23,21 +23,26 @@ const metadataMergeSchema = v.pipe(
   v.check((merge) => Object.keys(merge).length > 0, 'must set or remove at least one key'),
 )
 
+/** What an update may change, besides naming its memory. */
+const updateFields = {
+  expectedVersion: v.optional(versionSchema),
+  replaceMetadata: v.optional(metadataSchema),
+  mergeMetadata: v.optional(metadataMergeSchema),
+  validUntil: v.optional(epochMillisSchema),
+  clearValidUntil: v.optional(v.boolean('must be true or false')),
+  originalContent: v.optional(textSchema()),
+  originalContentB64: v.optional(
+    v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
+  ),
+  contentType: v.optional(v.picklist(CONTENT_TYPES, `must be one of ${CONTENT_TYPES.join(', ')}`)),
+  chunkingConfig: v.optional(chunkingConfigSchema),
+}
+
+/** PATCH /v1/memories/{id}'s body, as the OpenAPI document describes it: the path names the memory. */
+export const updateMemoryBodySchema = v.strictObject(updateFields)
+
 export const updateMemorySchema = v.pipe(
-  v.strictObject({
-    memoryId: uuidSchema,
-    expectedVersion: v.optional(versionSchema),
-    replaceMetadata: v.optional(metadataSchema),
-    mergeMetadata: v.optional(metadataMergeSchema),
-    validUntil: v.optional(epochMillisSchema),
-    clearValidUntil: v.optional(v.boolean('must be true or false')),
-    originalContent: v.optional(textSchema()),
-    originalContentB64: v.optional(
-      v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
-    ),
-    contentType: v.optional(v.picklist(CONTENT_TYPES, `must be one of ${CONTENT_TYPES.join(', ')}`)),
-    chunkingConfig: v.optional(chunkingConfigSchema),
-  }),
+  v.strictObject({ memoryId: uuidSchema, ...updateFields }),
   v.forward(
     v.check(
       (input) => input.replaceMetadata === undefined || input.mergeMetadata === undefined,

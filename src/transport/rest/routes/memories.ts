@@ -24,7 +24,7 @@ import {
   batchGetMemoriesSchema,
   batchUpdateMemoriesSchema,
   memoryHistorySchema,
-  updateMemorySchema,
+  updateMemoryBodySchema,
 } from '../../../validation/memory-updates.js'
 import { MEMORY_BATCH_REQUEST_BYTES, MEMORY_REQUEST_BYTES } from '../../../validation/request-limits.js'
 import { retrieveMemoriesSchema } from '../../../validation/retrieval.js'
@@ -231,7 +231,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
         'ones are stored, then are replaced in one transaction. Each update adds 1 to `version`: send ' +
         '`If-Match: "<version>"` (the `ETag` of GET) or `expectedVersion`, and a memory changed meanwhile answers ' +
         "412 with nothing changed. Each update is recorded in the memory's history.",
-      body: Component.of('UpdateMemoryRequest', updateMemorySchema),
+      body: Component.of('UpdateMemoryBody', updateMemoryBodySchema),
       answers: { 200: json('The memory, at its new version.', VIEW.Memory) },
       errors: [...BY_ID, 'PERMISSION_DENIED', 'FAILED_PRECONDITION'],
       examples: [
