@@ -296,8 +296,8 @@ function call(
   })
 }
 
-/** Values that differ between two equal calls by nature: ids the server makes, times, the clients' own tags. */
-const VOLATILE_KEY = /(^id$|Id$|At$|^rawApiKey$|^keyPrefix$|Ms$)/
+/** Values that differ between two equal calls by nature: ids the server makes, times (and a memory's age), the clients' own tags. */
+const VOLATILE_KEY = /(^id$|Id$|At$|^rawApiKey$|^keyPrefix$|Ms$|^ageSeconds$|^recency$)/
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
 
 function comparable(value: unknown, tags: RegExp): unknown {
@@ -547,6 +547,9 @@ describe('gRPC interop: a client built from server reflection alone', () => {
               maxResults: 2,
               systemPrompt: 'Answer in one sentence.',
             },
+            // Weight 0: the scores stay the relevance, equal for both calls; only the age parts move with the clock.
+            recency: { halfLifeSeconds: 86_400, weight: 0 },
+            includeExpired: true,
           },
         ],
       ]
