@@ -102,11 +102,12 @@ export async function getSpaceImport(
 
 /**
  * Chunks (with their vectors) applied in one transaction at most; a larger memory goes alone.
- * The embedded database runs on the server's event loop and serves every other request on
- * the same connection, which waits while a transaction holds it: its batches are as large as
- * an ingest run's (MAX_CHUNKS_PER_GROUP in memory-ingest.ts).
+ * The embedded database serves every other request on its one connection, which waits while
+ * a transaction holds it: its vectors' HNSW inserts took about 50 ms each there (a 10k-chunk
+ * import of 384 dimensions ran at 19 chunks/s), so its batches are small enough to hold the
+ * connection for a few seconds, not a minute.
  */
-const BATCH_CHUNKS = { postgresql: 1_000, embedded: 256 } as const
+const BATCH_CHUNKS = { postgresql: 1_000, embedded: 64 } as const
 const BATCH_MEMORIES = 1_000
 const BATCH_CONTENT_BYTES = 16 * 1024 * 1024
 /** New ids tried for a memory whose id another writer took between the check and the insert. */

@@ -213,6 +213,36 @@ describe('space transfer between engines: embedded → PostgreSQL', () => {
     expect(refused.message).toContain(`has ${postgres.embedder.dimensions + 1} values`)
   })
 
+  it('applies the batches before a refused line and none of its own; the corrected stream resumes the import', async () => {
+    // Into the embedded database, whose batches are small: the stream spans several.
+    const lines = linesOf(exported)
+    const badLine = MEMORIES - 2
+    const corrupted = structuredClone(lines)
+    corrupted[badLine - 1]!.memory.metadata = 'not an object'
+    const refused = await importSpaceStream(
+      embedded,
+      embedded.alice,
+      'grpc',
+      { newSpaceName: `batches-${crypto.randomUUID()}` },
+      textOf(corrupted),
+    )
+    expect(refused.status).toBe('INVALID_ARGUMENT')
+    expect(refused.fields[0]).toBe(`line ${badLine}: memory.metadata`)
+    const importId = /import ([0-9a-f-]{36})/.exec(refused.message)![1]!
+    const stopped = await getImport(embedded, embedded.alice, 'rest', importId)
+    expect(stopped.body.state).toBe('FAILED')
+    const applied = stopped.body.memoriesImported as number
+    expect(applied).toBeGreaterThan(0)
+    expect(stopped.body.linesApplied).toBe(applied + 1)
+    expect(applied).toBeLessThanOrEqual(badLine - 2)
+    expect((await countsOf(embedded, stopped.body.spaceId)).memories).toBe(applied)
+    const resumed = await importSpaceStream(embedded, embedded.alice, 'rest', { importId }, exported)
+    expect(resumed.status, resumed.message).toBe('OK')
+    expect(resumed.body).toMatchObject({ state: 'COMPLETED', memoriesImported: MEMORIES })
+    // Exported from the same database, every id is taken: the copies are new memories, the contents the same.
+    expect(await countsOf(embedded, stopped.body.spaceId)).toEqual(await countsOf(embedded, sourceSpace))
+  })
+
   it('embeds every memory again for a target embedder of another fingerprint, all ending COMPLETED', async () => {
     const other = await postgres.registerEmbedder(postgres.alice, { modelIdentifier: 'another-model' })
     const imported = await importSpaceStream(
