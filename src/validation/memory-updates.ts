@@ -1,6 +1,12 @@
 import * as v from 'valibot'
 import { epochMillisSchema, listOf, pageTokenSchema, textSchema, uuidSchema } from './common.js'
-import { CONTENT_TYPES, chunkingConfigSchema, memoryPageSizeSchema, metadataSchema } from './memory.js'
+import {
+  base64ContentSchema,
+  CONTENT_TYPES,
+  chunkingConfigSchema,
+  memoryPageSizeSchema,
+  metadataSchema,
+} from './memory.js'
 
 /** Updates and gets of many memories at once: each item answers on its own. */
 export const MAX_MEMORY_BATCH_ITEMS = 1_000
@@ -31,9 +37,7 @@ const updateFields = {
   validUntil: v.optional(epochMillisSchema),
   clearValidUntil: v.optional(v.boolean('must be true or false')),
   originalContent: v.optional(textSchema()),
-  originalContentB64: v.optional(
-    v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
-  ),
+  originalContentB64: v.optional(base64ContentSchema),
   contentType: v.optional(v.picklist(CONTENT_TYPES, `must be one of ${CONTENT_TYPES.join(', ')}`)),
   chunkingConfig: v.optional(chunkingConfigSchema),
 }

@@ -308,13 +308,17 @@ export const memoryFields = {
   ...documentOptionFields,
 }
 
+/** Content as base64 (standard or URL-safe alphabet); decoded and size-checked by the use case. */
+export const base64ContentSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64'),
+)
+
 export const createMemorySchema = v.pipe(
   v.strictObject({
     ...memoryFields,
     originalContent: v.optional(textSchema()),
-    originalContentB64: v.optional(
-      v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64')),
-    ),
+    originalContentB64: v.optional(base64ContentSchema),
     contentType: v.optional(
       v.picklist(
         CONTENT_TYPES,

@@ -29,6 +29,10 @@ async function completedMemory(fixture: IdentityFixture, metadata: Record<string
   return { space: owned, memory: await settled(fixture, 'rest', memory.memoryId) }
 }
 
+/** The memory as its owner reads it now, over the case's transport (the result, so a refusal can be checked too). */
+const aliceReads = (fixture: IdentityFixture, transport: Transport, memoryId: string) =>
+  fixture.call(transport, 'getMemory', { memoryId }, fixture.alice.apiKey)
+
 const update = (fixture: IdentityFixture, transport: Transport, input: unknown) =>
   call(fixture, transport, 'updateMemory', input, fixture.alice.apiKey)
 
@@ -139,13 +143,7 @@ export const LIFECYCLE_HAPPY_CASES: ApiCase[] = [
       expect(second.error).toMatchObject({ code: 412, status: 'FAILED_PRECONDITION' })
       expect(second.error.details[0].field).toBe('requests.1.expectedVersion')
       expect(third.error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
-      const untouched = await call(
-        fixture,
-        transport,
-        'getMemory',
-        { memoryId: prepared.second.memoryId },
-        fixture.alice.apiKey,
-      )
+      const untouched = (await aliceReads(fixture, transport, prepared.second.memoryId)).body
       expect(untouched).toMatchObject({ version: 1, metadata: {} })
     },
   },
@@ -306,13 +304,7 @@ export const LIFECYCLE_ERROR_CASES: ApiCase[] = [
     }),
     verify: async (result, prepared, fixture, transport) => {
       expect(result.message).toMatch(/version 2/)
-      const current = await call(
-        fixture,
-        transport,
-        'getMemory',
-        { memoryId: prepared.memory.memoryId },
-        fixture.alice.apiKey,
-      )
+      const current = (await aliceReads(fixture, transport, prepared.memory.memoryId)).body
       expect(current).toMatchObject({ version: 2, metadata: { a: 1, first: 'writer' } })
       expect(current.metadata).not.toHaveProperty('lost')
     },
@@ -425,12 +417,7 @@ export const LIFECYCLE_ERROR_CASES: ApiCase[] = [
     }),
     verify: async (result, prepared, fixture, transport) => {
       expect(result.message).toMatch(/every memory/)
-      const still = await fixture.call(
-        transport,
-        'getMemory',
-        { memoryId: prepared.memory.memoryId },
-        fixture.alice.apiKey,
-      )
+      const still = await aliceReads(fixture, transport, prepared.memory.memoryId)
       expect(still.status).toBe('OK')
     },
   },
@@ -448,12 +435,7 @@ export const LIFECYCLE_ERROR_CASES: ApiCase[] = [
     input: (prepared) => ({ spaceId: prepared.space.spaceId, filter: "val('$.a') = 1", expectedCount: 3 }),
     verify: async (result, prepared, fixture, transport) => {
       expect(result.message).toMatch(/1 memories match now, not expectedCount 3/)
-      const still = await fixture.call(
-        transport,
-        'getMemory',
-        { memoryId: prepared.memory.memoryId },
-        fixture.alice.apiKey,
-      )
+      const still = await aliceReads(fixture, transport, prepared.memory.memoryId)
       expect(still.status).toBe('OK')
     },
   },
@@ -490,13 +472,7 @@ export const LIFECYCLE_SECURITY_CASES: ApiCase[] = [
     prepare: bobsView(true),
     input: (prepared) => ({ memoryId: prepared.memory.memoryId, mergeMetadata: { owner: 'bob' } }),
     verify: async (_result, prepared, fixture, transport) => {
-      const memory = await call(
-        fixture,
-        transport,
-        'getMemory',
-        { memoryId: prepared.memory.memoryId },
-        fixture.alice.apiKey,
-      )
+      const memory = (await aliceReads(fixture, transport, prepared.memory.memoryId)).body
       expect(memory).toMatchObject({ version: 1, metadata: { owner: 'alice' } })
     },
   },
@@ -527,13 +503,7 @@ export const LIFECYCLE_SECURITY_CASES: ApiCase[] = [
     input: (prepared) => ({ requests: [{ memoryId: prepared.memory.memoryId, replaceMetadata: {} }] }),
     verify: async (result, prepared, fixture, transport) => {
       expect(result.body.results[0].error).toMatchObject({ code: 404, status: 'NOT_FOUND' })
-      const memory = await call(
-        fixture,
-        transport,
-        'getMemory',
-        { memoryId: prepared.memory.memoryId },
-        fixture.alice.apiKey,
-      )
+      const memory = (await aliceReads(fixture, transport, prepared.memory.memoryId)).body
       expect(memory.metadata).toEqual({ owner: 'alice' })
     },
   },
