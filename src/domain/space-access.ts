@@ -47,7 +47,11 @@ export async function findAccessibleSpace(
   resource: SpaceResource,
   action: SpaceAction,
 ): Promise<SpaceRow> {
-  const space = await spacesSql.findSpace(sql, spaceId, { forUpdate: action === 'UPDATE' || action === 'DELETE' })
+  const changes = action === 'UPDATE' || action === 'DELETE'
+  // A memory change holding the space FOR UPDATE deadlocked with ingest runs of the same space:
+  // their chunk statistics take KEY SHARE on the space while they hold their memories' rows.
+  const lock = changes ? (resource === 'SPACE' ? 'update' : 'key-share') : undefined
+  const space = await spacesSql.findSpace(sql, spaceId, { lock })
   return requireSpaceAccess(principal, space, resource, action, `space ${spaceId}`)
 }
 

@@ -60,14 +60,20 @@ export async function insertSpaceEmbedders(sql: Queryable, rows: SpaceEmbedderRo
   if (rows.length > 0) await sql`insert into space_embedders ${sql(rows as never)}`
 }
 
+/**
+ * How a space read to be changed is locked until the transaction ends: 'update' to change or
+ * delete the space itself; 'key-share' to change its memories, which only needs the space to
+ * stay (an ingest's chunk statistics take the same lock, so it does not wait for us).
+ */
+export type SpaceLock = 'update' | 'key-share'
+
 export async function findSpace(
   sql: Queryable,
   id: string,
-  options: { forUpdate?: boolean } = {},
+  options: { lock?: SpaceLock } = {},
 ): Promise<SpaceRow | undefined> {
-  const rows = await sql<
-    SpaceRow[]
-  >`select * from spaces where id = ${id} ${options.forUpdate ? sql`for update` : sql``}`
+  const lock = options.lock === 'update' ? sql`for update` : options.lock === 'key-share' ? sql`for key share` : sql``
+  const rows = await sql<SpaceRow[]>`select * from spaces where id = ${id} ${lock}`
   return rows[0]
 }
 
