@@ -25,8 +25,15 @@ const BYTES_PER_MB = 1024 * 1024
 const MAX_MESSAGE_SIZE_MB = 2047
 const MAX_TCP_PORT = 65535
 const DEFAULT_SHUTDOWN_TIMEOUT_SEC = 30
+/** Seconds of staleness a reader of another key's writes may see before the replica is set aside. */
+const DEFAULT_READ_MAX_LAG_MS = 5_000
+/** A replica streaming normally replays a write within milliseconds; a second means it is behind. */
+const DEFAULT_READ_YOUR_WRITES_WAIT_MS = 1_000
+/** A check at least this often; a lag bound below two intervals is checked twice within it. */
+const MAX_REPLICA_CHECK_INTERVAL_MS = 1_000
 
-type OptionKind = 'port' | 'count' | 'positive' | 'string' | 'boolean'
+/** 'list': a flag given once per value, or its environment variable with the values separated by commas. */
+type OptionKind = 'port' | 'count' | 'positive' | 'string' | 'boolean' | 'list'
 
 export interface OptionSpec {
   flag: string
@@ -139,6 +146,34 @@ export const SERVER_OPTIONS: OptionSpec[] = [
     kind: 'string',
     defaultText: 'embedded single-node database',
     describe: 'jdbc:postgresql://host:port/db (or postgres://…) of the primary database',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-read-url',
+    env: 'SERVICE_DB_READ_URLS',
+    kind: 'list',
+    defaultText: 'none: every read goes to the primary',
+    describe:
+      'A streaming replica of the primary to read from (retrieval, lists, gets); repeat the flag for each, ' +
+      'or separate them with commas in the variable. Writes, jobs and migrations use the primary',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-read-max-lag-ms',
+    env: 'SERVICE_DB_READ_MAX_LAG_MS',
+    kind: 'positive',
+    defaultValue: DEFAULT_READ_MAX_LAG_MS,
+    describe:
+      'A replica further behind the primary than this (or not answering) leaves the rotation until it has caught up',
+    group: DATABASE,
+  },
+  {
+    flag: 'db-read-your-writes-wait-ms',
+    env: 'SERVICE_DB_READ_YOUR_WRITES_WAIT_MS',
+    kind: 'count',
+    defaultValue: DEFAULT_READ_YOUR_WRITES_WAIT_MS,
+    describe:
+      "After an API key's write, how long its reads wait for a replica to replay it before they read from the primary",
     group: DATABASE,
   },
   {
@@ -341,6 +376,9 @@ export interface ServerConfig {
   logLevel: LogLevel
   /** Absent: embedded single-node database under dataDir. */
   database?: DatabaseTarget
+  /** Streaming replicas of `database` that reads may use; empty without --db-read-url. */
+  readReplicas: DatabaseTarget[]
+  readRouting: { maxLagMs: number; readYourWritesWaitMs: number; checkIntervalMs: number }
   primaryPool: PoolSettings
   backgroundPool: PoolSettings
   tls: TlsSettings
@@ -448,6 +486,14 @@ function readableFile(flag: string, file: string): string {
   return resolved
 }
 
+/** A comma starts a new value only where a URL starts: a multi-host URL keeps its own commas. */
+const LIST_SEPARATOR = /,(?=\s*(?:jdbc:postgresql|postgres(?:ql)?):\/\/)/
+
+function listValues(raw: unknown): string[] {
+  const given = Array.isArray(raw) ? raw.map(String) : String(raw).split(LIST_SEPARATOR)
+  return given.map((value) => value.trim()).filter((value) => value !== '')
+}
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error']
 
 /**
@@ -478,6 +524,9 @@ export function resolveServerConfig(
         break
       case 'string':
         values.set(spec.flag, String(picked.value))
+        break
+      case 'list':
+        values.set(spec.flag, listValues(picked.value))
         break
     }
   }
@@ -521,6 +570,30 @@ export function resolveServerConfig(
     if (user !== undefined) database.user = user
     if (password !== undefined) database.password = password
     if (!database.user) throw new ConfigError('db-user', 'required with --db-url (or give user= in the URL)')
+  }
+
+  const readReplicas = (get<string[] | undefined>('db-read-url') ?? []).map((url, index) => {
+    if (!database)
+      throw new ConfigError(
+        'db-read-url',
+        'needs --db-url: the embedded database serves one process and has no replicas ' +
+          '(move to PostgreSQL with memsvc space export and space import)',
+      )
+    try {
+      const replica = parseDatabaseUrl(url)
+      // A replica is a copy of the primary: the same roles, so the primary's credentials unless the URL names others.
+      if (!replica.user) Object.assign(replica, { user: database.user, password: database.password })
+      return replica
+    } catch (error) {
+      if (error instanceof DatabaseUrlError) throw new ConfigError('db-read-url', `URL ${index + 1}: ${error.message}`)
+      throw error
+    }
+  })
+  const maxLagMs = get<number>('db-read-max-lag-ms')
+  const readRouting = {
+    maxLagMs,
+    readYourWritesWaitMs: get<number>('db-read-your-writes-wait-ms'),
+    checkIntervalMs: Math.min(MAX_REPLICA_CHECK_INTERVAL_MS, Math.max(1, Math.floor(maxLagMs / 2))),
   }
 
   const debugDbListenText = get<string | undefined>('debug-db-listen')
@@ -588,6 +661,8 @@ export function resolveServerConfig(
     shutdownTimeoutMs: get<number>('shutdown-timeout-sec') * 1000,
     logLevel,
     database,
+    readReplicas,
+    readRouting,
     primaryPool,
     backgroundPool,
     tls,

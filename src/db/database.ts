@@ -6,6 +6,7 @@ import type { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import type { Logger } from '../observability/logger.js'
 import type { PoolStats } from '../observability/metrics.js'
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js'
+import { ReadReplicas, type ReplicaPools } from './read-replicas.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 /** A transaction handle; multi-statement writes take one. */
@@ -55,6 +56,8 @@ export interface ChangeFeedHandlers {
 export interface Database {
   primary: Sql
   background: Sql
+  /** Streaming replicas reads may use (--db-read-url); absent without any. Checked from the start. */
+  replicas?: ReadReplicas
   engine: 'postgresql' | 'embedded'
   /**
    * Notifications from every process sharing the database. Embedded mode has one
@@ -227,6 +230,16 @@ export const embeddedClientTarget = (socketPath: string): ClientTarget => ({
   path: socketPath,
 })
 
+/** A replica's read pool, as large as the primary's, and its one check connection. */
+function replicaPools(target: DatabaseTarget, index: number, pool: PoolSettings): ReplicaPools {
+  const clientTarget: ClientTarget = { ...target, user: target.user! }
+  return {
+    name: describeDatabaseTarget(target).replace(/^postgresql:\/\/[^@/]*@/, ''),
+    reads: createPool(clientTarget, { minIdle: 0, max: pool.max }, `memsvc-read-${process.pid}-${index + 1}`),
+    checks: createPool(clientTarget, { minIdle: 0, max: 1 }, `memsvc-read-check-${process.pid}-${index + 1}`),
+  }
+}
+
 /** `startup`, when given, records the embedded database's own start-up phases. */
 export async function openDatabase(config: ServerConfig, log: Logger, startup?: StartupTimeline): Promise<Database> {
   const stopKeepers: Array<() => void> = []
@@ -246,9 +259,18 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
       keepMinIdle(background, config.backgroundPool.minIdle),
     )
     const healthCheck = createPool(clientTarget, { minIdle: 0, max: 1 }, `memsvc-health-${suffix}`)
+    const replicas = config.readReplicas.length
+      ? new ReadReplicas(
+          primary,
+          config.readReplicas.map((replica, index) => replicaPools(replica, index, config.primaryPool)),
+          config.readRouting,
+          log,
+        )
+      : undefined
     return {
       primary,
       background,
+      replicas,
       ping: async () => void (await healthCheck`select 1`),
       pingTimeoutMs: POSTGRES_PING_TIMEOUT_MS,
       engine: 'postgresql',
@@ -263,6 +285,7 @@ export async function openDatabase(config: ServerConfig, log: Logger, startup?: 
       async close() {
         for (const stop of stopKeepers) stop()
         await Promise.all([
+          replicas?.close(),
           primary.end({ timeout: 5 }),
           background.end({ timeout: 5 }),
           healthCheck.end({ timeout: 1 }),

@@ -13,6 +13,7 @@ import { API_KEY_USAGE_JOB } from './job-kinds.js'
 import type { JobQueue } from './job-queue.js'
 import type { LicenseSummary } from './licenses.js'
 import type { Principal } from './permissions.js'
+import type { ReadConnection, ReadRouting } from './read-routing.js'
 import { ResponseBudget } from './response-budget.js'
 import type { SpaceRowsCache } from './space-rows-cache.js'
 
@@ -51,6 +52,8 @@ export interface DomainParts {
   readonly localModels: LocalModels
   /** What an upload may be: its size, and an image's pixels (checked from its header before it is stored). */
   readonly documentLimits: DocumentLimits
+  /** Where reads go: the read replicas (--db-read-url), or the primary. */
+  readonly readRouting: ReadRouting
 }
 
 /** The facts and the parts, as members of the context (declaration merging with the class below). */
@@ -76,8 +79,25 @@ export class DomainContext {
     })
   }
 
-  /** Every protected use case starts here. */
-  authenticate(call: CallContext): Promise<Principal> {
+  /**
+   * Every protected use case that may write starts here; one that only reads starts at
+   * `authenticateRead`. The caller is remembered as a writer, so its next reads wait for
+   * a replica to have its writes (ReadRouting).
+   */
+  async authenticate(call: CallContext): Promise<Principal> {
+    const principal = await this.identify(call)
+    await this.readRouting.noteWrite(principal)
+    return principal
+  }
+
+  /** A use case that only reads: the caller, and where its statements go (a replica or the primary). */
+  async authenticateRead(call: CallContext): Promise<{ principal: Principal; reads: ReadConnection }> {
+    const principal = await this.identify(call)
+    return { principal, reads: await this.readRouting.connection(principal, call.signal) }
+  }
+
+  /** Who is calling, without starting a use case: the transports ask before they read a body. */
+  identify(call: CallContext): Promise<Principal> {
     if (call.principal) return Promise.resolve(call.principal)
     // While the health check finds the database unreachable, 503 at once: a request sent to
     // the pool then would only wait for a connection that cannot be made.
@@ -99,6 +119,7 @@ export class DomainContext {
   async close(): Promise<void> {
     await this.authenticator.stop()
     await this.spaceRows.stop()
+    await this.readRouting.close()
   }
 }
 

@@ -29,6 +29,7 @@ import { type MEMORY_EXTRACT_JOB, MEMORY_INGEST_JOB, type MemoryIngestPayload } 
 import { decodeMemoryPageToken, memoryPageToken } from './memory-page-token.js'
 import { nowMillis } from './paging.js'
 import type { Principal } from './permissions.js'
+import { primaryReads, type ReadConnection } from './read-routing.js'
 import { findAccessibleSpace, requireSpaceAccess, requireVectorStorage } from './space-access.js'
 
 export interface Memory {
@@ -440,18 +441,19 @@ export async function findAccessibleMemory(
   principal: Principal,
   memoryId: string,
   action: 'GET' | 'DELETE',
+  reads: ReadConnection = primaryReads(context),
 ): Promise<MemoryRow> {
-  const memory = await memoriesSql.findMemory(context.sql, memoryId)
-  const space = memory ? await spacesSql.findSpace(context.sql, memory.space_id) : undefined
+  const memory = await reads.run((sql) => memoriesSql.findMemory(sql, memoryId))
+  const space = memory ? await reads.run((sql) => spacesSql.findSpace(sql, memory.space_id)) : undefined
   requireSpaceAccess(principal, space, 'MEMORY', action, `memory ${memoryId}`)
   return memory!
 }
 
 export async function getMemory(context: DomainContext, call: CallContext, memoryId: unknown): Promise<Memory> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const id = parseInput(idSchema, memoryId, 'memoryId')
   requireVectorStorage(context)
-  return toMemory(await findAccessibleMemory(context, principal, id, 'GET'))
+  return toMemory(await findAccessibleMemory(context, principal, id, 'GET', reads))
 }
 
 export async function getMemoryContent(
@@ -459,11 +461,11 @@ export async function getMemoryContent(
   call: CallContext,
   memoryId: unknown,
 ): Promise<MemoryContent> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const id = parseInput(idSchema, memoryId, 'memoryId')
   requireVectorStorage(context)
-  await findAccessibleMemory(context, principal, id, 'GET')
-  const stored = await memoriesSql.findMemoryContent(context.sql, id)
+  await findAccessibleMemory(context, principal, id, 'GET', reads)
+  const stored = await reads.run((sql) => memoriesSql.findMemoryContent(sql, id))
   if (!stored) throw notFound(`memory ${id}`)
   return { memoryId: id, contentType: stored.content_type as ContentType, originalContent: stored.content }
 }
@@ -474,24 +476,26 @@ export async function listMemories(
   call: CallContext,
   input: unknown,
 ): Promise<{ memories: Memory[]; nextToken?: string }> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const request = parseInput(listMemoriesSchema, input)
   requireVectorStorage(context)
-  await findAccessibleSpace(context.sql, principal, request.spaceId, 'MEMORY', 'LIST')
+  await reads.run((sql) => findAccessibleSpace(sql, principal, request.spaceId, 'MEMORY', 'LIST'))
   const filter = request.filter === undefined ? undefined : metadataFilter(request.filter, 'filter', 'metadata')
   const pageSize = request.maxResults ?? DEFAULT_MEMORY_PAGE_SIZE
   const sortBy = request.sortBy ?? 'createdAt'
   const position = decodeMemoryPageToken(request.nextToken, sortBy)
-  const rows = await memoriesSql.listMemories(context.sql, {
-    spaceId: request.spaceId,
-    status: request.statusFilter,
-    metadataFilter: filter?.compiled,
-    sortBy,
-    after: position?.sortBy === 'createdAt' ? position.after : undefined,
-    afterUpdated: position?.sortBy === 'updatedAt' ? position.after : undefined,
-    descending: request.sortOrder === 'DESCENDING',
-    limit: pageSize + 1,
-  })
+  const rows = await reads.run((sql) =>
+    memoriesSql.listMemories(sql, {
+      spaceId: request.spaceId,
+      status: request.statusFilter,
+      metadataFilter: filter?.compiled,
+      sortBy,
+      after: position?.sortBy === 'createdAt' ? position.after : undefined,
+      afterUpdated: position?.sortBy === 'updatedAt' ? position.after : undefined,
+      descending: request.sortOrder === 'DESCENDING',
+      limit: pageSize + 1,
+    }),
+  )
   const page = rows.slice(0, pageSize)
   const last = page.at(-1)
   const nextToken = rows.length > pageSize && last ? memoryPageToken(last, sortBy) : undefined
@@ -614,15 +618,15 @@ export async function batchGetMemories(
   call: CallContext,
   input: unknown,
 ): Promise<{ results: Array<{ memoryId: string; memory?: Memory; error?: BatchItemError }> }> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const { memoryIds } = parseInput(batchGetMemoriesSchema, input)
   requireVectorStorage(context)
-  const rows = await memoriesSql.findMemories(context.sql, [...new Set(memoryIds)], { withContentBytes: false })
+  const rows = await reads.run((sql) =>
+    memoriesSql.findMemories(sql, [...new Set(memoryIds)], { withContentBytes: false }),
+  )
+  const spaceIds = [...new Set(rows.map((row) => row.space_id))]
   const spaces = new Map(
-    (await spacesSql.findSpaces(context.sql, [...new Set(rows.map((row) => row.space_id))])).map((space) => [
-      space.id,
-      space,
-    ]),
+    (await reads.run((sql) => spacesSql.findSpaces(sql, spaceIds))).map((space) => [space.id, space]),
   )
   const readable = new Map<string, Memory>()
   for (const row of rows) {

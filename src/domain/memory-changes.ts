@@ -107,23 +107,20 @@ export async function getMemoryHistory(
   call: CallContext,
   input: unknown,
 ): Promise<{ changes: MemoryChange[]; nextToken?: string }> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const request = parseInput(memoryHistorySchema, input)
   requireVectorStorage(context)
-  const memory = await memoriesSql.findMemory(context.sql, request.memoryId)
-  const spaceId = memory?.space_id ?? (await memoryChangesSql.spaceOfMemoryChanges(context.sql, request.memoryId))
-  if (!spaceId) throw notFound(`memory ${request.memoryId}`)
-  requireSpaceAccess(
-    principal,
-    await spacesSql.findSpace(context.sql, spaceId),
-    'MEMORY',
-    'GET',
-    `memory ${request.memoryId}`,
-  )
   const pageSize = request.maxResults ?? DEFAULT_HISTORY_PAGE_SIZE
-  const rows = await memoryChangesSql.listMemoryChanges(context.sql, request.memoryId, {
-    before: decodeHistoryToken(request.nextToken),
-    limit: pageSize + 1,
+  const rows = await reads.run(async (sql) => {
+    const memory = await memoriesSql.findMemory(sql, request.memoryId)
+    const spaceId = memory?.space_id ?? (await memoryChangesSql.spaceOfMemoryChanges(sql, request.memoryId))
+    if (!spaceId) throw notFound(`memory ${request.memoryId}`)
+    const space = await spacesSql.findSpace(sql, spaceId)
+    requireSpaceAccess(principal, space, 'MEMORY', 'GET', `memory ${request.memoryId}`)
+    return memoryChangesSql.listMemoryChanges(sql, request.memoryId, {
+      before: decodeHistoryToken(request.nextToken),
+      limit: pageSize + 1,
+    })
   })
   const page = rows.slice(0, pageSize)
   const last = page[page.length - 1]

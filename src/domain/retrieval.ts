@@ -29,6 +29,7 @@ import { metadataFilter } from './filters/metadata-filter.js'
 import { findUsableLlm } from './llms.js'
 import { type Memory, toMemory } from './memories.js'
 import type { Principal } from './permissions.js'
+import type { ReadConnection } from './read-routing.js'
 import { embedderProfile, llmProfile, openProviderAccess, rerankerProfile } from './registered-providers.js'
 import { findUsableReranker } from './rerankers.js'
 import { RETRY_AFTER_SECONDS, type Reservation } from './response-budget.js'
@@ -276,17 +277,18 @@ const queryKey = (target: EmbedderTargetRow, message: string) =>
 async function planAndSearch(
   context: DomainContext,
   principal: Principal,
+  reads: ReadConnection,
   request: RetrieveMemoriesRequest,
-  mode: RetrievalMode,
   limit: number,
 ): Promise<{ lists: WeightedList[]; notices: RetrievalNotice[] }> {
+  const mode = request.mode ?? 'HYBRID'
   const rows = await spaceRows(
     context,
     request.spaceKeys.map((key) => key.spaceId),
   )
   const { plans, notices } = planSpaces(principal, request, rows, mode)
-  const lists = await searchLists(context, request, plans, mode, limit)
-  await completeScores(context, request.message, lists)
+  const lists = await searchLists(context, reads, request, plans, limit)
+  await completeScores(reads, request.message, lists)
   return { lists, notices }
 }
 
@@ -336,11 +338,12 @@ async function embedMessage(
  */
 async function searchLists(
   context: DomainContext,
+  reads: ReadConnection,
   request: RetrieveMemoriesRequest,
   plans: SpacePlan[],
-  mode: RetrievalMode,
   limit: number,
 ): Promise<WeightedList[]> {
+  const mode = request.mode ?? 'HYBRID'
   const vectorLists = async (): Promise<WeightedList[]> => {
     if (mode === 'KEYWORD') return []
     const embedders = new Map(plans.flatMap((plan) => plan.embedders.map(({ member }) => [member.id, member] as const)))
@@ -352,7 +355,7 @@ async function searchLists(
       plans.flatMap((plan) =>
         plan.embedders.map(async ({ member, weight }) => {
           const embedding = vectors.get(member.embedder_id)!
-          const chunks = await retrievalSql.nearestChunks(context.sql, {
+          const search = {
             spaceId: plan.spaceId,
             embedderId: member.embedder_id,
             dimensionality: embedding.length,
@@ -362,7 +365,8 @@ async function searchLists(
             excludeExpired: plan.excludeExpired,
             efSearch,
             iterativeScan,
-          })
+          }
+          const chunks = await reads.run((sql) => retrievalSql.nearestChunks(sql, search))
           const scores = new Map(chunks.map((chunk) => [chunk.chunk_id, similarity(chunk.score)]))
           const source: ListSource = { kind: 'vector', embedderId: member.embedder_id, embedding }
           return { spaceId: plan.spaceId, weight, source, chunks, scores }
@@ -374,14 +378,15 @@ async function searchLists(
     if (mode === 'VECTOR') return []
     return Promise.all(
       plans.map(async (plan) => {
-        const chunks = await retrievalSql.keywordChunks(context.sql, {
+        const search = {
           spaceId: plan.spaceId,
           language: plan.language,
           message: request.message,
           limit,
           filter: plan.filter,
           excludeExpired: plan.excludeExpired,
-        })
+        }
+        const chunks = await reads.run((sql) => retrievalSql.keywordChunks(sql, search))
         const scores = new Map(chunks.map((chunk) => [chunk.chunk_id, keywordRelevance(chunk.score)]))
         const source: ListSource = { kind: 'keyword', language: plan.language }
         return { spaceId: plan.spaceId, weight: KEYWORD_WEIGHT, source, chunks, scores }
@@ -400,7 +405,7 @@ async function searchLists(
  * it missed, and a fused score would say where it ranked, not how well it matches. A few
  * key lookups per list, all at once.
  */
-async function completeScores(context: DomainContext, message: string, lists: WeightedList[]): Promise<void> {
+async function completeScores(reads: ReadConnection, message: string, lists: WeightedList[]): Promise<void> {
   const found = new Map<string, Set<string>>()
   for (const list of lists) {
     const ids = found.get(list.spaceId) ?? new Set<string>()
@@ -414,11 +419,11 @@ async function completeScores(context: DomainContext, message: string, lists: We
       const { source } = list
       if (source.kind === 'vector') {
         const query = { ...source, dimensionality: source.embedding.length }
-        for (const row of await retrievalSql.chunkDistances(context.sql, query, missing))
+        for (const row of await reads.run((sql) => retrievalSql.chunkDistances(sql, query, missing)))
           list.scores.set(row.chunk_id, similarity(row.score))
       } else {
         const query = { spaceId: list.spaceId, language: source.language, message }
-        for (const row of await retrievalSql.keywordScores(context.sql, query, missing))
+        for (const row of await reads.run((sql) => retrievalSql.keywordScores(sql, query, missing)))
           list.scores.set(row.chunk_id, keywordRelevance(row.score))
       }
     }),
@@ -666,7 +671,7 @@ function streamBytes(items: Candidate[], contentNeeds: TextNeed[], chunkNeeds: T
 async function prepare(
   context: DomainContext,
   call: CallContext,
-  principal: Principal,
+  { principal, reads }: { principal: Principal; reads: ReadConnection },
   request: RetrieveMemoriesRequest,
   chunkTextLength: ChunkTextLength,
 ): Promise<PreparedAnswer> {
@@ -687,7 +692,7 @@ async function prepare(
       ? undefined
       : await usable(() => findUsableLlm(context, principal, post.llmId!), 'postProcessor.llmId', `LLM ${post.llmId}`)
   const { limit } = vectorSearchPlan(requestedSize)
-  const { lists, notices } = await planAndSearch(context, principal, request, request.mode ?? 'HYBRID', limit)
+  const { lists, notices } = await planAndSearch(context, principal, reads, request, limit)
   const fused = fuseScores(lists)
   const recency = request.recency
   // A reranker sees every candidate the fusion found (up to `limit`), not only the top few;
@@ -708,9 +713,10 @@ async function prepare(
   // chunks), so without those there is nothing to read.
   // An LLM's passages cite their documents by file name.
   const loadMemories = async () => {
-    const memoryRows = await memoriesSql.findMemories(context.sql, [...new Set(items.map((item) => item.memoryId))], {
-      withContentBytes: withContent,
-    })
+    const memoryIds = [...new Set(items.map((item) => item.memoryId))]
+    const memoryRows = await reads.run((sql) =>
+      memoriesSql.findMemories(sql, memoryIds, { withContentBytes: withContent }),
+    )
     const now = Date.now()
     for (const row of memoryRows) {
       const memory = toMemory(row)
@@ -766,13 +772,17 @@ async function prepare(
         ? undefined
         : new TextsOnDemand(
             plan.contentNeeds,
-            (ids) => memoriesSql.findMemoryContents(context.sql, ids),
+            (ids) => reads.run((sql) => memoriesSql.findMemoryContents(sql, ids)),
             TEXT_BATCH_BYTES,
           ),
     chunkTexts:
       plan.chunkNeeds.length === 0
         ? undefined
-        : new TextsOnDemand(plan.chunkNeeds, (ids) => chunksSql.findChunkTexts(context.sql, ids), TEXT_BATCH_BYTES),
+        : new TextsOnDemand(
+            plan.chunkNeeds,
+            (ids) => reads.run((sql) => chunksSql.findChunkTexts(sql, ids)),
+            TEXT_BATCH_BYTES,
+          ),
     reservation,
     answer,
   }
@@ -923,10 +933,10 @@ export async function retrieveMemories(
   input: unknown,
   chunkTextLength: ChunkTextLength = 'whole',
 ): Promise<AsyncIterable<RetrievalEvent>> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const request = parseInput(retrieveMemoriesSchema, input)
   requireVectorStorage(context)
-  const prepared = await prepare(context, call, principal, request, chunkTextLength)
+  const prepared = await prepare(context, call, { principal, reads }, request, chunkTextLength)
   // A caller gone while the answer was prepared will not read it: its share goes back now.
   if (call.signal?.aborted) {
     prepared.reservation.release()

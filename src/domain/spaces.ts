@@ -253,29 +253,31 @@ export async function listSpaces(
   call: CallContext,
   input: unknown,
 ): Promise<{ spaces: Space[]; nextToken?: string }> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const request = parseInput(listSpacesSchema, input)
   const ownerId = request.ownerId ?? principal.userId
   requireOwnership(principal, 'SPACE', 'LIST', ownerId)
   const pageSize = pageSizeOrDefault(request.maxResults)
-  const rows = await spacesSql.listSpaces(context.sql, {
-    ownerId,
-    labels: request.labelFilter,
-    after: decodePageToken(request.nextToken),
-    limit: pageSize + 1,
+  return reads.run(async (sql) => {
+    const rows = await spacesSql.listSpaces(sql, {
+      ownerId,
+      labels: request.labelFilter,
+      after: decodePageToken(request.nextToken),
+      limit: pageSize + 1,
+    })
+    const page = pageOf(rows, pageSize, (row) => row)
+    const members = await spacesSql.listSpaceEmbedders(
+      sql,
+      page.items.map((row) => row.id),
+    )
+    return { spaces: page.items.map((row) => toSpace(row, members)), nextToken: page.nextToken }
   })
-  const page = pageOf(rows, pageSize, (row) => row)
-  const members = await spacesSql.listSpaceEmbedders(
-    context.sql,
-    page.items.map((row) => row.id),
-  )
-  return { spaces: page.items.map((row) => toSpace(row, members)), nextToken: page.nextToken }
 }
 
 export async function getSpace(context: DomainContext, call: CallContext, spaceId: unknown): Promise<Space> {
-  const principal = await context.authenticate(call)
+  const { principal, reads } = await context.authenticateRead(call)
   const id = parseInput(idSchema, spaceId, 'spaceId')
-  return withEmbedders(context.sql, await findAccessibleSpace(context.sql, principal, id, 'SPACE', 'GET'))
+  return reads.run(async (sql) => withEmbedders(sql, await findAccessibleSpace(sql, principal, id, 'SPACE', 'GET')))
 }
 
 /** Name, publicRead and labels (replace or merge). A change of nothing leaves the audit fields as they were. */

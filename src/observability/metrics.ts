@@ -13,6 +13,14 @@ export interface PoolStats {
   active?: number
 }
 
+/** What the replica gauges show of a read replica (db/read-replicas.ts's ReplicaStatus has it). */
+export interface ReplicaGaugeSample {
+  name: string
+  state: string
+  inRotation: boolean
+  lagSeconds?: number
+}
+
 export interface ServerMetrics {
   registry: Registry
   httpDuration: SeriesHistogram<'method' | 'route' | 'status_code'>
@@ -21,13 +29,19 @@ export interface ServerMetrics {
   mcpToolDuration: SeriesHistogram<'tool' | 'status'>
   /** Retrieval's query vectors: hit (from the server's cache) or miss (the embedder was asked). */
   queryEmbeddingCache: Counter<'outcome'>
+  /** Reads of the read use cases, by where they went (src/domain/read-routing.ts, ReadRoute). */
+  dbReads: Counter<'route'>
 }
 
 /**
  * A registry per server instance (tests run several in one process), with
  * Prometheus/OpenTelemetry-style names and the process defaults.
  */
-export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<PoolStats[]>): ServerMetrics {
+export function createMetrics(
+  lifecycle: Lifecycle,
+  poolStats: () => Promise<PoolStats[]>,
+  replicaStatus: () => ReplicaGaugeSample[] = () => [],
+): ServerMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   // prom-client also exports these three as gauges ending in _total, which
@@ -135,5 +149,35 @@ export function createMetrics(lifecycle: Lifecycle, poolStats: () => Promise<Poo
       }
     },
   })
-  return { registry, httpDuration, grpcDuration, mcpToolDuration, queryEmbeddingCache }
+  const dbReads = new Counter({
+    name: 'memsvc_db_reads_total',
+    help:
+      "Read requests by where they were sent: replica, replica-after-wait (after the caller's own write), " +
+      'primary-no-replica, primary-own-write (no replica replayed it in time), primary-replica-failed.',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'memsvc_db_replica_in_rotation',
+    help: 'Whether a read replica is read from (1) or set aside as down, lagging or not a replica (0).',
+    labelNames: ['replica', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const replica of replicaStatus())
+        this.set({ replica: replica.name, state: replica.state }, replica.inRotation ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'memsvc_db_replica_lag_seconds',
+    help: 'How long a read replica has lacked WAL the primary had, at its last check (absent while it does not answer).',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const replica of replicaStatus())
+        if (replica.lagSeconds !== undefined) this.set({ replica: replica.name }, replica.lagSeconds)
+    },
+  })
+  return { registry, httpDuration, grpcDuration, mcpToolDuration, queryEmbeddingCache, dbReads }
 }

@@ -11,6 +11,7 @@ import { DEFAULT_EXTRACTION_TIMEOUT_MS, ExtractionPool } from '../documents/extr
 import { TesseractOcrEngine } from '../documents/ocr.js'
 import { DomainContext, ServerContext, type ServerFacts } from '../domain/context.js'
 import { readLicenseSummary } from '../domain/licenses.js'
+import { ReadRouting } from '../domain/read-routing.js'
 import { SpaceRowsCache } from '../domain/space-rows-cache.js'
 import { isDatabaseDiskFull, isDatabaseUnreachable } from '../errors/app-error.js'
 import { registerJobHandlers } from '../jobs/handlers/index.js'
@@ -114,7 +115,7 @@ export function createRestServer(options: {
     tls,
     maxBodyBytes: config.maxMessageBytes,
     // Checked from the headers before a body is read; UNAVAILABLE (503) while the server is starting.
-    authenticate: (authorization) => server.domain.authenticate({ requestId: '', transport: 'rest', authorization }),
+    authenticate: (authorization) => server.domain.identify({ requestId: '', transport: 'rest', authorization }),
     lifecycle,
     metrics,
     log,
@@ -178,7 +179,11 @@ export async function startServer(
   const server = new ServerContext(facts)
   const parts: StartedParts = { stopping: false, stopIndexUpkeep: new AbortController() }
   const metrics = startup.timeSync('metrics', () =>
-    createMetrics(lifecycle, async () => (parts.database ? parts.database.poolStats() : [])),
+    createMetrics(
+      lifecycle,
+      async () => (parts.database ? parts.database.poolStats() : []),
+      () => parts.database?.replicas?.status() ?? [],
+    ),
   )
   const listeners = await listen(config, server, metrics, tls, startup)
 
@@ -225,6 +230,10 @@ async function becomeReady(
     prepareDatabase(database, encryptionKey, log, () => parts.stopping),
   )
   if (parts.stopping || !vectorSupport) return
+  if (database.replicas) {
+    await startup.time('read-replicas', () => database.replicas!.start())
+    log.info('read replicas', { replicas: database.replicas.status() })
+  }
   // The embedded database's one connection would be held by the build: there it comes before READY.
   if (vectorSupport.available && database.engine === 'embedded')
     await startup.time('vector-indexes', () =>
@@ -267,22 +276,24 @@ async function becomeReady(
   const queryEmbeddings = new QueryEmbeddingCache({
     observe: (outcome) => metrics.queryEmbeddingCache.inc({ outcome }),
   })
-  server.open(
-    new DomainContext(server.facts, {
-      database,
-      secrets: encryptionKey.box,
-      jobs,
-      vectorSupport,
-      queryEmbeddings,
-      spaceRows,
-      localModels,
-      documentLimits: {
-        maxUploadBytes: config.documents.maxUploadBytes,
-        maxImagePixels: DEFAULT_EXTRACTION_LIMITS.maxImagePixels,
-        ocrLanguages: () => ocr.availableLanguages(),
-      },
-    }),
-  )
+  const readRouting = new ReadRouting(() => domain.sql, database.replicas, metrics.dbReads)
+  readRouting.listenToPeers(database)
+  const domain: DomainContext = new DomainContext(server.facts, {
+    database,
+    readRouting,
+    secrets: encryptionKey.box,
+    jobs,
+    vectorSupport,
+    queryEmbeddings,
+    spaceRows,
+    localModels,
+    documentLimits: {
+      maxUploadBytes: config.documents.maxUploadBytes,
+      maxImagePixels: DEFAULT_EXTRACTION_LIMITS.maxImagePixels,
+      ocrLanguages: () => ocr.availableLanguages(),
+    },
+  })
+  server.open(domain)
   lifecycle.setDatabaseReachable(true)
   lifecycle.transition('READY')
   jobs.start()

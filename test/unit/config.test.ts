@@ -351,6 +351,41 @@ describe('configuration precedence: flag > environment > default', () => {
       expectedDefault: DEFAULT_METRICS_SECRET,
     },
     {
+      flag: 'db-read-url',
+      env: 'SERVICE_DB_READ_URLS',
+      kind: 'list',
+      flagValue: ['postgres://replica-a/db', 'jdbc:postgresql://replica-b:5433/db?user=reader'],
+      // Commas separate URLs only where the next one starts: a multi-host URL keeps its own.
+      envValue: 'postgres://env-a:5432,env-b:5432/db, postgres://env-c/db',
+      base: { 'db-url': 'postgres://primary-user:secret@primary/db' },
+      read: (c) => c.readReplicas.map((r) => `${r.user}@${r.hosts.join('+')}:${r.ports.join('+')}/${r.database}`),
+      expectedFlag: ['primary-user@replica-a:5432/db', 'reader@replica-b:5433/db'],
+      expectedEnv: ['primary-user@env-a+env-b:5432+5432/db', 'primary-user@env-c:5432/db'],
+      expectedDefault: [],
+    },
+    {
+      flag: 'db-read-max-lag-ms',
+      env: 'SERVICE_DB_READ_MAX_LAG_MS',
+      kind: 'positive',
+      flagValue: '1500',
+      envValue: '30000',
+      read: (c) => [c.readRouting.maxLagMs, c.readRouting.checkIntervalMs],
+      expectedFlag: [1500, 750],
+      expectedEnv: [30000, 1000],
+      expectedDefault: [5000, 1000],
+    },
+    {
+      flag: 'db-read-your-writes-wait-ms',
+      env: 'SERVICE_DB_READ_YOUR_WRITES_WAIT_MS',
+      kind: 'count',
+      flagValue: '0',
+      envValue: '250',
+      read: (c) => c.readRouting.readYourWritesWaitMs,
+      expectedFlag: 0,
+      expectedEnv: 250,
+      expectedDefault: 1000,
+    },
+    {
       flag: 'debug-db-listen',
       env: 'SERVICE_DEBUG_DB_LISTEN',
       kind: 'string',
@@ -621,6 +656,15 @@ describe('configuration validation: every bad value names its flag', () => {
     expectConfigError(() => resolve({}, { DB_URL: 'garbage' }), 'db-url')
     expectConfigError(() => resolve({ 'db-url': 'jdbc:postgresql://localhost/db' }), 'db-user', /required/)
     expect(resolve({ 'db-url': 'jdbc:postgresql://localhost/db', 'db-user': 'me' }).database?.user).toBe('me')
+  })
+
+  it('--db-read-url needs --db-url (the embedded database has no replicas) and names the bad URL', () => {
+    expectConfigError(() => resolve({ 'db-read-url': 'postgres://u@replica/db' }), 'db-read-url', /needs --db-url/)
+    expectConfigError(
+      () => resolve({ 'db-url': 'postgres://u@h/db', 'db-read-url': ['postgres://u@r1/db', 'mysql://r2/db'] }),
+      'db-read-url',
+      /URL 2: expected jdbc:postgresql/,
+    )
   })
 
   it('an unknown log level names --log-level', () => {

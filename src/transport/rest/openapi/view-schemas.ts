@@ -498,10 +498,30 @@ export const spaceImportSchema = describes<SpaceImport>()(
 
 /** The probes' answers (operations routes). */
 export const livenessSchema = v.strictObject({ state: v.picklist(LIFECYCLE_STATES) })
+const replicaStatusSchema = v.strictObject({
+  name: v.pipe(
+    v.string(),
+    v.description('host:port/database of the read replica (--db-read-url), without credentials'),
+  ),
+  state: v.picklist(['STARTING', 'IN_ROTATION', 'LAGGING', 'DOWN', 'NOT_A_REPLICA']),
+  inRotation: v.boolean(),
+  lagSeconds: v.optional(
+    v.pipe(v.number(), v.description('How long the replica has lacked WAL the primary had, at its last check')),
+  ),
+  replayLsn: v.optional(v.string()),
+  reason: v.optional(v.string()),
+  since: v.pipe(v.number(), v.description('When it entered this state, epoch milliseconds')),
+})
 export const readinessSchema = v.strictObject({
   ready: v.boolean(),
   state: v.picklist(LIFECYCLE_STATES),
   reason: v.optional(v.string()),
+  replicas: v.optional(
+    v.pipe(
+      v.array(replicaStatusSchema),
+      v.description('With --db-read-url: each read replica. One out of rotation leaves the server ready.'),
+    ),
+  ),
 })
 export const startupSchema = v.strictObject({ started: v.boolean(), state: v.picklist(LIFECYCLE_STATES) })
 

@@ -1,3 +1,5 @@
+import type { ServerContext } from '../../../domain/context.js'
+import type { ReplicaStatus } from '../../../domain/read-routing.js'
 import { AppError } from '../../../errors/app-error.js'
 import type { Lifecycle } from '../../../lifecycle/lifecycle.js'
 import { secretsEqual } from '../../../secrets/secrets-equal.js'
@@ -10,6 +12,15 @@ function databaseReason(lifecycle: Lifecycle): { reason?: string } {
   if (!lifecycle.databaseReachable) return { reason: 'database unreachable' }
   if (lifecycle.databaseDiskFull) return { reason: 'database disk full' }
   return {}
+}
+
+/**
+ * Each read replica's state. A replica out of rotation leaves the server ready: its reads go
+ * to the other replicas or the primary, so this only tells the operator which one and why.
+ */
+function readReplicas(server: ServerContext): { replicas?: ReplicaStatus[] } {
+  const replicas = server.domainIfOpen?.readRouting.replicaStatus()
+  return replicas ? { replicas } : {}
 }
 
 const NO_STORE = { 'cache-control': 'no-store' }
@@ -52,7 +63,12 @@ export const OPERATIONS_ROUTES: RestRoute[] = [
       return {
         status: ready ? 200 : 503,
         headers: NO_STORE,
-        json: { ready, state: lifecycle.state, ...(lifecycle.started ? databaseReason(lifecycle) : {}) },
+        json: {
+          ready,
+          state: lifecycle.state,
+          ...(lifecycle.started ? databaseReason(lifecycle) : {}),
+          ...readReplicas(server),
+        },
       }
     },
   },
