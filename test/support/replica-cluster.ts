@@ -76,6 +76,8 @@ async function forgetReplication(admin: postgres.Sql, hbaFile: string): Promise<
 }
 
 export async function startReplicaCluster(): Promise<ReplicaCluster> {
+  if (process.getuid?.() !== 0)
+    throw new Error('a test replica needs root: it edits pg_hba.conf and runs pg_basebackup and pg_ctl as postgres')
   const admin = postgres(POSTGRES_ADMIN_URL, { max: 1, onnotice: () => {} })
   const primaryUrl = new URL(POSTGRES_ADMIN_URL)
   const [cluster] = await admin<Array<{ version: string; identFile: string }>>`
