@@ -203,10 +203,14 @@ export class ReadReplicas {
     return undefined
   }
 
-  /** Whether every replica in rotation (at its last check) has replayed `position`; false while none is in rotation. */
-  allReplayed(position: bigint): boolean {
+  /** Whether every replica in rotation has replayed `position` (asked again if its last check says not); false while none is in rotation. */
+  async allReplayed(position: bigint): Promise<boolean> {
     const inRotation = this.#inRotation()
-    return inRotation.length > 0 && inRotation.every((replica) => (replica.replayed ?? 0n) >= position)
+    if (inRotation.length === 0) return false
+    const positions = await Promise.all(
+      inRotation.map((replica) => ((replica.replayed ?? 0n) >= position ? replica.replayed : replica.freshReplay())),
+    )
+    return positions.every((replayed) => (replayed ?? 0n) >= position)
   }
 
   /** A read on this replica failed as if it were gone: out of rotation until a check finds it back. */

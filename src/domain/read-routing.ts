@@ -109,13 +109,13 @@ export class ReadRouting {
     this.#lastWriteAt.set(apiKeyId, Date.now())
   }
 
-  #mayHaveWritten(apiKeyId: string, replicas: ReadReplicas): boolean {
+  async #mayHaveWritten(apiKeyId: string, replicas: ReadReplicas): Promise<boolean> {
     const wroteAt = this.#lastWriteAt.get(apiKeyId)
     if (wroteAt !== undefined && Date.now() - wroteAt <= OWN_WRITES_WINDOW_MS) return true
     const until = this.#peersUncertainUntil
     if (until === undefined) return false
-    if (until !== 'unknown' && replicas.allReplayed(until)) {
-      this.#peersUncertainUntil = undefined
+    if (until !== 'unknown' && (await replicas.allReplayed(until))) {
+      if (this.#peersUncertainUntil === until) this.#peersUncertainUntil = undefined
       return false
     }
     return true
@@ -124,7 +124,7 @@ export class ReadRouting {
   async connection(principal: Principal, signal?: AbortSignal): Promise<ReadConnection> {
     const replicas = this.replicas
     if (!replicas) return this.#onPrimary()
-    if (!this.#mayHaveWritten(principal.apiKeyId, replicas)) {
+    if (!(await this.#mayHaveWritten(principal.apiKeyId, replicas))) {
       const replica = replicas.next()
       return replica ? this.#onReplica(replicas, replica, 'replica') : this.#onPrimary('primary-no-replica')
     }
