@@ -203,7 +203,10 @@ export class ReadReplicas {
     return undefined
   }
 
-  /** Whether every replica in rotation has replayed `position` (asked again if its last check says not); false while none is in rotation. */
+  /**
+   * Whether every replica in rotation has replayed `position` (asked again where its last check
+   * says not); false while none is in rotation.
+   */
   async allReplayed(position: bigint): Promise<boolean> {
     const inRotation = this.#inRotation()
     if (inRotation.length === 0) return false
