@@ -13,6 +13,7 @@ import { STARTUP_KEEPALIVE_MS } from '../lifecycle/startup-keepalive.js'
 import { StartupTimeline } from '../lifecycle/startup-timeline.js'
 import { createLogger } from '../observability/logger.js'
 import { DataDirPermissionError } from '../runtime/data-dir.js'
+import { startIdleMemoryReclaimer } from '../runtime/idle-memory.js'
 import { reexecOffsetMs } from '../runtime/small-host-process.js'
 import { systemdNotifier } from '../runtime/systemd-notify.js'
 import { EncryptionKeyError } from '../secrets/encryption-key.js'
@@ -68,11 +69,11 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
   }
   const log = createLogger(config.logLevel)
   installProcessGuards(log)
-  // The embedded server replaced itself once to set its memory (src/runtime/small-host-process.ts):
+  // The server replaced itself once to set its memory (src/runtime/small-host-process.ts):
   // the first process's time counts too.
   const reexecMs = reexecOffsetMs()
   const startup = new StartupTimeline(-reexecMs)
-  if (reexecMs > 0) startup.add('small-host-reexec', -reexecMs, 0)
+  if (reexecMs > 0) startup.add('memory-reexec', -reexecMs, 0)
   startup.addProcessPhases(mainStartMs)
   // The command line and settings: yargs, the configuration, the logger.
   startup.add('cli', mainStartMs)
@@ -90,8 +91,13 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
     process.exit(error instanceof DataDirPermissionError ? EXIT_CONFIG_ERROR : EXIT_STARTUP_FAILED)
   }
   const running = server
+  // The heap a burst of load grew is given back once the server is idle again (src/runtime/idle-memory.ts).
+  let idleMemory: { stop(): void } | undefined
   running.ready.then(
-    () => notify('READY=1', `STATUS=ready: REST on port ${running.restPort}, gRPC on port ${running.grpcPort}`),
+    () => {
+      void notify('READY=1', `STATUS=ready: REST on port ${running.restPort}, gRPC on port ${running.grpcPort}`)
+      idleMemory = startIdleMemoryReclaimer(log)
+    },
     () => {},
   )
   running.ready.catch(async (error: unknown) => {
@@ -110,6 +116,7 @@ export async function runServe(flags: Record<string, unknown>, rawArgs: string[]
       process.exit(EXIT_STARTUP_FAILED)
     }
     signalled = true
+    idleMemory?.stop()
     void notify('STOPPING=1', `STATUS=draining after ${signal}`)
     void running.shutdown(signal).then(
       () => process.exit(0),

@@ -50,6 +50,15 @@ export function createMetrics(
   for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
     registry.removeSingleMetric(name)
   }
+  // prom-client leaves out the part of nodejs_external_memory_bytes that ArrayBuffers and Buffers hold.
+  new Gauge({
+    name: 'nodejs_array_buffers_bytes',
+    help: 'Memory held by ArrayBuffers and Buffers, in bytes (part of nodejs_external_memory_bytes).',
+    registers: [registry],
+    collect() {
+      this.set(process.memoryUsage().arrayBuffers)
+    },
+  })
 
   // One pool query per scrape, shared by the gauges that need it: the registry collects
   // them concurrently, so a value set by another gauge's collect would show a scrape late.

@@ -2,10 +2,11 @@ import fs from 'node:fs'
 import { isStandalone } from './environment.js'
 
 /**
- * The embedded server is the one meant for small hosts, and two settings of the process
- * itself decide much of what it keeps when idle. Both are read when the process starts, so
- * `memsvc serve` without --db-url replaces itself (execve: same pid, same systemd unit)
- * with a copy that has them, before any other module of the executable runs:
+ * Settings of the process itself that decide much of what a server keeps in memory. They are
+ * read when the process starts, so `memsvc serve` replaces itself (execve: same pid, same
+ * systemd unit) with a copy that has them, before any other module of the executable runs.
+ *
+ * The embedded server is the one meant for small hosts; it gets two:
  *
  * - glibc raises its mmap threshold each time a large block is freed, up to 32 MB, and
  *   then serves later large blocks from its heaps, which it seldom gives back. The
@@ -17,23 +18,40 @@ import { isStandalone } from './environment.js'
  *
  * Measured on the same data directory, idle 15 s after READY: 243 MiB without either,
  * 223 MiB with the semi-space alone, 198 MiB with both (bench/README, "Embedded memory").
- * A value the operator set for either is kept as it is. The server with --db-url runs with
- * Node's defaults, which its request rate benefits from.
+ *
+ * The server on PostgreSQL (--db-url) gets 16 MB semi-spaces instead of Node 24's 64 (a young
+ * generation of 32 MiB instead of 128). With 128, once V8 has sized its old generation from
+ * what is live (after any collection that reduced memory: V8's own memory reducer on an idle
+ * server, or src/runtime/idle-memory.ts) its headroom (some 70 MiB over 20 live) is below
+ * the young generation's size, and V8 then starts a full collection every 150 ms under
+ * load: 4–5 s of GC in 30 s where there had been under 1, and a quarter of the rate gone. At
+ * 32 MiB that does not happen, the rate is the same and the RSS under load is some 100 MiB
+ * lower (bench/README, "Memory after load").
+ *
+ * A value the operator set is kept as it is.
  */
 const MMAP_THRESHOLD_BYTES = 128 * 1024
 const SEMI_SPACE_MB = 1
+const EXTERNAL_SEMI_SPACE_MB = 16
 
 /** Set in the replacement: when the first process started (epoch ms), and that it must not replace itself again. */
 export const REEXEC_ORIGIN_ENV = 'MEMSVC_REEXEC_ORIGIN_MS'
 
 /** `memsvc serve` on the embedded database, as far as the command line and environment tell before parsing. */
 export function servesEmbedded(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return runsServer(args) && !env.DB_URL && !args.some(namesDatabaseUrl)
+}
+
+/** `memsvc serve` on PostgreSQL (--db-url or DB_URL), as far as the command line and environment tell before parsing. */
+export function servesExternal(args: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return runsServer(args) && (Boolean(env.DB_URL) || args.some(namesDatabaseUrl))
+}
+
+const namesDatabaseUrl = (arg: string) => /^--(db-url|dbUrl)(=|$)/.test(arg)
+
+function runsServer(args: readonly string[]): boolean {
   const command = args.find((arg) => !arg.startsWith('-'))
-  if (command !== 'serve') return false
-  if (env.DB_URL) return false
-  return !args.some(
-    (arg) => arg === '--help' || arg === '-h' || arg === '--version' || /^--(db-url|dbUrl)(=|$)/.test(arg),
-  )
+  return command === 'serve' && !args.some((arg) => arg === '--help' || arg === '-h' || arg === '--version')
 }
 
 /** The environment the replacement runs with, or undefined when this process already has it (or must keep its own). */
@@ -52,6 +70,17 @@ export function smallHostEnvironment(env: NodeJS.ProcessEnv, startedAtMs: number
   }
 }
 
+/** The same for the server on PostgreSQL: only the young generation's size. */
+export function externalServerEnvironment(env: NodeJS.ProcessEnv, startedAtMs: number): NodeJS.ProcessEnv | undefined {
+  if (env[REEXEC_ORIGIN_ENV] !== undefined) return undefined
+  if (/--max-semi-space-size\b/.test(env.NODE_OPTIONS ?? '')) return undefined
+  return {
+    ...env,
+    NODE_OPTIONS: [env.NODE_OPTIONS, `--max-semi-space-size=${EXTERNAL_SEMI_SPACE_MB}`].filter(Boolean).join(' '),
+    [REEXEC_ORIGIN_ENV]: String(Math.round(startedAtMs)),
+  }
+}
+
 /**
  * Milliseconds from the first process's start to this one's (0 when this is the first): the
  * start-up timeline counts from the first, so that READY's startupMs includes the replacement.
@@ -62,8 +91,13 @@ export function reexecOffsetMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 // Only the executable: from source (tsx, the tests) execPath is Node with the source's own arguments.
-if (isStandalone && typeof process.execve === 'function' && servesEmbedded(process.argv.slice(2), process.env)) {
-  const replacement = smallHostEnvironment(process.env, performance.timeOrigin)
+if (isStandalone && typeof process.execve === 'function') {
+  const args = process.argv.slice(2)
+  const replacement = servesEmbedded(args, process.env)
+    ? smallHostEnvironment(process.env, performance.timeOrigin)
+    : servesExternal(args, process.env)
+      ? externalServerEnvironment(process.env, performance.timeOrigin)
+      : undefined
   // A standalone executable's argv repeats its path (argv[1]) for Node's sake; the OS passed it once.
   // Node 24 aborts the process when execve(2) itself fails (it throws only for bad arguments),
   // so what can be checked beforehand is: only memory is at stake, and the server runs on.
@@ -72,7 +106,7 @@ if (isStandalone && typeof process.execve === 'function' && servesEmbedded(proce
       process.execve(process.execPath, [process.execPath, ...process.argv.slice(2)], replacement)
     } catch (error) {
       process.stderr.write(
-        `memsvc: could not restart with the small-host memory settings (${(error as Error).message}); continuing without them\n`,
+        `memsvc: could not restart with its memory settings (${(error as Error).message}); continuing without them\n`,
       )
     }
   }

@@ -259,13 +259,13 @@ describe('embedded database', () => {
           .filter((name) => /^uws-[0-9a-f]+\.node$/.test(name)),
       ).toHaveLength(1)
       measurements.push(`embedded, first start (initdb): spawn to READY ${Math.round(server.readyAfterMs!)} ms`)
-      // The process replaced itself (same pid) with its small-host memory settings, and created
+      // The process replaced itself (same pid) with the embedded server's memory settings, and created
       // the database in a child process before opening it (src/runtime/small-host-process.ts, src/db/embedded.ts).
       expect(processEnvironment(server.pid)).toMatchObject({
         MALLOC_MMAP_THRESHOLD_: '131072',
         NODE_OPTIONS: expect.stringContaining('--max-semi-space-size=1'),
       })
-      expect(server.hasLogged(/phasesMs=small-host-reexec:\d+,.*pglite-initdb:\d+,.*pglite-boot:\d+/)).toBe(true)
+      expect(server.hasLogged(/phasesMs=memory-reexec:\d+,.*pglite-initdb:\d+,.*pglite-boot:\d+/)).toBe(true)
 
       await expectJson(server, '/livez', 200, { state: 'READY' })
       await expectJson(server, '/readyz', 200, { ready: true, state: 'READY' })
@@ -423,9 +423,10 @@ describe('external PostgreSQL', () => {
       ])
       await server.waitForReady(START_TIMEOUT_MS)
       expect(server.hasLogged(/creating the embedded database/)).toBe(false)
-      // Node's own memory settings: the small-host ones are for the embedded database only.
+      // Only the young generation's size: the malloc setting is for the embedded database only.
       expect(processEnvironment(server.pid).MALLOC_MMAP_THRESHOLD_).toBeUndefined()
-      expect(server.hasLogged(/small-host-reexec/)).toBe(false)
+      expect(processEnvironment(server.pid).NODE_OPTIONS).toContain('--max-semi-space-size=16')
+      expect(server.hasLogged(/phasesMs=memory-reexec:\d+/)).toBe(true)
       const info = await server.get('/v1/system/info')
       expect(JSON.parse(info.body)).toMatchObject({ storage: 'postgresql', lifecycleState: 'READY' })
       await recordIdle('external PostgreSQL', server)

@@ -3,9 +3,11 @@
 
 import { describe, expect, it } from 'vitest'
 import {
+  externalServerEnvironment,
   REEXEC_ORIGIN_ENV,
   reexecOffsetMs,
   servesEmbedded,
+  servesExternal,
   smallHostEnvironment,
 } from '../../src/runtime/small-host-process.js'
 
@@ -28,6 +30,39 @@ describe('which starts are embedded servers', () => {
     [[], {}],
   ])('%j with %j is not', (args, env) => {
     expect(servesEmbedded(args, env)).toBe(false)
+  })
+})
+
+describe('which starts are servers on PostgreSQL', () => {
+  it.each([
+    [['serve', '--db-url', 'jdbc:postgresql://db/memsvc'], {}],
+    [['serve', '--db-url=jdbc:postgresql://db/memsvc'], {}],
+    [['serve'], { DB_URL: 'jdbc:postgresql://db/memsvc' }],
+  ])('%j with %j is one', (args, env) => {
+    expect(servesExternal(args, env)).toBe(true)
+  })
+
+  it.each([
+    [['serve'], {}],
+    [['serve', '--db-url', 'x', '--help'], {}],
+    [['apikey', 'list', '--db-url', 'x'], {}],
+  ])('%j with %j is not', (args, env) => {
+    expect(servesExternal(args, env)).toBe(false)
+  })
+})
+
+describe("the server on PostgreSQL's replacement environment", () => {
+  it('adds only the young generation size, after any NODE_OPTIONS, and the first start time', () => {
+    expect(externalServerEnvironment({ PATH: '/bin', NODE_OPTIONS: '--enable-source-maps' }, 1_000)).toEqual({
+      PATH: '/bin',
+      NODE_OPTIONS: '--enable-source-maps --max-semi-space-size=16',
+      [REEXEC_ORIGIN_ENV]: '1000',
+    })
+  })
+
+  it("keeps the operator's own young generation size, and never replaces a replacement", () => {
+    expect(externalServerEnvironment({ NODE_OPTIONS: '--max-semi-space-size=64' }, 1_000)).toBeUndefined()
+    expect(externalServerEnvironment({ [REEXEC_ORIGIN_ENV]: '1000' }, 2_000)).toBeUndefined()
   })
 })
 
