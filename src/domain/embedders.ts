@@ -40,11 +40,9 @@ const EMBEDDER: registrations.RegistrationKind<EmbedderRow, (typeof embeddersTab
 export const embedderUseCases = registrations.registryUseCases(EMBEDDER, {
   collection: 'embedders',
   idField: 'embedderId',
-  idOf: (item) => item.embedderId,
   createSchema: createEmbedderSchema,
   listSchema: listEmbeddersSchema,
   updateSchema: updateEmbedderSchema,
-  requestedId: (request) => request.embedderId,
   defaultApiPath: (request) => defaultEmbedderApiPath(request.providerType),
   // A LOCAL embedder's dimensionality and token limit come from its model (local-embedders.ts).
   prepareCreate: async (context, request) =>

@@ -72,11 +72,9 @@ const LLM: registrations.RegistrationKind<LlmRow, (typeof llmsTable.mutableColum
 export const llmUseCases = registrations.registryUseCases(LLM, {
   collection: 'llms',
   idField: 'llmId',
-  idOf: (item) => item.llmId,
   createSchema: createLlmSchema,
   listSchema: listLlmsSchema,
   updateSchema: updateLlmSchema,
-  requestedId: (request) => request.llmId,
   defaultApiPath: () => DEFAULT_LLM_API_PATH,
   newKindColumns: (request) => ({
     client_config: request.clientConfig ?? null,

@@ -279,21 +279,19 @@ export async function deleteRegistration<Row extends RegistrationRow, MutableCol
  */
 export interface RegistrationApi<
   Row extends RegistrationRow,
-  Item,
+  IdField extends string,
+  Item extends { [Field in IdField]: string },
   Collection extends string,
-  CreateRequest extends SharedCreateFields & { ownerId?: string },
+  CreateRequest extends SharedCreateFields & { ownerId?: string } & { [Field in IdField]?: string },
   UpdateRequest extends SharedUpdateFields,
 > {
   /** The collection as paths and list responses name it: "embedders". */
   collection: Collection
-  /** The id as requests and messages name it: "embedderId". */
-  idField: string
-  idOf(item: Item): string
+  /** The id as items, requests and messages name it: "embedderId" (a create request may choose it). */
+  idField: IdField
   createSchema: v.GenericSchema<unknown, CreateRequest>
   listSchema: v.GenericSchema<unknown, ListRequest>
   updateSchema: v.GenericSchema<unknown, UpdateRequest>
-  /** The id a create request asks for, if it names one. */
-  requestedId(request: CreateRequest): string | undefined
   defaultApiPath(request: CreateRequest): string
   /** The kind's own columns of a new row. */
   newKindColumns(request: CreateRequest): Omit<Row, keyof RegistrationRow>
@@ -314,27 +312,28 @@ export interface RegistrationApi<
 export function registryUseCases<
   Row extends RegistrationRow,
   MutableColumn extends keyof Row & string,
-  Item,
+  IdField extends string,
+  Item extends { [Field in IdField]: string },
   Collection extends string,
-  CreateRequest extends SharedCreateFields & { ownerId?: string },
+  CreateRequest extends SharedCreateFields & { ownerId?: string } & { [Field in IdField]?: string },
   UpdateRequest extends SharedUpdateFields,
 >(
   kind: RegistrationKind<Row, MutableColumn>,
-  api: RegistrationApi<Row, Item, Collection, CreateRequest, UpdateRequest>,
+  api: RegistrationApi<Row, IdField, Item, Collection, CreateRequest, UpdateRequest>,
 ): RegistryUseCases<Item, Collection> {
   const guardedWrite = <T>(context: DomainContext, id: string, write: () => Promise<T>): Promise<T> =>
     api.aroundWrite ? api.aroundWrite(context, id, write) : write()
   return {
     resource: kind.resource,
     collection: api.collection,
-    idOf: api.idOf,
+    idOf: (item) => item[api.idField],
 
     async create(context, call, input) {
       const principal = await context.authenticate(call)
       const parsed = parseInput(api.createSchema, input)
       const ownerId = await authoriseOwner(context.sql, principal, kind.resource, parsed.ownerId)
       const request = api.prepareCreate ? await api.prepareCreate(context, parsed) : parsed
-      const id = api.requestedId(request) ?? crypto.randomUUID()
+      const id = request[api.idField] ?? crypto.randomUUID()
       const row = {
         ...newRegistrationColumns(context, principal, kind, id, ownerId, request, api.defaultApiPath(request)),
         ...api.newKindColumns(request),

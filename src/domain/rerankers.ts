@@ -29,11 +29,9 @@ export function toReranker(row: RerankerRow): Reranker {
 export const rerankerUseCases = registrations.registryUseCases(RERANKER, {
   collection: 'rerankers',
   idField: 'rerankerId',
-  idOf: (item) => item.rerankerId,
   createSchema: createRerankerSchema,
   listSchema: listRerankersSchema,
   updateSchema: updateRerankerSchema,
-  requestedId: (request) => request.rerankerId,
   defaultApiPath: (request) => defaultRerankerApiPath(request.providerType),
   // A reranker has no columns of its own.
   newKindColumns: () => ({}),

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto'
-import { pipelined } from '../db/database.js'
+import { pipelined, type Queryable } from '../db/database.js'
 import * as chunksSql from '../db/sql/chunks.js'
 import * as memoriesSql from '../db/sql/memories.js'
 import type { RerankerRow } from '../db/sql/rerankers.js'
@@ -35,7 +35,7 @@ import { findUsableReranker } from './rerankers.js'
 import { RETRY_AFTER_SECONDS, type Reservation } from './response-budget.js'
 import { requireSpaceAccess, requireVectorStorage } from './space-access.js'
 import type { SpaceRows } from './space-rows-cache.js'
-import { type TextNeed, TextsOnDemand } from './texts-on-demand.js'
+import { type TextLoader, type TextNeed, TextsOnDemand } from './texts-on-demand.js'
 
 /**
  * POST /v1/memories:retrieve. Everything that can be refused is checked before the
@@ -762,27 +762,17 @@ async function prepare(
   const plan = planTexts(items, fetchMemory, contentBytes, chunkTextLength)
   const reservation = context.responseBudget.tryReserve(streamBytes(items, plan.contentNeeds, plan.chunkNeeds))
   if (!reservation) throw busy()
+  const onDemand = (needs: TextNeed[], find: (sql: Queryable, ids: string[]) => ReturnType<TextLoader>) =>
+    needs.length === 0
+      ? undefined
+      : new TextsOnDemand(needs, (ids) => reads.run((sql) => find(sql, ids)), TEXT_BATCH_BYTES)
   return {
     items: plan.items,
     notices,
     fetchMemory,
     memories,
-    contents:
-      plan.contentNeeds.length === 0
-        ? undefined
-        : new TextsOnDemand(
-            plan.contentNeeds,
-            (ids) => reads.run((sql) => memoriesSql.findMemoryContents(sql, ids)),
-            TEXT_BATCH_BYTES,
-          ),
-    chunkTexts:
-      plan.chunkNeeds.length === 0
-        ? undefined
-        : new TextsOnDemand(
-            plan.chunkNeeds,
-            (ids) => reads.run((sql) => chunksSql.findChunkTexts(sql, ids)),
-            TEXT_BATCH_BYTES,
-          ),
+    contents: onDemand(plan.contentNeeds, memoriesSql.findMemoryContents),
+    chunkTexts: onDemand(plan.chunkNeeds, chunksSql.findChunkTexts),
     reservation,
     answer,
   }

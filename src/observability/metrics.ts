@@ -73,19 +73,17 @@ export function createMetrics(
     return pendingStats
   }
 
-  const httpDuration = new SeriesHistogram(
-    'http_server_request_duration_seconds',
-    'Duration of HTTP server requests.',
-    ['method', 'route', 'status_code'] as const,
-    LATENCY_BUCKETS,
-    registry,
-  )
-  const grpcDuration = new SeriesHistogram(
+  const latencyHistogram = <Label extends string>(name: string, help: string, labels: readonly Label[]) =>
+    new SeriesHistogram(name, help, labels, LATENCY_BUCKETS, registry)
+  const httpDuration = latencyHistogram('http_server_request_duration_seconds', 'Duration of HTTP server requests.', [
+    'method',
+    'route',
+    'status_code',
+  ] as const)
+  const grpcDuration = latencyHistogram(
     'grpc_server_handling_seconds',
     'Histogram of response latency of RPCs handled by the server.',
     ['grpc_service', 'grpc_method', 'grpc_code'] as const,
-    LATENCY_BUCKETS,
-    registry,
   )
   new SeriesCounter(
     'grpc_server_handled_total',
@@ -93,12 +91,10 @@ export function createMetrics(
     grpcDuration,
     registry,
   )
-  const mcpToolDuration = new SeriesHistogram(
+  const mcpToolDuration = latencyHistogram(
     'memsvc_mcp_tool_call_duration_seconds',
     'Duration of MCP tool calls, by tool and outcome (OK or the error status the tool answered).',
     ['tool', 'status'] as const,
-    LATENCY_BUCKETS,
-    registry,
   )
   const queryEmbeddingCache = new Counter({
     name: 'memsvc_query_embedding_cache_total',

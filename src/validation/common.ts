@@ -129,6 +129,12 @@ export const pageSizeSchema = v.union(
 
 export const pageTokenSchema = v.pipe(textSchema(), v.maxLength(512, 'is not a valid page token'))
 
+/** The paging fields of every list request. */
+export const pageFields = {
+  maxResults: v.optional(pageSizeSchema),
+  nextToken: v.optional(pageTokenSchema),
+}
+
 export const boundedText = (maxLength = MAX_TEXT_LENGTH) =>
   v.pipe(textSchema(), v.maxLength(maxLength, `at most ${maxLength} characters`))
 
@@ -159,6 +165,15 @@ export const numberFrom = (min: number, max: number) =>
   )
 
 export const integerFrom = (min: number, max: number) => v.pipe(numberFrom(min, max), v.integer('must be an integer'))
+
+/** As integerFrom, but a fraction is refused before the range is checked, and as "a whole number" (memories, exports). */
+export const wholeNumberFrom = (min: number, max: number) =>
+  v.pipe(
+    v.number('must be a number'),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be from ${min} to ${max}`),
+    v.maxValue(max, `must be from ${min} to ${max}`),
+  )
 
 export const choiceOf = <const T extends readonly string[]>(values: T) =>
   v.picklist(values, `must be one of ${values.join(', ')}`)

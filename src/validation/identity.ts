@@ -5,8 +5,7 @@ import {
   labelsSchema,
   labelUpdateFields,
   oneLabelUpdateOnly,
-  pageSizeSchema,
-  pageTokenSchema,
+  pageFields,
   textSchema,
   uuidSchema,
 } from './common.js'
@@ -30,8 +29,7 @@ export const updateApiKeySchema = v.pipe(
 )
 
 export const listApiKeysSchema = v.strictObject({
-  maxResults: v.optional(pageSizeSchema),
-  nextToken: v.optional(pageTokenSchema),
+  ...pageFields,
   ownerId: v.optional(uuidSchema),
   status: v.optional(apiKeyStatus),
   labelFilter: v.optional(labelsSchema),
@@ -49,9 +47,6 @@ export const createUserSchema = v.strictObject({
   role: v.optional(v.picklist(['ADMIN', 'USER'], 'must be ADMIN or USER'), 'USER'),
 })
 
-export const listUsersSchema = v.strictObject({
-  maxResults: v.optional(pageSizeSchema),
-  nextToken: v.optional(pageTokenSchema),
-})
+export const listUsersSchema = v.strictObject(pageFields)
 
 export const idSchema = uuidSchema

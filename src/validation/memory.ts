@@ -2,17 +2,19 @@ import * as v from 'valibot'
 import { DEFAULT_CHUNK_SIZE, DEFAULT_SEPARATORS, KEEP_STRATEGIES } from '../chunking/chunking-config.js'
 import { firstSeparatorRegexProblem } from '../chunking/separator-regex.js'
 import {
+  choiceOf,
   epochMillisSchema,
   filterTextSchema,
   labelsSchema,
   labelUpdateFields,
   listOf,
   oneLabelUpdateOnly,
-  pageSizeSchema,
+  pageFields,
   pageTokenSchema,
   storableJson,
   textSchema,
   uuidSchema,
+  wholeNumberFrom,
 } from './common.js'
 import {
   DEFAULT_RETRIEVAL_WEIGHT,
@@ -32,7 +34,7 @@ import {
 export const CONTENT_TYPES = ['text/plain', 'text/markdown', 'application/json'] as const
 /** OCR of a document: AUTO reads only pages without a text layer, ON every page and image, OFF none. */
 export const OCR_MODES = ['AUTO', 'ON', 'OFF'] as const
-export const ocrModeSchema = v.picklist(OCR_MODES, `must be one of ${OCR_MODES.join(', ')}`)
+export const ocrModeSchema = choiceOf(OCR_MODES)
 export type ContentType = (typeof CONTENT_TYPES)[number]
 export const MEMORY_STATUSES = ['PENDING', 'EXTRACTING', 'PROCESSING', 'COMPLETED', 'FAILED'] as const
 export type MemoryStatus = (typeof MEMORY_STATUSES)[number]
@@ -62,21 +64,10 @@ export const SORT_ORDERS = ['ASCENDING', 'DESCENDING'] as const
 export const MEMORY_SORT_FIELDS = ['createdAt', 'updatedAt'] as const
 export type MemorySortField = (typeof MEMORY_SORT_FIELDS)[number]
 
-const integerFrom = (min: number, max: number) =>
-  v.pipe(
-    v.number('must be a number'),
-    v.integer('must be a whole number'),
-    v.minValue(min, `must be from ${min} to ${max}`),
-    v.maxValue(max, `must be from ${min} to ${max}`),
-  )
-
-const oneOf = <const T extends readonly string[]>(values: T) =>
-  v.picklist(values, `must be one of ${values.join(', ')}`)
-
 const recursiveSchema = v.pipe(
   v.strictObject({
-    chunkSize: v.optional(integerFrom(1, MAX_CHUNK_SIZE)),
-    chunkOverlap: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
+    chunkSize: v.optional(wholeNumberFrom(1, MAX_CHUNK_SIZE)),
+    chunkOverlap: v.optional(wholeNumberFrom(0, MAX_CHUNK_SIZE)),
     separators: v.optional(
       listOf(
         v.pipe(
@@ -87,7 +78,7 @@ const recursiveSchema = v.pipe(
         `at most ${MAX_SEPARATORS} separators`,
       ),
     ),
-    keepStrategy: v.optional(oneOf(KEEP_STRATEGIES)),
+    keepStrategy: v.optional(choiceOf(KEEP_STRATEGIES)),
     separatorIsRegex: v.optional(v.boolean('must be true or false')),
   }),
   v.forward(
@@ -126,8 +117,8 @@ const recursiveSchema = v.pipe(
 
 const sentenceSchema = v.pipe(
   v.strictObject({
-    maxChunkSize: v.optional(integerFrom(1, MAX_CHUNK_SIZE)),
-    minChunkSize: v.optional(integerFrom(0, MAX_CHUNK_SIZE)),
+    maxChunkSize: v.optional(wholeNumberFrom(1, MAX_CHUNK_SIZE)),
+    minChunkSize: v.optional(wholeNumberFrom(0, MAX_CHUNK_SIZE)),
   }),
   v.forward(
     v.check(
@@ -173,6 +164,19 @@ const spaceEmbedderSchema = v.strictObject({
   defaultRetrievalWeight: v.optional(retrievalWeightSchema),
 })
 
+/** Entries about a space's embedders (its members, a retrieval's weights): no more than a space holds, none twice. */
+export const embedderEntriesOf = <const Item extends v.GenericSchema<unknown, { embedderId: string }>>(
+  item: Item,
+  tooMany: string,
+) =>
+  v.pipe(
+    listOf(item, MAX_SPACE_EMBEDDERS, tooMany),
+    v.check(
+      (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
+      'names the same embedder twice',
+    ),
+  )
+
 const spaceNameSchema = v.pipe(
   textSchema(),
   v.check((text) => text.trim().length > 0, 'must not be empty'),
@@ -196,16 +200,7 @@ export const createSpaceSchema = v.strictObject({
   name: spaceNameSchema,
   labels: v.optional(labelsSchema),
   // None makes a keyword-only space; an embedder added later back-fills its vectors.
-  spaceEmbedders: v.optional(
-    v.pipe(
-      listOf(spaceEmbedderSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} embedders`),
-      v.check(
-        (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
-        'names the same embedder twice',
-      ),
-    ),
-    [],
-  ),
+  spaceEmbedders: v.optional(embedderEntriesOf(spaceEmbedderSchema, `at most ${MAX_SPACE_EMBEDDERS} embedders`), []),
   defaultChunkingConfig: v.optional(chunkingConfigSchema),
   publicRead: v.optional(v.boolean('must be true or false')),
   textSearchLanguage: v.optional(textSearchLanguageSchema, DEFAULT_TEXT_SEARCH_LANGUAGE),
@@ -232,8 +227,7 @@ export const updateSpaceSchema = v.pipe(
 )
 
 export const listSpacesSchema = v.strictObject({
-  maxResults: v.optional(pageSizeSchema),
-  nextToken: v.optional(pageTokenSchema),
+  ...pageFields,
   ownerId: v.optional(uuidSchema),
   labelFilter: v.optional(labelsSchema),
 })
@@ -383,13 +377,23 @@ export const memoryPageSizeSchema = v.union(
 
 export const listMemoriesSchema = v.strictObject({
   spaceId: uuidSchema,
-  statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+  statusFilter: v.optional(choiceOf(MEMORY_STATUSES)),
   filter: v.optional(filterTextSchema),
   maxResults: v.optional(memoryPageSizeSchema),
   nextToken: v.optional(pageTokenSchema),
-  sortBy: v.optional(oneOf(MEMORY_SORT_FIELDS)),
-  sortOrder: v.optional(oneOf(SORT_ORDERS)),
+  sortBy: v.optional(choiceOf(MEMORY_SORT_FIELDS)),
+  sortOrder: v.optional(choiceOf(SORT_ORDERS)),
 })
+
+/** What only a delete by filter sends, refused beside memoryIds. */
+function goesWithSpaceId<Input extends { spaceId?: string } & Partial<Record<Field, unknown>>, Field extends string>(
+  field: Field,
+) {
+  return v.forward(
+    v.check((input: Input) => input[field] === undefined || input.spaceId !== undefined, 'goes with spaceId'),
+    [field] as never,
+  )
+}
 
 export const batchDeleteMemoriesSchema = v.pipe(
   v.strictObject({
@@ -400,7 +404,7 @@ export const batchDeleteMemoriesSchema = v.pipe(
       ),
     ),
     spaceId: v.optional(uuidSchema),
-    statusFilter: v.optional(oneOf(MEMORY_STATUSES)),
+    statusFilter: v.optional(choiceOf(MEMORY_STATUSES)),
     filter: v.optional(
       v.pipe(
         filterTextSchema,
@@ -434,21 +438,9 @@ export const batchDeleteMemoriesSchema = v.pipe(
     ),
     ['expectedCount'],
   ),
-  v.forward(
-    v.check((input) => input.dryRun === undefined || input.spaceId !== undefined, 'goes with spaceId'),
-    ['dryRun'],
-  ),
-  v.forward(
-    v.check((input) => input.expectedCount === undefined || input.spaceId !== undefined, 'goes with spaceId'),
-    ['expectedCount'],
-  ),
-  v.forward(
-    v.check((input) => input.statusFilter === undefined || input.spaceId !== undefined, 'goes with spaceId'),
-    ['statusFilter'],
-  ),
-  v.forward(
-    v.check((input) => input.filter === undefined || input.spaceId !== undefined, 'goes with spaceId'),
-    ['filter'],
-  ),
+  goesWithSpaceId('dryRun'),
+  goesWithSpaceId('expectedCount'),
+  goesWithSpaceId('statusFilter'),
+  goesWithSpaceId('filter'),
 )
 export type BatchDeleteMemoriesRequest = v.InferOutput<typeof batchDeleteMemoriesSchema>

@@ -1,13 +1,13 @@
 import * as v from 'valibot'
 import {
   boundedText,
+  choiceOf,
   labelsSchema,
   labelUpdateFields,
   listOf,
   numberFrom,
   oneLabelUpdateOnly,
-  pageSizeSchema,
-  pageTokenSchema,
+  pageFields,
   textSchema,
   uuidSchema,
 } from './common.js'
@@ -49,9 +49,6 @@ export const MAX_CLIENT_CONFIG_LENGTH = 65_536
 export const MAX_SECRET_LENGTH = 8192
 export const MAX_SCOPES = 50
 export const MAX_STOP_SEQUENCE_LENGTH = 256
-
-const oneOf = <const T extends readonly string[]>(values: T) =>
-  v.picklist(values, `must be one of ${values.join(', ')}`)
 
 const requiredText = (maxLength: number) =>
   v.pipe(
@@ -100,7 +97,7 @@ const apiPathSchema = v.pipe(
 const MAX_MODALITY_ENTRIES = 16
 
 const modalitiesSchema = v.pipe(
-  listOf(oneOf(MODALITIES), MAX_MODALITY_ENTRIES, `at most ${MAX_MODALITY_ENTRIES} entries`),
+  listOf(choiceOf(MODALITIES), MAX_MODALITY_ENTRIES, `at most ${MAX_MODALITY_ENTRIES} entries`),
   v.minLength(1, 'must name at least one modality'),
   v.transform((items) => [...new Set(items)]),
 )
@@ -153,7 +150,7 @@ const cloudAdcCredentialSchema = v.strictObject({
 const credentialsSchema = (secretRequired: boolean) =>
   v.pipe(
     v.strictObject({
-      kind: oneOf(CREDENTIAL_KINDS),
+      kind: choiceOf(CREDENTIAL_KINDS),
       apiKey: v.optional(apiKeyCredentialSchema(secretRequired)),
       cloudAdc: v.optional(cloudAdcCredentialSchema),
     }),
@@ -244,7 +241,7 @@ function registrationFields<const T extends readonly string[]>(providerTypes: T)
   return {
     displayName: requiredText(MAX_DISPLAY_NAME_LENGTH),
     description: boundedText(MAX_DESCRIPTION_LENGTH),
-    providerType: oneOf(providerTypes),
+    providerType: choiceOf(providerTypes),
     endpointUrl: httpUrlSchema,
     apiPath: apiPathSchema,
     modelIdentifier: requiredText(MAX_MODEL_IDENTIFIER_LENGTH),
@@ -306,7 +303,7 @@ const embedderFields = v.strictObject({
   ...registrationFields(EMBEDDER_PROVIDER_TYPES),
   endpointUrl: embedderEndpointSchema,
   dimensionality: positiveInt32,
-  distributionType: oneOf(DISTRIBUTION_TYPES),
+  distributionType: choiceOf(DISTRIBUTION_TYPES),
   maxSequenceLength: positiveInt32,
   ...trailingRegistrationFields,
 })
@@ -343,7 +340,7 @@ const createEmbedderFields = v.strictObject({
   embedderId: v.optional(uuidSchema),
   ownerId: v.optional(uuidSchema),
   ...v.partial(embedderFields, [...OPTIONAL_ON_CREATE, 'maxSequenceLength', 'endpointUrl', 'dimensionality']).entries,
-  distributionType: v.optional(oneOf(DISTRIBUTION_TYPES), 'DENSE'),
+  distributionType: v.optional(choiceOf(DISTRIBUTION_TYPES), 'DENSE'),
   credentials: v.optional(createCredentialsSchema),
 })
 type CreateEmbedderFields = v.InferOutput<typeof createEmbedderFields>
@@ -390,10 +387,9 @@ export const updateEmbedderSchema = updateRegistrationSchema(embedderFields)
 /** Paging, label filter, provider filter and (admins) owner: the same for every registry. */
 function listRegistrationsSchema<const T extends readonly string[]>(providerTypes: T) {
   return v.strictObject({
-    maxResults: v.optional(pageSizeSchema),
-    nextToken: v.optional(pageTokenSchema),
+    ...pageFields,
     ownerId: v.optional(uuidSchema),
-    providerType: v.optional(oneOf(providerTypes)),
+    providerType: v.optional(choiceOf(providerTypes)),
     labelFilter: v.optional(labelsSchema),
   })
 }

@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { boundedText, choiceOf, filterTextSchema, integerFrom, listOf, numberFrom, uuidSchema } from './common.js'
 import { DEFAULT_REQUESTED_SIZE, MAX_MESSAGE_LENGTH, MAX_REQUESTED_SIZE, MAX_TEMPERATURE } from './limits.js'
-import { MAX_RETRIEVAL_WEIGHT, MAX_SPACE_EMBEDDERS } from './memory.js'
+import { embedderEntriesOf, MAX_RETRIEVAL_WEIGHT, MAX_SPACE_EMBEDDERS } from './memory.js'
 
 export const RETRIEVAL_MODES = ['HYBRID', 'VECTOR', 'KEYWORD'] as const
 export type RetrievalMode = (typeof RETRIEVAL_MODES)[number]
@@ -24,15 +24,7 @@ export const embedderWeightSchema = v.strictObject({
 
 export const spaceKeySchema = v.strictObject({
   spaceId: uuidSchema,
-  embedderWeights: v.optional(
-    v.pipe(
-      listOf(embedderWeightSchema, MAX_SPACE_EMBEDDERS, `at most ${MAX_SPACE_EMBEDDERS} entries`),
-      v.check(
-        (entries) => new Set(entries.map((entry) => entry.embedderId)).size === entries.length,
-        'names the same embedder twice',
-      ),
-    ),
-  ),
+  embedderWeights: v.optional(embedderEntriesOf(embedderWeightSchema, `at most ${MAX_SPACE_EMBEDDERS} entries`)),
   filter: v.optional(filterTextSchema),
 })
 

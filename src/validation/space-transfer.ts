@@ -1,5 +1,13 @@
 import * as v from 'valibot'
-import { epochMillisSchema, labelsSchema, listOf, storableJson, textSchema, uuidSchema } from './common.js'
+import {
+  epochMillisSchema,
+  labelsSchema,
+  listOf,
+  storableJson,
+  textSchema,
+  uuidSchema,
+  wholeNumberFrom,
+} from './common.js'
 import { MAX_MODEL_IDENTIFIER_LENGTH, MAX_RETRIEVAL_WEIGHT } from './limits.js'
 import {
   chunkingConfigSchema,
@@ -95,18 +103,11 @@ export type ImportSpaceRequest = v.InferOutput<typeof importSpaceSchema>
 
 export const importIdSchema = uuidSchema
 
-const wholeNumber = (min: number, max: number) =>
-  v.pipe(
-    v.number('must be a number'),
-    v.integer('must be a whole number'),
-    v.minValue(min, `must be from ${min} to ${max}`),
-    v.maxValue(max, `must be from ${min} to ${max}`),
-  )
-const count = wholeNumber(0, Number.MAX_SAFE_INTEGER)
+const count = wholeNumberFrom(0, Number.MAX_SAFE_INTEGER)
 
 /** An embedder of the exported space: `ref` names its vectors in the memory lines; the rest is its fingerprint. */
 const exportedEmbedderSchema = v.object({
-  ref: wholeNumber(0, MAX_SPACE_EMBEDDERS * 100),
+  ref: wholeNumberFrom(0, MAX_SPACE_EMBEDDERS * 100),
   embedderId: uuidSchema,
   providerType: v.pipe(textSchema(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_PROVIDER_TYPE_LENGTH)),
   modelIdentifier: v.pipe(
@@ -114,7 +115,7 @@ const exportedEmbedderSchema = v.object({
     v.minLength(1, 'must not be empty'),
     v.maxLength(MAX_MODEL_IDENTIFIER_LENGTH, `at most ${MAX_MODEL_IDENTIFIER_LENGTH} characters`),
   ),
-  dimensionality: wholeNumber(1, MAX_VECTOR_DIMENSIONS),
+  dimensionality: wholeNumberFrom(1, MAX_VECTOR_DIMENSIONS),
   defaultRetrievalWeight: v.optional(
     v.pipe(
       v.number('must be a number'),
@@ -188,7 +189,7 @@ export const memoryLineSchema = v.object({
     chunkingConfig: chunkingConfigSchema,
     createdAt: epochMillisSchema,
     updatedAt: epochMillisSchema,
-    version: v.optional(wholeNumber(1, 2 ** 31 - 1), 1),
+    version: v.optional(wholeNumberFrom(1, 2 ** 31 - 1), 1),
     validUntil: v.optional(epochMillisSchema),
     fileName: memoryFields.fileName,
   }),

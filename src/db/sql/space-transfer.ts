@@ -1,5 +1,6 @@
 import type { Queryable, Sql } from '../database.js'
 import type { EmbedderRow } from './embedders.js'
+import type { NewMemoryRow } from './memories.js'
 
 // ---- export
 
@@ -44,23 +45,26 @@ export async function nextExportKeys(
     limit ${limit}`
 }
 
-/** A memory as its export line carries it. */
-export interface ExportMemoryRow {
-  id: string
-  content_type: string
-  content: string
-  content_sha256: Buffer
-  metadata: Record<string, unknown>
-  chunking: Record<string, unknown>
-  created_at: Date
-  updated_at: Date
-  created_by: string
-  updated_by: string
-  version: number
-  valid_until: Date | null
-  file_name: string | null
-  document_options: Record<string, unknown> | null
-  extraction: Record<string, unknown> | null
+/** A memory as its export line carries it: these columns of its row, the content as exported. */
+export interface ExportMemoryRow
+  extends Pick<
+    NewMemoryRow,
+    | 'id'
+    | 'content_type'
+    | 'content'
+    | 'content_sha256'
+    | 'metadata'
+    | 'chunking'
+    | 'created_at'
+    | 'updated_at'
+    | 'created_by'
+    | 'updated_by'
+    | 'version'
+    | 'valid_until'
+    | 'file_name'
+    | 'document_options'
+    | 'extraction'
+  > {
   /** Its chunks are exported (COMPLETED, and its line not too large): they follow in exportChunks' answer. */
   with_chunks: boolean
 }

@@ -103,6 +103,13 @@ function operandsOf(node: FilterNode, kind: 'and' | 'or'): FilterNode[] {
   return operands
 }
 
+/** Opens `coalesce(<the target is an array> and `: CONTAINS and OVERLAPS hold only where the path holds an array. */
+function writeArrayAnd(template: Template, target: ValueReference, column: MetadataColumn): void {
+  template.text('coalesce(jsonb_typeof(')
+  writeJson(template, target, column)
+  template.text(") = 'array' and ")
+}
+
 function writeNode(template: Template, node: FilterNode, column: MetadataColumn): void {
   switch (node.kind) {
     case 'and':
@@ -155,16 +162,13 @@ function writeNode(template: Template, node: FilterNode, column: MetadataColumn)
       template.text(" <> 'null'::jsonb, false)")
       return
     case 'contains':
-      template.text('coalesce(jsonb_typeof(')
-      writeJson(template, node.target, column)
-      template.text(") = 'array' and ")
+      writeArrayAnd(template, node.target, column)
       writeJson(template, node.target, column)
       template.text(' @> ').value(JSON.stringify(node.values)).text('::text::jsonb, false)')
       return
     case 'overlaps':
-      template.text('coalesce(jsonb_typeof(')
-      writeJson(template, node.target, column)
-      template.text(") = 'array' and exists (select 1 from jsonb_array_elements(")
+      writeArrayAnd(template, node.target, column)
+      template.text('exists (select 1 from jsonb_array_elements(')
       writeJson(template, node.target, column)
       template
         .text(') as element (value) where element.value = any(')

@@ -14,6 +14,7 @@ import {
 import type { ExtractionPool } from '../../documents/extraction-pool.js'
 import { MEMORY_EXTRACT_JOB, MEMORY_INGEST_JOB, type MemoryExtractPayload } from '../../domain/job-kinds.js'
 import type { Logger } from '../../observability/logger.js'
+import { registeredOnce } from '../../observability/registered-once.js'
 import { type JobHandler, PermanentJobError } from '../job-processor.js'
 
 /** A document is extracted at most this many times; extraction itself is deterministic, so more would not help. */
@@ -46,32 +47,22 @@ interface ExtractionMetrics {
 
 /** Prometheus metrics of extraction, registered once per registry. */
 function extractionMetrics(registry: Registry): ExtractionMetrics {
-  const existing = registry.getSingleMetric('memsvc_documents_extracted_total')
-  if (existing)
-    return {
-      documents: existing as Counter<'kind' | 'outcome'>,
-      pages: registry.getSingleMetric('memsvc_document_pages_extracted_total') as Counter<'method'>,
-      seconds: registry.getSingleMetric('memsvc_document_extraction_duration_seconds') as Histogram<'kind'>,
-    }
   return {
-    documents: new Counter({
+    documents: registeredOnce(registry, Counter, {
       name: 'memsvc_documents_extracted_total',
       help: 'Documents whose extraction ended, by kind (pdf, docx, …) and outcome (completed, failed).',
       labelNames: ['kind', 'outcome'] as const,
-      registers: [registry],
     }),
-    pages: new Counter({
+    pages: registeredOnce(registry, Counter, {
       name: 'memsvc_document_pages_extracted_total',
       help: 'Pages, slides and images extracted, by how their text was obtained (TEXT, OCR, NONE).',
       labelNames: ['method'] as const,
-      registers: [registry],
     }),
-    seconds: new Histogram({
+    seconds: registeredOnce(registry, Histogram, {
       name: 'memsvc_document_extraction_duration_seconds',
       help: 'How long extracting a document took (reading it, OCR, page images).',
       labelNames: ['kind'] as const,
       buckets: EXTRACTION_SECONDS_BUCKETS,
-      registers: [registry],
     }),
   }
 }

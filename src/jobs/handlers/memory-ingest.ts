@@ -20,6 +20,7 @@ import {
   type SpaceBackfillPayload,
 } from '../../domain/job-kinds.js'
 import { embedderProfile, openProviderAccess } from '../../domain/registered-providers.js'
+import { registeredOnce } from '../../observability/registered-once.js'
 import {
   DEFAULT_EMBEDDING_POLICY,
   type EmbeddingCall,
@@ -68,33 +69,22 @@ interface MemoryMetrics {
 
 /** Prometheus metrics of the memory core, registered once per registry. */
 function memoryMetrics(registry: Registry): MemoryMetrics {
-  const existing = registry.getSingleMetric('memsvc_memories_ingested_total')
-  if (existing) {
-    return {
-      ingested: existing as Counter<'outcome'>,
-      requests: registry.getSingleMetric('memsvc_embedding_requests_total') as Counter<'provider_type' | 'outcome'>,
-      latency: registry.getSingleMetric('memsvc_embedding_request_duration_seconds') as Histogram<'provider_type'>,
-    }
-  }
   return {
-    ingested: new Counter({
+    ingested: registeredOnce(registry, Counter, {
       name: 'memsvc_memories_ingested_total',
       help: 'Memories whose ingest finished, by outcome (completed, failed).',
       labelNames: ['outcome'] as const,
-      registers: [registry],
     }),
-    requests: new Counter({
+    requests: registeredOnce(registry, Counter, {
       name: 'memsvc_embedding_requests_total',
       help: 'Embedding requests to providers, by provider type and outcome (ok, retried, failed).',
       labelNames: ['provider_type', 'outcome'] as const,
-      registers: [registry],
     }),
-    latency: new Histogram({
+    latency: registeredOnce(registry, Histogram, {
       name: 'memsvc_embedding_request_duration_seconds',
       help: 'Duration of embedding requests to providers.',
       labelNames: ['provider_type'] as const,
       buckets: LATENCY_BUCKETS,
-      registers: [registry],
     }),
   }
 }
