@@ -23,26 +23,15 @@ import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { lastValue, parseChoice, parseInteger, parseTime } from '../option-parsing.js'
 import { formatTime, print, shellQuote } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
-import { FINISHED, memoryFields, memoryJson, STATUSES, WAIT_POLL_MS } from './memory-shared.js'
+import { FINISHED, jsonObjectOption, memoryFields, memoryJson, STATUSES, WAIT_POLL_MS } from './memory-shared.js'
 import { chunkingFrom } from './space.js'
 
 /** A content hash in the history table: enough hex digits to tell versions apart. */
 const HASH_DIGITS = 12
 /** The largest version and count the proto's int32 fields hold. */
 const MAX_INT32 = 2_147_483_647
-
-/** "--merge-metadata": a JSON object, or the flag named in a bad-input error. */
-function jsonObject(text: unknown, flag: string): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined
-  try {
-    const parsed = JSON.parse(String(text)) as unknown
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>
-  } catch {
-    // Reported below, like any other value that is not an object.
-  }
-  throw badInput(`--${flag}: must be a JSON object, e.g. --${flag} '{"topic":"billing"}'`)
-}
+/** The object a bad --metadata or --merge-metadata on update is shown. */
+const TOPIC_EXAMPLE = '{"topic":"billing"}'
 
 /** The new content from --content or --content-file (read as UTF-8 text), with the type its extension names. */
 async function newContent(argv: Args): Promise<{ originalContent?: string; contentType?: string }> {
@@ -70,8 +59,8 @@ async function updateRequest(argv: Args): Promise<UpdateMemoryRequest> {
       expectedVersion === undefined
         ? undefined
         : parseInteger(expectedVersion, 'expected-version', { min: 1, max: MAX_INT32 }),
-    replaceMetadata: jsonObject(lastValue(argv.metadata), 'metadata'),
-    mergeMetadata: jsonObject(lastValue(argv.mergeMetadata), 'merge-metadata'),
+    replaceMetadata: jsonObjectOption(lastValue(argv.metadata), 'metadata', TOPIC_EXAMPLE),
+    mergeMetadata: jsonObjectOption(lastValue(argv.mergeMetadata), 'merge-metadata', TOPIC_EXAMPLE),
     validUntil: validUntil === undefined ? undefined : parseTime(validUntil, 'valid-until'),
     clearValidUntil: argv.clearValidUntil === true ? true : undefined,
     chunkingConfig: chunkingFrom(argv),

@@ -72,7 +72,8 @@ export function memoryFields(memory: Memory): Array<[string, string | undefined]
 
 export const memoryJson = (memory: Memory) => ({ ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) })
 
-export function metadataFrom(text: unknown): Record<string, unknown> | undefined {
+/** A JSON-object option (--metadata, --merge-metadata); a bad value is a bad-input error that shows `example`. */
+export function jsonObjectOption(text: unknown, flag: string, example: string): Record<string, unknown> | undefined {
   if (text === undefined) return undefined
   try {
     const parsed = JSON.parse(String(text)) as unknown
@@ -81,7 +82,7 @@ export function metadataFrom(text: unknown): Record<string, unknown> | undefined
   } catch {
     // Reported below, like any other value that is not an object.
   }
-  throw badInput(`--metadata: must be a JSON object, e.g. --metadata '{"source":"wiki"}'`)
+  throw badInput(`--${flag}: must be a JSON object, e.g. --${flag} '${example}'`)
 }
 
 /** How documents are extracted, from --ocr, --page-images, --page-image-dpi and --ocr-language. */
@@ -107,7 +108,7 @@ export function createFields(argv: Args): Omit<CreateMemoryRequest, 'originalCon
   return {
     spaceId: String(argv.space),
     contentType: argv.contentType as string | undefined,
-    metadata: metadataFrom(argv.metadata),
+    metadata: jsonObjectOption(argv.metadata, 'metadata', '{"source":"wiki"}'),
     chunkingConfig: chunkingFrom(argv),
     dedupe: argv.dedupe as boolean | undefined,
     documentOptions: documentFields(argv),
