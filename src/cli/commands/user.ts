@@ -1,11 +1,11 @@
 // memsvc user create|list|get|delete|me
 import type { Argv } from 'yargs'
 import { Role, type User } from '../../generated/memsvc/v1/users.js'
-import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
-import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import { clientHandler, commandGroup, withOptions } from '../command.js'
+import { PAGING_OPTIONS, pagingRequest, printListedPages } from '../common-options.js'
 import { runAuthenticated } from '../connection.js'
 import { parseChoice } from '../option-parsing.js'
-import { formatTime, print, printPage } from '../output.js'
+import { formatTime, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 
 const ROLES = [Role.ADMIN, Role.USER] as const
@@ -43,12 +43,7 @@ const create = clientHandler(async (argv, settings) => {
 })
 
 const list = clientHandler(async (argv, settings) => {
-  const { maxResults, nextToken } = pagingRequest(argv)
-  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
-    const response = await api.users.list({ maxResults, nextToken: token })
-    return { items: response.users, nextToken: response.nextToken }
-  })
-  printPage(settings.output, page, {
+  await printListedPages(argv, settings, pagingRequest(argv), (api, page) => api.users.list(page), {
     field: 'users',
     what: 'users',
     text: (users) =>
