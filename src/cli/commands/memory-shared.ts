@@ -148,6 +148,16 @@ export const SPACE_OPTION = {
   space: { type: 'string', describe: 'The space id (required)', requiresArg: true, demandOption: true },
 } as const
 
+/** A memory's chunk sizes, after --chunking, on create and on update. */
+export const CHUNK_SIZE_OPTIONS = {
+  'chunk-size': { type: 'string', describe: 'Chunk size in characters', requiresArg: true },
+  'chunk-overlap': {
+    type: 'string',
+    describe: 'Characters shared by neighbouring chunks (recursive)',
+    requiresArg: true,
+  },
+} as const
+
 export const CREATE_OPTIONS = {
   ...SPACE_OPTION,
   'content-type': {
@@ -160,12 +170,7 @@ export const CREATE_OPTIONS = {
   dedupe: { type: 'boolean', describe: 'If the space already holds the same content, answer with that memory' },
   wait: { type: 'boolean', describe: 'Block until ingest has finished (COMPLETED or FAILED; exit 1 if FAILED)' },
   chunking: { type: 'string', describe: "Override the space's chunking: none, recursive, sentence", requiresArg: true },
-  'chunk-size': { type: 'string', describe: 'Chunk size in characters', requiresArg: true },
-  'chunk-overlap': {
-    type: 'string',
-    describe: 'Characters shared by neighbouring chunks (recursive)',
-    requiresArg: true,
-  },
+  ...CHUNK_SIZE_OPTIONS,
 } as const
 
 /** How a document (PDF, Office, HTML, image) is extracted; text files ignore these. */

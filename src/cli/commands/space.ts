@@ -7,7 +7,7 @@ import {
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
 import { DEFAULT_TEXT_SEARCH_LANGUAGE } from '../../validation/limits.js'
-import { clientHandler, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, idPositional, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -185,7 +185,6 @@ const remove = clientHandler(async (argv, settings) => {
   })
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'space id (UUID)' })
 const PUBLIC_READ_OPTION = {
   'public-read': { type: 'boolean', describe: 'Other users may read (retrieve from) it, never write' },
 } as const
@@ -250,7 +249,7 @@ export function spaceCommand(yargs: Argv): Argv {
       {
         command: 'get <id>',
         describe: 'Show one space and the state of its embedders',
-        builder: idPositional,
+        builder: (command) => idPositional(command, 'space'),
         handler: get,
       },
       {
@@ -258,7 +257,7 @@ export function spaceCommand(yargs: Argv): Argv {
         describe: 'Rename, share or label a space',
         builder: (command) =>
           withOptions(
-            idPositional(command),
+            idPositional(command, 'space'),
             { name: { type: 'string', describe: 'A new name', requiresArg: true } },
             PUBLIC_READ_OPTION,
             LABEL_UPDATE_OPTIONS,
@@ -273,7 +272,7 @@ export function spaceCommand(yargs: Argv): Argv {
       {
         command: 'delete <id>',
         describe: 'Delete a space with its memories, chunks and vectors',
-        builder: idPositional,
+        builder: (command) => idPositional(command, 'space'),
         handler: remove,
       },
       ...transferSubcommands(),

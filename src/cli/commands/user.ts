@@ -1,7 +1,7 @@
 // memsvc user create|list|get|delete|me
 import type { Argv } from 'yargs'
 import { Role, type User } from '../../generated/memsvc/v1/users.js'
-import { clientHandler, commandGroup, withOptions } from '../command.js'
+import { clientHandler, commandGroup, idPositional, withOptions } from '../command.js'
 import { PAGING_OPTIONS, pagingRequest, printListedPages } from '../common-options.js'
 import { runAuthenticated } from '../connection.js'
 import { parseChoice } from '../option-parsing.js'
@@ -73,8 +73,6 @@ const remove = clientHandler(async (argv, settings) => {
   print(settings.output, { json: { userId, deleted: true }, text: () => `deleted user ${userId}\n` })
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'User id (UUID)' })
-
 export function userCommand(yargs: Argv): Argv {
   return commandGroup(yargs, 'user', 'Manage users (admins), or show who you are', [
     {
@@ -102,13 +100,13 @@ export function userCommand(yargs: Argv): Argv {
     {
       command: 'get <id>',
       describe: 'Show one user',
-      builder: (command) => idPositional(command).example('$0 user get 3f2a…', 'show a user'),
+      builder: (command) => idPositional(command, 'User').example('$0 user get 3f2a…', 'show a user'),
       handler: get,
     },
     {
       command: 'delete <id>',
       describe: 'Delete a user (admins)',
-      builder: (command) => idPositional(command).example('$0 user delete 3f2a…', 'delete a user'),
+      builder: (command) => idPositional(command, 'User').example('$0 user delete 3f2a…', 'delete a user'),
       handler: remove,
     },
     {
