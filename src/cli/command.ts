@@ -98,6 +98,11 @@ export function commandGroup(yargs: Argv, name: string, describe: string, subcom
   )
 }
 
+/** The `<id>` positional of a command about one item; its help says "<what> id (UUID)". */
+export function idPositional(command: Argv, what: string): Argv {
+  return command.positional('id', { type: 'string', describe: `${what} id (UUID)` })
+}
+
 /** Registers option tables (name → yargs options) on a command. */
 export function withOptions<T>(yargs: Argv<T>, ...tables: Array<Record<string, Options>>): Argv<T> {
   let configured = yargs

@@ -1,9 +1,12 @@
 // Option tables shared by several command groups, so that e.g. paging and labels
 // read the same everywhere.
 import type { Options } from 'yargs'
+import type { MemsvcClient } from '../../sdk/src/index.js'
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../validation/limits.js'
-import type { Args } from './command.js'
+import type { ClientSettings } from './client-settings.js'
+import { type Args, fetchPages } from './command.js'
 import { parseInteger, parseLabels } from './option-parsing.js'
+import { type Listing, printPage } from './output.js'
 
 /**
  * A repeatable option: `--label a=1 --label b=2`, one value per occurrence. A yargs array
@@ -58,7 +61,13 @@ export const OWNER_OPTION = {
   },
 } as const satisfies Record<string, Options>
 
-export function pagingRequest(argv: Args): { maxResults?: number; nextToken?: string } {
+/** The paging fields of a list request. */
+export interface Paging {
+  maxResults?: number
+  nextToken?: string
+}
+
+export function pagingRequest(argv: Args): Paging {
   return {
     maxResults:
       argv.maxResults === undefined
@@ -66,6 +75,24 @@ export function pagingRequest(argv: Args): { maxResults?: number; nextToken?: st
         : parseInteger(argv.maxResults, 'max-results', { min: 1, max: MAX_PAGE_SIZE }),
     nextToken: argv.nextToken === undefined ? undefined : String(argv.nextToken),
   }
+}
+
+/**
+ * What a `list` command prints: the page at `paging.nextToken`, or with --all every page, each
+ * fetched by `list` (the command's own call and filters) and its items read from `listing.field`.
+ */
+export async function printListedPages<Field extends string, Item>(
+  argv: Args,
+  settings: ClientSettings,
+  paging: Paging,
+  list: (api: MemsvcClient, paging: Paging) => Promise<{ [Key in Field]: Item[] } & { nextToken?: string }>,
+  listing: Listing<Item> & { field: Field },
+): Promise<void> {
+  const page = await fetchPages(settings, paging.nextToken, argv.all === true, async (api, nextToken) => {
+    const response = await list(api, { maxResults: paging.maxResults, nextToken })
+    return { items: response[listing.field], nextToken: response.nextToken }
+  })
+  printPage(settings.output, page, listing)
 }
 
 /** The update request's label fields from --replace-label / --merge-label / --clear-labels. */

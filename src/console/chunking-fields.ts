@@ -11,6 +11,12 @@ const KEEP_STRATEGIES: Array<[string, string]> = [
   ['KEEP_START', 'With the piece after it (KEEP_START)'],
   ['DISCARD', 'Dropped (DISCARD)'],
 ]
+/** The size fields' hints: the server's defaults, for sizes left empty. */
+const SIZE_HINTS = {
+  size: `Characters; default ${DEFAULT_CHUNK_SIZE}.`,
+  overlap: 'Characters; default an eighth of the size.',
+  minSize: 'A shorter last chunk joins the one before; default 0.',
+}
 /** The value of the strategy select that sends no chunkingConfig at all. */
 export const INHERIT = 'inherit'
 
@@ -43,43 +49,18 @@ export function chunkingFields(
     ['none', 'None (one chunk per memory)'],
   ]
   const strategy = field(errors, { name, label: 'Chunking strategy' }, select(strategies))
-  const chunkSize = field(
-    errors,
-    { name: `${name}.recursive.chunkSize`, label: 'Chunk size', hint: `Characters; default ${DEFAULT_CHUNK_SIZE}.` },
-    sizeInput(1),
-  )
-  const chunkOverlap = field(
-    errors,
-    {
-      name: `${name}.recursive.chunkOverlap`,
-      label: 'Chunk overlap',
-      hint: 'Characters; default an eighth of the size.',
-    },
-    sizeInput(0),
-  )
+  /** A size in characters, `path` within the config: the server's errors name it so. */
+  const sizeField = (path: string, label: string, hint: string, min: number) =>
+    field(errors, { name: `${name}.${path}`, label, hint }, sizeInput(min))
+  const chunkSize = sizeField('recursive.chunkSize', 'Chunk size', SIZE_HINTS.size, 1)
+  const chunkOverlap = sizeField('recursive.chunkOverlap', 'Chunk overlap', SIZE_HINTS.overlap, 0)
   const keepStrategy = field(
     errors,
     { name: `${name}.recursive.keepStrategy`, label: 'A separator goes' },
     select(KEEP_STRATEGIES),
   )
-  const maxChunkSize = field(
-    errors,
-    {
-      name: `${name}.sentence.maxChunkSize`,
-      label: 'Max chunk size',
-      hint: `Characters; default ${DEFAULT_CHUNK_SIZE}.`,
-    },
-    sizeInput(1),
-  )
-  const minChunkSize = field(
-    errors,
-    {
-      name: `${name}.sentence.minChunkSize`,
-      label: 'Min chunk size',
-      hint: 'A shorter last chunk joins the one before; default 0.',
-    },
-    sizeInput(0),
-  )
+  const maxChunkSize = sizeField('sentence.maxChunkSize', 'Max chunk size', SIZE_HINTS.size, 1)
+  const minChunkSize = sizeField('sentence.minChunkSize', 'Min chunk size', SIZE_HINTS.minSize, 0)
   const recursivePanel = h(
     'div',
     { class: 'sub-panel grid3', 'data-strategy': 'recursive' },

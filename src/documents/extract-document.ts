@@ -59,7 +59,12 @@ export async function extractDocument(
   sink: ExtractionSink,
   tools: ExtractionTools,
 ): Promise<ExtractedDocument> {
-  const document = await extractByKind(bytes, kind, options, sink, tools)
+  const document =
+    kind === 'pdf'
+      ? await extractPdf(bytes, options, sink, pdfPageHandler(options, sink, tools))
+      : kind === 'image'
+        ? await extractImage(bytes, options, sink, tools)
+        : readOfficeOrHtml(bytes, kind, options, sink)
   if (document.text.length > options.limits.maxTextCharacters) {
     throw new ExtractionError(
       `the extracted text is longer than ${options.limits.maxTextCharacters} characters, the limit for one document`,
@@ -71,28 +76,16 @@ export async function extractDocument(
   return document
 }
 
-async function extractByKind(
-  bytes: Uint8Array,
-  kind: DocumentKind,
-  options: ExtractionOptions,
-  sink: ExtractionSink,
-  tools: ExtractionTools,
-): Promise<ExtractedDocument> {
-  if (kind === 'pdf') return extractPdf(bytes, options, sink, pdfPageHandler(options, sink, tools))
-  if (kind === 'image') return extractImage(bytes, options, sink, tools)
-  const document = readOfficeOrHtml(bytes, kind, options)
-  const pagesTotal = Math.max(1, document.pages.length)
-  sink.progress({ stage: 'EXTRACTING', pagesDone: pagesTotal, pagesTotal })
-  return document
-}
-
+/** These readers take the whole document in one step: its progress is every page at once. */
 function readOfficeOrHtml(
   bytes: Uint8Array,
   kind: keyof typeof OFFICE_AND_HTML_EXTRACTORS,
   options: ExtractionOptions,
-) {
+  sink: ExtractionSink,
+): ExtractedDocument {
+  let document: ExtractedDocument
   try {
-    return OFFICE_AND_HTML_EXTRACTORS[kind](bytes, options)
+    document = OFFICE_AND_HTML_EXTRACTORS[kind](bytes, options)
   } catch (error) {
     if (error instanceof ExtractionError) throw error
     // These readers are pure functions of the bytes: what fails once fails every time, so it is permanent.
@@ -100,6 +93,9 @@ function readOfficeOrHtml(
       `the ${KIND_NAMES[kind]} is damaged or not what its type says: ${(error as Error).message}`,
     )
   }
+  const pagesTotal = Math.max(1, document.pages.length)
+  sink.progress({ stage: 'EXTRACTING', pagesDone: pagesTotal, pagesTotal })
+  return document
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type ExtractionSink,
 } from './extracted-document.js'
 import type { ExtractionReply, ExtractionRequest } from './extraction-messages.js'
-import { queueWithdrawable } from './withdrawable-work.js'
+import { WithdrawableWorkPool } from './withdrawable-work.js'
 
 /**
  * The extraction threads of one process and the queue in front of them. Each thread extracts
@@ -88,13 +88,11 @@ function startWorker(memoryLimitMb: number): Worker {
   })
 }
 
-export class ExtractionPool {
-  readonly #threads: Thread[] = []
-  readonly #queue: Job[] = []
+export class ExtractionPool extends WithdrawableWorkPool<Job, Thread> {
   #nextId = 1
-  #closed = false
 
   constructor(readonly options: ExtractionPoolOptions) {
+    super()
     if (!Number.isInteger(options.threads) || options.threads < 1)
       throw new Error(`extraction threads must be a positive integer, not ${options.threads}`)
   }
@@ -112,46 +110,29 @@ export class ExtractionPool {
     sink: ExtractionSink,
     signal?: AbortSignal,
   ): Promise<ExtractedDocument> {
-    if (this.#closed) return Promise.reject(new ExtractionPoolClosed('document extraction is shut down'))
+    if (this.closed) return Promise.reject(new ExtractionPoolClosed('document extraction is shut down'))
     if (signal?.aborted) return Promise.reject(signal.reason)
-    return queueWithdrawable<ExtractedDocument, Job>(
+    return this.enqueue<ExtractedDocument>(
       signal,
       (resolve, reject) => ({ bytes, kind, options, sink, signal, resolve, reject }),
-      (job) => {
-        this.#queue.push(job)
-        this.#dispatch()
-      },
-      (job) => this.#withdraw(job),
+      () => signal?.reason,
     )
   }
 
-  /** Documents waiting and running, for metrics and tests. */
-  get load(): { queued: number; running: number; threads: number } {
-    return {
-      queued: this.#queue.length,
-      running: this.#threads.filter((thread) => thread.running).length,
-      threads: this.#threads.length,
-    }
+  protected shutdownError(): Error {
+    return new ExtractionPoolClosed('document extraction is shutting down')
   }
 
-  /** Fails what waits and what runs, and ends the threads. */
-  async close(): Promise<void> {
-    this.#closed = true
-    for (const job of this.#queue.splice(0))
-      job.reject(new ExtractionPoolClosed('document extraction is shutting down'))
-    await Promise.all(
-      [...this.#threads].map((thread) =>
-        this.#end(thread, new ExtractionPoolClosed('document extraction is shutting down')),
-      ),
-    )
+  protected endOnShutdown(thread: Thread): Promise<void> {
+    return this.#end(thread, this.shutdownError())
   }
 
-  #dispatch(): void {
-    while (this.#queue.length > 0) {
-      let thread = this.#threads.find((candidate) => !candidate.running)
-      if (!thread && this.#threads.length < this.options.threads) thread = this.#start()
+  protected dispatch(): void {
+    while (this.queue.length > 0) {
+      let thread = this.threads.find((candidate) => !candidate.running)
+      if (!thread && this.threads.length < this.options.threads) thread = this.#start()
       if (!thread) return
-      this.#run(thread, this.#queue.shift()!)
+      this.#run(thread, this.queue.shift()!)
     }
   }
 
@@ -182,14 +163,14 @@ export class ExtractionPool {
     thread.running = undefined
     if ('document' in outcome) running.job.resolve(outcome.document)
     else running.job.reject(outcome.error)
-    if (this.#threads.includes(thread)) thread.worker.unref()
-    if (!this.#closed) this.#dispatch()
+    if (this.threads.includes(thread)) thread.worker.unref()
+    if (!this.closed) this.dispatch()
   }
 
   #start(): Thread {
     const thread: Thread = { worker: startWorker(this.options.memoryLimitMb) }
     thread.worker.unref()
-    this.#threads.push(thread)
+    this.threads.push(thread)
     thread.worker.on('message', (reply: ExtractionReply) => this.#answer(thread, reply))
     let crash: Error | undefined
     thread.worker.on('error', (error: Error & { code?: string }) => {
@@ -199,8 +180,8 @@ export class ExtractionPool {
           : new ExtractionError(`extraction failed: its thread crashed (${error.message})`)
     })
     thread.worker.on('exit', (code) => {
-      const index = this.#threads.indexOf(thread)
-      if (index >= 0) this.#threads.splice(index, 1)
+      const index = this.threads.indexOf(thread)
+      if (index >= 0) this.threads.splice(index, 1)
       const error =
         thread.endedBecause ?? crash ?? new ExtractionError(`extraction failed: its thread stopped (exit code ${code})`)
       this.#finish(thread, { error })
@@ -264,23 +245,17 @@ export class ExtractionPool {
     if (thread.running === running) thread.worker.postMessage(reply)
   }
 
-  #withdraw(job: Job): void {
-    const queued = this.#queue.indexOf(job)
-    if (queued >= 0) {
-      this.#queue.splice(queued, 1)
-      job.reject(job.signal?.reason)
-      return
-    }
+  protected withdrawRunning(job: Job): void {
     // A parser cannot be interrupted from outside: the thread goes, another starts for the next document.
-    const thread = this.#threads.find((candidate) => candidate.running?.job === job)
+    const thread = this.threads.find((candidate) => candidate.running?.job === job)
     if (thread) void this.#end(thread, job.signal?.reason ?? new Error('extraction was withdrawn'))
   }
 
   /** Ends the thread now; its document fails with `reason`. */
   async #end(thread: Thread, reason: Error): Promise<void> {
     thread.endedBecause ??= reason
-    const index = this.#threads.indexOf(thread)
-    if (index >= 0) this.#threads.splice(index, 1)
+    const index = this.threads.indexOf(thread)
+    if (index >= 0) this.threads.splice(index, 1)
     this.#finish(thread, { error: reason })
     await thread.worker.terminate()
   }

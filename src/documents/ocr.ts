@@ -12,7 +12,7 @@ import {
   type OcrThreadData,
   type RecognizedPage,
 } from './ocr-protocol.js'
-import { queueWithdrawable } from './withdrawable-work.js'
+import { WithdrawableWorkPool } from './withdrawable-work.js'
 
 /**
  * OCR with tesseract.js 7, for the whole process: at most `concurrency` OCR threads (each runs
@@ -74,14 +74,12 @@ function startOcrWorker(workerData: OcrThreadData): Worker {
 
 let nextThreadNumber = 1
 
-export class TesseractOcrEngine implements OcrEngine {
-  readonly #threads: OcrThread[] = []
-  readonly #queue: Recognition[] = []
+export class TesseractOcrEngine extends WithdrawableWorkPool<Recognition, OcrThread> implements OcrEngine {
   readonly #idleTimeoutMs: number
   readonly #maxImagePixels: number
-  #closed = false
 
   constructor(readonly options: OcrEngineOptions) {
+    super()
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
       throw new Error(`OCR concurrency must be a positive integer, not ${options.concurrency}`)
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_OCR_IDLE_TIMEOUT_MS
@@ -103,7 +101,7 @@ export class TesseractOcrEngine implements OcrEngine {
     languages: string[],
     signal?: AbortSignal,
   ): Promise<{ text: string; confidence: number }> {
-    if (this.#closed) throw new OcrThreadStopped('OCR is shut down')
+    if (this.closed) throw new OcrThreadStopped('OCR is shut down')
     if (languages.length === 0) throw new ExtractionError('no OCR language given')
     const missing = missingLanguages(this.options.languagesDir, languages)
     if (missing.length > 0) {
@@ -116,41 +114,29 @@ export class TesseractOcrEngine implements OcrEngine {
     }
     const prepared = await prepareOcrImage(image, this.#maxImagePixels)
     signal?.throwIfAborted()
-    return queueWithdrawable<{ text: string; confidence: number }, Recognition>(
+    return this.enqueue<{ text: string; confidence: number }>(
       signal,
       (resolve, reject) => ({ image: prepared, languages: languages.join('+'), resolve, reject }),
-      (recognition) => {
-        this.#queue.push(recognition)
-        this.#dispatch()
-      },
-      (recognition) => this.#abort(recognition),
+      () => new OcrThreadStopped('OCR was cancelled'),
     )
   }
 
-  /** Recognitions waiting and running, and the threads there are, for metrics and tests. */
-  get load(): { queued: number; running: number; threads: number } {
-    return {
-      queued: this.#queue.length,
-      running: this.#threads.filter((thread) => thread.running).length,
-      threads: this.#threads.length,
-    }
+  protected shutdownError(): Error {
+    return new OcrThreadStopped('OCR is shutting down')
   }
 
-  /** Fails what waits and what runs, and ends every thread. */
-  async close(): Promise<void> {
-    this.#closed = true
-    for (const recognition of this.#queue.splice(0)) recognition.reject(new OcrThreadStopped('OCR is shutting down'))
-    await Promise.all([...this.#threads].map((thread) => this.#end(thread, 'OCR is shutting down')))
+  protected endOnShutdown(thread: OcrThread): Promise<void> {
+    return this.#end(thread, 'OCR is shutting down')
   }
 
-  #dispatch(): void {
-    while (this.#queue.length > 0) {
-      const next = this.#queue[0]!
-      const idle = this.#threads.filter((thread) => !thread.running)
+  protected dispatch(): void {
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!
+      const idle = this.threads.filter((thread) => !thread.running)
       let thread = idle.find((candidate) => candidate.languages === next.languages) ?? idle[0]
-      if (!thread && this.#threads.length < this.options.concurrency) thread = this.#start()
+      if (!thread && this.threads.length < this.options.concurrency) thread = this.#start()
       if (!thread) return
-      this.#queue.shift()
+      this.queue.shift()
       void this.#run(thread, next)
     }
   }
@@ -179,7 +165,7 @@ export class TesseractOcrEngine implements OcrEngine {
     thread.running = undefined
     thread.worker.unref()
     thread.idleTimer = setTimeout(() => void this.#end(thread, 'idle'), this.#idleTimeoutMs).unref()
-    this.#dispatch()
+    this.dispatch()
   }
 
   /** Loads `languages` into the thread; a thread that fails here is ended, its state is unknown. */
@@ -226,7 +212,7 @@ export class TesseractOcrEngine implements OcrEngine {
       nextJob: 1,
     }
     thread.worker.unref()
-    this.#threads.push(thread)
+    this.threads.push(thread)
     thread.worker.on('message', (reply: OcrReply) => {
       if (reply.status === 'progress') return
       const key = `${reply.action}-${reply.jobId}`
@@ -243,15 +229,15 @@ export class TesseractOcrEngine implements OcrEngine {
 
   /** Takes the thread out of the engine and fails whatever it had; true when it was still in. */
   #forget(thread: OcrThread, error: Error): boolean {
-    const index = this.#threads.indexOf(thread)
+    const index = this.threads.indexOf(thread)
     if (index < 0) return false
-    this.#threads.splice(index, 1)
+    this.threads.splice(index, 1)
     clearTimeout(thread.idleTimer)
     for (const waiting of thread.waiting.values()) waiting.reject(error)
     thread.waiting.clear()
     thread.running?.reject(error)
     thread.running = undefined
-    if (!this.#closed) this.#dispatch()
+    if (!this.closed) this.dispatch()
     return true
   }
 
@@ -260,16 +246,9 @@ export class TesseractOcrEngine implements OcrEngine {
       await thread.worker.terminate()
   }
 
-  #abort(recognition: Recognition): void {
-    const error = new OcrThreadStopped('OCR was cancelled')
-    const queued = this.#queue.indexOf(recognition)
-    if (queued >= 0) {
-      this.#queue.splice(queued, 1)
-      recognition.reject(error)
-      return
-    }
+  protected withdrawRunning(recognition: Recognition): void {
     // Tesseract cannot be interrupted inside its WebAssembly: the thread goes, another starts when needed.
-    const thread = this.#threads.find((candidate) => candidate.running === recognition)
+    const thread = this.threads.find((candidate) => candidate.running === recognition)
     if (thread) void this.#end(thread, 'its recognition was cancelled')
   }
 }

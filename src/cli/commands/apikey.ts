@@ -1,7 +1,7 @@
 // memsvc apikey create|list|update|delete
 import type { Argv } from 'yargs'
 import { type ApiKey, ApiKeyStatus } from '../../generated/memsvc/v1/apikeys.js'
-import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
+import { clientHandler, commandGroup, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -11,11 +11,12 @@ import {
   OWNER_OPTION,
   PAGING_OPTIONS,
   pagingRequest,
+  printListedPages,
 } from '../common-options.js'
 import { runAuthenticated } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { parseChoice, parseLabels, parseTime } from '../option-parsing.js'
-import { formatLabels, formatTime, print, printPage } from '../output.js'
+import { formatLabels, formatTime, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 
 const STATUSES = [ApiKeyStatus.ACTIVE, ApiKeyStatus.INACTIVE] as const
@@ -91,12 +92,8 @@ const list = clientHandler(async (argv, settings) => {
     status: argv.status === undefined ? undefined : parseChoice(argv.status, 'status', STATUSES),
     labelFilter: parseLabels(argv.label, 'label') ?? {},
   }
-  const { maxResults, nextToken } = pagingRequest(argv)
-  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
-    const response = await api.apiKeys.list({ ...filters, maxResults, nextToken: token })
-    return { items: response.keys, nextToken: response.nextToken }
-  })
-  printPage(settings.output, page, {
+  const paging = pagingRequest(argv)
+  await printListedPages(argv, settings, paging, (api, page) => api.apiKeys.list({ ...filters, ...page }), {
     field: 'keys',
     what: 'API keys',
     text: (keys) => (keys.length === 0 ? 'no API keys\n' : keyTable(keys)),

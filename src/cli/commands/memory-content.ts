@@ -5,10 +5,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import type { Argv } from 'yargs'
 import { TEXT_CONTENT_TYPES } from '../../documents/document-types.js'
 import type { MemoryContentChunk } from '../../generated/memsvc/v1/memories.js'
-import { type Args, clientHandler, type Subcommand } from '../command.js'
+import { type Args, clientHandler, idPositional, type Subcommand } from '../command.js'
 import { runAuthenticated, withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { parseInteger } from '../option-parsing.js'
@@ -112,15 +111,13 @@ const pageImage = clientHandler(async (argv: Args, settings) => {
   })
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'memory id (UUID)' })
-
 export function contentSubcommands(): Subcommand[] {
   return [
     {
       command: 'content <id>',
       describe: "Download a memory's original bytes: a document as uploaded, or a text memory's text",
       builder: (command) =>
-        idPositional(command)
+        idPositional(command, 'memory')
           .options(FILE_OPTION)
           .example('$0 memory content 0b6e… --file report.pdf', 'the uploaded PDF, byte for byte')
           .example('$0 memory content 0b6e… | sha256sum', 'the bytes on stdout, here to check them'),
@@ -130,7 +127,7 @@ export function contentSubcommands(): Subcommand[] {
       command: 'page-image <id> <page>',
       describe: 'Download the PNG of a PDF page (stored when the document was uploaded with --page-images)',
       builder: (command) =>
-        idPositional(command)
+        idPositional(command, 'memory')
           .positional('page', { type: 'string', describe: 'The page number, from 1' })
           .options(FILE_OPTION)
           .example('$0 memory page-image 0b6e… 12 --file page-12.png', 'page 12 as a PNG file'),

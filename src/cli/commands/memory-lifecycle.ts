@@ -3,7 +3,6 @@
 // memory delete by filter, which counts first and deletes only the count confirmed.
 import fs from 'node:fs/promises'
 import { status } from '@grpc/grpc-js'
-import type { Argv } from 'yargs'
 import { MemsvcError } from '../../../sdk/src/index.js'
 import { contentTypeOfFileName, documentKindOf } from '../../documents/document-types.js'
 import {
@@ -16,33 +15,30 @@ import {
 } from '../../generated/memsvc/v1/memories.js'
 import { DEFAULT_PAGE_SIZE, MAX_MEMORY_PAGE_SIZE } from '../../validation/limits.js'
 import type { ClientSettings } from '../client-settings.js'
-import { type Args, clientHandler, collectPages, type Subcommand, withOptions } from '../command.js'
+import { type Args, clientHandler, collectPages, idPositional, type Subcommand, withOptions } from '../command.js'
 import { PAGING_OPTIONS } from '../common-options.js'
 import { type Connection, withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { lastValue, parseChoice, parseInteger, parseTime } from '../option-parsing.js'
 import { formatTime, print, shellQuote } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
-import { FINISHED, memoryFields, memoryJson, STATUSES, WAIT_POLL_MS } from './memory-shared.js'
+import {
+  CHUNK_SIZE_OPTIONS,
+  FINISHED,
+  jsonObjectOption,
+  memoryFields,
+  memoryJson,
+  STATUSES,
+  WAIT_POLL_MS,
+} from './memory-shared.js'
 import { chunkingFrom } from './space.js'
 
 /** A content hash in the history table: enough hex digits to tell versions apart. */
 const HASH_DIGITS = 12
 /** The largest version and count the proto's int32 fields hold. */
 const MAX_INT32 = 2_147_483_647
-
-/** "--merge-metadata": a JSON object, or the flag named in a bad-input error. */
-function jsonObject(text: unknown, flag: string): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined
-  try {
-    const parsed = JSON.parse(String(text)) as unknown
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
-      return parsed as Record<string, unknown>
-  } catch {
-    // Reported below, like any other value that is not an object.
-  }
-  throw badInput(`--${flag}: must be a JSON object, e.g. --${flag} '{"topic":"billing"}'`)
-}
+/** The object a bad --metadata or --merge-metadata on update is shown. */
+const TOPIC_EXAMPLE = '{"topic":"billing"}'
 
 /** The new content from --content or --content-file (read as UTF-8 text), with the type its extension names. */
 async function newContent(argv: Args): Promise<{ originalContent?: string; contentType?: string }> {
@@ -70,8 +66,8 @@ async function updateRequest(argv: Args): Promise<UpdateMemoryRequest> {
       expectedVersion === undefined
         ? undefined
         : parseInteger(expectedVersion, 'expected-version', { min: 1, max: MAX_INT32 }),
-    replaceMetadata: jsonObject(lastValue(argv.metadata), 'metadata'),
-    mergeMetadata: jsonObject(lastValue(argv.mergeMetadata), 'merge-metadata'),
+    replaceMetadata: jsonObjectOption(lastValue(argv.metadata), 'metadata', TOPIC_EXAMPLE),
+    mergeMetadata: jsonObjectOption(lastValue(argv.mergeMetadata), 'merge-metadata', TOPIC_EXAMPLE),
     validUntil: validUntil === undefined ? undefined : parseTime(validUntil, 'valid-until'),
     clearValidUntil: argv.clearValidUntil === true ? true : undefined,
     chunkingConfig: chunkingFrom(argv),
@@ -394,8 +390,6 @@ export const DELETE_EPILOG = [
 
 // ---- the subcommands
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'memory id (UUID)' })
-
 export function lifecycleSubcommands(): Subcommand[] {
   return [
     {
@@ -410,7 +404,7 @@ export function lifecycleSubcommands(): Subcommand[] {
         'current version to retry with.',
       ].join('\n'),
       builder: (command) =>
-        withOptions(idPositional(command), {
+        withOptions(idPositional(command, 'memory'), {
           metadata: {
             type: 'string',
             describe: 'Replace ALL metadata with this JSON object',
@@ -449,12 +443,7 @@ export function lifecycleSubcommands(): Subcommand[] {
             requiresArg: true,
           },
           chunking: { type: 'string', describe: 'Chunk it again: none, recursive, sentence', requiresArg: true },
-          'chunk-size': { type: 'string', describe: 'Chunk size in characters', requiresArg: true },
-          'chunk-overlap': {
-            type: 'string',
-            describe: 'Characters shared by neighbouring chunks (recursive)',
-            requiresArg: true,
-          },
+          ...CHUNK_SIZE_OPTIONS,
           wait: { type: 'boolean', describe: 'After a content change, block until it is embedded (exit 1 if FAILED)' },
         })
           .example(
@@ -472,7 +461,7 @@ export function lifecycleSubcommands(): Subcommand[] {
       command: 'history <id>',
       describe: "A memory's updates and its delete, newest first: who, when, with which key, what changed",
       builder: (command) =>
-        withOptions(idPositional(command), HISTORY_PAGING_OPTIONS)
+        withOptions(idPositional(command, 'memory'), HISTORY_PAGING_OPTIONS)
           .example('$0 memory history 0b6e…', 'every change, newest first')
           .example('$0 memory history 0b6e… --all -o json', 'as JSON, every page'),
       handler: history,

@@ -72,7 +72,8 @@ export function memoryFields(memory: Memory): Array<[string, string | undefined]
 
 export const memoryJson = (memory: Memory) => ({ ...memory, chunkingConfig: chunkingJson(memory.chunkingConfig) })
 
-export function metadataFrom(text: unknown): Record<string, unknown> | undefined {
+/** A JSON-object option (--metadata, --merge-metadata); a bad value is a bad-input error that shows `example`. */
+export function jsonObjectOption(text: unknown, flag: string, example: string): Record<string, unknown> | undefined {
   if (text === undefined) return undefined
   try {
     const parsed = JSON.parse(String(text)) as unknown
@@ -81,7 +82,7 @@ export function metadataFrom(text: unknown): Record<string, unknown> | undefined
   } catch {
     // Reported below, like any other value that is not an object.
   }
-  throw badInput(`--metadata: must be a JSON object, e.g. --metadata '{"source":"wiki"}'`)
+  throw badInput(`--${flag}: must be a JSON object, e.g. --${flag} '${example}'`)
 }
 
 /** How documents are extracted, from --ocr, --page-images, --page-image-dpi and --ocr-language. */
@@ -107,7 +108,7 @@ export function createFields(argv: Args): Omit<CreateMemoryRequest, 'originalCon
   return {
     spaceId: String(argv.space),
     contentType: argv.contentType as string | undefined,
-    metadata: metadataFrom(argv.metadata),
+    metadata: jsonObjectOption(argv.metadata, 'metadata', '{"source":"wiki"}'),
     chunkingConfig: chunkingFrom(argv),
     dedupe: argv.dedupe as boolean | undefined,
     documentOptions: documentFields(argv),
@@ -147,6 +148,16 @@ export const SPACE_OPTION = {
   space: { type: 'string', describe: 'The space id (required)', requiresArg: true, demandOption: true },
 } as const
 
+/** A memory's chunk sizes, after --chunking, on create and on update. */
+export const CHUNK_SIZE_OPTIONS = {
+  'chunk-size': { type: 'string', describe: 'Chunk size in characters', requiresArg: true },
+  'chunk-overlap': {
+    type: 'string',
+    describe: 'Characters shared by neighbouring chunks (recursive)',
+    requiresArg: true,
+  },
+} as const
+
 export const CREATE_OPTIONS = {
   ...SPACE_OPTION,
   'content-type': {
@@ -159,12 +170,7 @@ export const CREATE_OPTIONS = {
   dedupe: { type: 'boolean', describe: 'If the space already holds the same content, answer with that memory' },
   wait: { type: 'boolean', describe: 'Block until ingest has finished (COMPLETED or FAILED; exit 1 if FAILED)' },
   chunking: { type: 'string', describe: "Override the space's chunking: none, recursive, sentence", requiresArg: true },
-  'chunk-size': { type: 'string', describe: 'Chunk size in characters', requiresArg: true },
-  'chunk-overlap': {
-    type: 'string',
-    describe: 'Characters shared by neighbouring chunks (recursive)',
-    requiresArg: true,
-  },
+  ...CHUNK_SIZE_OPTIONS,
 } as const
 
 /** How a document (PDF, Office, HTML, image) is extracted; text files ignore these. */

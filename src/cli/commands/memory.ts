@@ -4,13 +4,13 @@ import path from 'node:path'
 import type { Argv } from 'yargs'
 import { contentTypeOfFileName, documentKindOf } from '../../documents/document-types.js'
 import { type CreateMemoryRequest, type Memory, ProcessingStatus } from '../../generated/memsvc/v1/memories.js'
-import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
-import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import { clientHandler, commandGroup, withOptions } from '../command.js'
+import { PAGING_OPTIONS, pagingRequest, printListedPages } from '../common-options.js'
 import { runAuthenticated, withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED } from '../exit-codes.js'
 import { uploadFile } from '../file-upload.js'
 import { asList, parseChoice } from '../option-parsing.js'
-import { formatTime, print, printPage } from '../output.js'
+import { formatTime, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 import { createBatchSubcommand } from './memory-batch.js'
 import { contentSubcommands } from './memory-content.js'
@@ -108,20 +108,15 @@ const get = clientHandler(async (argv, settings) => {
 })
 
 const list = clientHandler(async (argv, settings) => {
-  const { maxResults, nextToken } = pagingRequest(argv)
+  const paging = pagingRequest(argv)
   const filters = {
     spaceId: String(argv.space),
     statusFilter:
       argv.status === undefined
         ? ProcessingStatus.PROCESSING_STATUS_UNSPECIFIED
         : parseChoice(argv.status, 'status', STATUSES),
-    maxResults,
   }
-  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
-    const response = await api.memories.list({ ...filters, nextToken: token })
-    return { items: response.memories, nextToken: response.nextToken }
-  })
-  printPage(settings.output, page, {
+  await printListedPages(argv, settings, paging, (api, page) => api.memories.list({ ...filters, ...page }), {
     field: 'memories',
     what: 'memories',
     json: memoryJson,

@@ -4,7 +4,7 @@
 import type { Argv, Options } from 'yargs'
 import type { MemsvcClient } from '../../../sdk/src/index.js'
 import type { Credentials, ProbeStatus } from '../../generated/memsvc/v1/registry.js'
-import { type Args, clientHandler, commandGroup, fetchPages, type Page, withOptions } from '../command.js'
+import { type Args, clientHandler, commandGroup, fetchPages, idPositional, type Page, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -191,8 +191,6 @@ export function registryCommand<Resource extends RegistryResource>(
   describe: string,
 ): Argv {
   const anyKind = kind as unknown as RegistryKind<RegistryResource>
-  const idPositional = (command: Argv) =>
-    command.positional('id', { type: 'string', describe: `${kind.noun} id (UUID)` })
 
   const call = calls(kind)
   const showFields = (resource: Resource) => renderFields(fields(kind, resource))
@@ -320,7 +318,8 @@ export function registryCommand<Resource extends RegistryResource>(
     {
       command: 'get <id>',
       describe: `Show one ${kind.noun} (credentials as kind and fingerprint only)`,
-      builder: (command) => idPositional(command).example(`$0 ${kind.noun} get 5b0e…`, 'everything about it'),
+      builder: (command) =>
+        idPositional(command, kind.noun).example(`$0 ${kind.noun} get 5b0e…`, 'everything about it'),
       handler: get,
     },
     {
@@ -329,7 +328,7 @@ export function registryCommand<Resource extends RegistryResource>(
       builder: (command) =>
         withExamples(
           withOptions(
-            idPositional(command),
+            idPositional(command, kind.noun),
             settingOptions(kind.settings, 'update'),
             kind.extraOptions?.update ?? {},
             LABEL_UPDATE_OPTIONS,
@@ -342,13 +341,13 @@ export function registryCommand<Resource extends RegistryResource>(
     {
       command: 'delete <id>',
       describe: `Delete ${kind.article}`,
-      builder: (command) => idPositional(command).example(`$0 ${kind.noun} delete 5b0e…`, 'remove it'),
+      builder: (command) => idPositional(command, kind.noun).example(`$0 ${kind.noun} delete 5b0e…`, 'remove it'),
       handler: remove,
     },
     {
       command: 'probe <id>',
       describe: `Check again that ${kind.article} answers (runs as a background job; \`get\` shows the last probe)`,
-      builder: (command) => idPositional(command).example(`$0 ${kind.noun} probe 5b0e…`, 'probe it now'),
+      builder: (command) => idPositional(command, kind.noun).example(`$0 ${kind.noun} probe 5b0e…`, 'probe it now'),
       handler: probe,
     },
   ])

@@ -7,11 +7,10 @@
 import fs from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { status } from '@grpc/grpc-js'
-import type { Argv } from 'yargs'
 import { MemsvcError } from '../../../sdk/src/index.js'
 import type { ExportSpaceChunk, ImportSpaceHeader, SpaceImport } from '../../generated/memsvc/v1/spaces.js'
 import { formatSize, formatSizeProgress } from '../batch-files.js'
-import { type Args, clientHandler, type Subcommand, withOptions } from '../command.js'
+import { type Args, clientHandler, idPositional, type Subcommand, withOptions } from '../command.js'
 import { repeatable } from '../common-options.js'
 import { type Connection, withConnection } from '../connection.js'
 import { badInput, CliError, EXIT_FAILED, EXIT_UNREACHABLE } from '../exit-codes.js'
@@ -384,8 +383,6 @@ export const IMPORT_EPILOG = [
   'hand, with the id an earlier run printed. Exit 1 unless the import ends COMPLETED.',
 ].join('\n')
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'space id (UUID)' })
-
 export function transferSubcommands(): Subcommand[] {
   return [
     {
@@ -398,7 +395,7 @@ export function transferSubcommands(): Subcommand[] {
         '(memories, MB) goes to stderr.',
       ].join('\n'),
       builder: (command) =>
-        withOptions(idPositional(command), {
+        withOptions(idPositional(command, 'space'), {
           file: {
             type: 'string',
             describe: 'Write to this file (default: stdout, when it is not a terminal)',

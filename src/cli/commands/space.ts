@@ -7,7 +7,7 @@ import {
   type SpaceEmbedderInput,
 } from '../../generated/memsvc/v1/spaces.js'
 import { DEFAULT_TEXT_SEARCH_LANGUAGE } from '../../validation/limits.js'
-import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
+import { clientHandler, commandGroup, idPositional, withOptions } from '../command.js'
 import {
   LABEL_FILTER_OPTION,
   LABEL_OPTION,
@@ -17,12 +17,13 @@ import {
   OWNER_OPTION,
   PAGING_OPTIONS,
   pagingRequest,
+  printListedPages,
   repeatable,
 } from '../common-options.js'
 import { runAuthenticated } from '../connection.js'
 import { badInput } from '../exit-codes.js'
 import { asList, parseChoice, parseInteger, parseLabels, parseNumber } from '../option-parsing.js'
-import { formatLabels, formatTime, print, printPage, yesNo } from '../output.js'
+import { formatLabels, formatTime, print, yesNo } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable } from '../table.js'
 import { transferSubcommands } from './space-transfer.js'
 
@@ -137,17 +138,9 @@ const create = clientHandler(async (argv, settings) => {
 })
 
 const list = clientHandler(async (argv, settings) => {
-  const { maxResults, nextToken } = pagingRequest(argv)
-  const filters = {
-    ownerId: argv.ownerId as string | undefined,
-    labelFilter: parseLabels(argv.label, 'label') ?? {},
-    maxResults,
-  }
-  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
-    const response = await api.spaces.list({ ...filters, nextToken: token })
-    return { items: response.spaces, nextToken: response.nextToken }
-  })
-  printPage(settings.output, page, {
+  const paging = pagingRequest(argv)
+  const filters = { ownerId: argv.ownerId as string | undefined, labelFilter: parseLabels(argv.label, 'label') ?? {} }
+  await printListedPages(argv, settings, paging, (api, page) => api.spaces.list({ ...filters, ...page }), {
     field: 'spaces',
     what: 'spaces',
     json: spaceJson,
@@ -192,7 +185,6 @@ const remove = clientHandler(async (argv, settings) => {
   })
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'space id (UUID)' })
 const PUBLIC_READ_OPTION = {
   'public-read': { type: 'boolean', describe: 'Other users may read (retrieve from) it, never write' },
 } as const
@@ -257,7 +249,7 @@ export function spaceCommand(yargs: Argv): Argv {
       {
         command: 'get <id>',
         describe: 'Show one space and the state of its embedders',
-        builder: idPositional,
+        builder: (command) => idPositional(command, 'space'),
         handler: get,
       },
       {
@@ -265,7 +257,7 @@ export function spaceCommand(yargs: Argv): Argv {
         describe: 'Rename, share or label a space',
         builder: (command) =>
           withOptions(
-            idPositional(command),
+            idPositional(command, 'space'),
             { name: { type: 'string', describe: 'A new name', requiresArg: true } },
             PUBLIC_READ_OPTION,
             LABEL_UPDATE_OPTIONS,
@@ -280,7 +272,7 @@ export function spaceCommand(yargs: Argv): Argv {
       {
         command: 'delete <id>',
         describe: 'Delete a space with its memories, chunks and vectors',
-        builder: idPositional,
+        builder: (command) => idPositional(command, 'space'),
         handler: remove,
       },
       ...transferSubcommands(),

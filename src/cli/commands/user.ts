@@ -1,11 +1,11 @@
 // memsvc user create|list|get|delete|me
 import type { Argv } from 'yargs'
 import { Role, type User } from '../../generated/memsvc/v1/users.js'
-import { clientHandler, commandGroup, fetchPages, withOptions } from '../command.js'
-import { PAGING_OPTIONS, pagingRequest } from '../common-options.js'
+import { clientHandler, commandGroup, idPositional, withOptions } from '../command.js'
+import { PAGING_OPTIONS, pagingRequest, printListedPages } from '../common-options.js'
 import { runAuthenticated } from '../connection.js'
 import { parseChoice } from '../option-parsing.js'
-import { formatTime, print, printPage } from '../output.js'
+import { formatTime, print } from '../output.js'
 import { ID_WIDTH, renderFields, renderTable, TIME_WIDTH } from '../table.js'
 
 const ROLES = [Role.ADMIN, Role.USER] as const
@@ -43,12 +43,7 @@ const create = clientHandler(async (argv, settings) => {
 })
 
 const list = clientHandler(async (argv, settings) => {
-  const { maxResults, nextToken } = pagingRequest(argv)
-  const page = await fetchPages(settings, nextToken, argv.all === true, async (api, token) => {
-    const response = await api.users.list({ maxResults, nextToken: token })
-    return { items: response.users, nextToken: response.nextToken }
-  })
-  printPage(settings.output, page, {
+  await printListedPages(argv, settings, pagingRequest(argv), (api, page) => api.users.list(page), {
     field: 'users',
     what: 'users',
     text: (users) =>
@@ -78,8 +73,6 @@ const remove = clientHandler(async (argv, settings) => {
   print(settings.output, { json: { userId, deleted: true }, text: () => `deleted user ${userId}\n` })
 })
 
-const idPositional = (command: Argv) => command.positional('id', { type: 'string', describe: 'User id (UUID)' })
-
 export function userCommand(yargs: Argv): Argv {
   return commandGroup(yargs, 'user', 'Manage users (admins), or show who you are', [
     {
@@ -107,13 +100,13 @@ export function userCommand(yargs: Argv): Argv {
     {
       command: 'get <id>',
       describe: 'Show one user',
-      builder: (command) => idPositional(command).example('$0 user get 3f2a…', 'show a user'),
+      builder: (command) => idPositional(command, 'User').example('$0 user get 3f2a…', 'show a user'),
       handler: get,
     },
     {
       command: 'delete <id>',
       describe: 'Delete a user (admins)',
-      builder: (command) => idPositional(command).example('$0 user delete 3f2a…', 'delete a user'),
+      builder: (command) => idPositional(command, 'User').example('$0 user delete 3f2a…', 'delete a user'),
       handler: remove,
     },
     {

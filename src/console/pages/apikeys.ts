@@ -280,92 +280,74 @@ function keyRow(view: KeysView, key: ApiKey): HTMLTableRowElement {
 /** Activate or deactivate; deactivating the session's own key asks first, since it signs the console out. */
 function statusButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
   const active = key.status === 'ACTIVE'
-  const toggle = h(
-    'button',
-    {
-      type: 'button',
-      class: 'button small',
-      'data-action': 'toggle-status',
-      onClick: async () => {
-        if (active && isSessionKey(key)) {
-          const sure = await confirmDialog({
-            title: 'Deactivate the key you are signed in with?',
-            message: 'This console uses this key. Deactivating it signs you out at once.',
-            confirmLabel: 'Deactivate and sign out',
-            danger: true,
-          })
-          if (!sure) return
-        }
-        setBusy(toggle, true)
-        const result = await call<ApiKey>(
-          active ? 'Deactivate API key' : 'Activate API key',
-          'PUT',
-          `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`,
-          { body: { status: active ? 'INACTIVE' : 'ACTIVE' } },
-        )
-        if (!result.ok || !result.data) {
-          setBusy(toggle, false)
-          return announceError(view, result)
-        }
-        replaceRow(tr, keyRow(view, result.data), 'toggle-status')
-        announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
-      },
-    },
-    active ? 'Deactivate' : 'Activate',
-  )
+  const toggle = rowButton({ action: 'toggle-status', label: active ? 'Deactivate' : 'Activate' }, async () => {
+    if (active && isSessionKey(key)) {
+      const sure = await confirmDialog({
+        title: 'Deactivate the key you are signed in with?',
+        message: 'This console uses this key. Deactivating it signs you out at once.',
+        confirmLabel: 'Deactivate and sign out',
+        danger: true,
+      })
+      if (!sure) return
+    }
+    setBusy(toggle, true)
+    const result = await call<ApiKey>(
+      active ? 'Deactivate API key' : 'Activate API key',
+      'PUT',
+      `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`,
+      { body: { status: active ? 'INACTIVE' : 'ACTIVE' } },
+    )
+    if (!result.ok || !result.data) {
+      setBusy(toggle, false)
+      return announceError(view, result)
+    }
+    replaceRow(tr, keyRow(view, result.data), 'toggle-status')
+    announce(`${key.keyPrefix}… is now ${result.data.status === 'ACTIVE' ? 'active' : 'inactive'}`)
+  })
   return toggle
 }
 
 function editLabelsButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
-  return h(
-    'button',
-    {
-      type: 'button',
-      class: 'button small',
-      'data-action': 'edit-labels',
-      onClick: async () => {
-        const updated = await editLabelsDialog(key)
-        if (updated) {
-          replaceRow(tr, keyRow(view, updated), 'edit-labels')
-          announce(`Labels of ${key.keyPrefix}… saved`)
-        }
-      },
-    },
-    'Edit labels',
-  )
+  return rowButton({ action: 'edit-labels', label: 'Edit labels' }, async () => {
+    const updated = await editLabelsDialog(key)
+    if (updated) {
+      replaceRow(tr, keyRow(view, updated), 'edit-labels')
+      announce(`Labels of ${key.keyPrefix}… saved`)
+    }
+  })
 }
 
 /** Deletes after confirmation; focus moves to a neighbouring row, or to the create button. */
 function deleteButton(view: KeysView, key: ApiKey, tr: HTMLTableRowElement): HTMLButtonElement {
-  return h(
-    'button',
-    {
-      type: 'button',
-      class: 'button small danger',
-      'data-action': 'delete',
-      onClick: async () => {
-        const sure = await confirmDialog({
-          title: `Delete API key ${key.keyPrefix}…?`,
-          message: [
-            'Anything using this key stops working immediately. This cannot be undone.',
-            isSessionKey(key)
-              ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.'))
-              : null,
-          ],
-          confirmLabel: 'Delete key',
-          danger: true,
-        })
-        if (!sure) return
-        const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
-        if (!result.ok) return announceError(view, result)
-        const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
-        tr.remove()
-        announce(`API key ${key.keyPrefix}… deleted`)
-        ;(next?.querySelector<HTMLElement>('button') ?? view.createButton).focus()
-      },
-    },
-    'Delete',
-  )
+  return rowButton({ action: 'delete', label: 'Delete', danger: true }, async () => {
+    const sure = await confirmDialog({
+      title: `Delete API key ${key.keyPrefix}…?`,
+      message: [
+        'Anything using this key stops working immediately. This cannot be undone.',
+        isSessionKey(key)
+          ? h('p', null, h('strong', null, 'This is the key you are signed in with: you will be signed out.'))
+          : null,
+      ],
+      confirmLabel: 'Delete key',
+      danger: true,
+    })
+    if (!sure) return
+    const result = await call('Delete API key', 'DELETE', `/v1/apikeys/${encodeURIComponent(key.apiKeyId)}`)
+    if (!result.ok) return announceError(view, result)
+    const next = (tr.nextElementSibling ?? tr.previousElementSibling) as HTMLElement | null
+    tr.remove()
+    announce(`API key ${key.keyPrefix}… deleted`)
+    ;(next?.querySelector<HTMLElement>('button') ?? view.createButton).focus()
+  })
+}
+
+/** A button of a key's row; replaceRow finds the redrawn row's button by `action`, to keep the focus on it. */
+function rowButton(
+  { action, label, danger = false }: { action: string; label: string; danger?: boolean },
+  onClick: () => Promise<void>,
+): HTMLButtonElement {
+  const className = danger ? 'button small danger' : 'button small'
+  return h('button', { type: 'button', class: className, 'data-action': action, onClick }, label)
 }
 
 function replaceRow(old: HTMLTableRowElement, fresh: HTMLTableRowElement, focusAction: string): void {

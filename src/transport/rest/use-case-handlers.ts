@@ -31,6 +31,14 @@ export const callWithListQuery =
     json: await useCase(server.domain, callContext(request), listQuery(request)),
   })
 
+/** The list parameters with the path's id among them as `idField`: a listing within one item (a space's memories). */
+export const callWithIdAndListQuery =
+  (idField: string, useCase: UseCase<[input: unknown]>): Handle =>
+  async (request, { server }) => ({
+    status: 200,
+    json: await useCase(server.domain, callContext(request), { ...listQuery(request), [idField]: request.params.id }),
+  })
+
 /** The path's id in. */
 export const callWithId =
   (useCase: UseCase<[id: unknown]>): Handle =>

@@ -1,20 +1,11 @@
 // The list of one kind's registrations, filtered by provider, a page at a time.
-import { call, query } from '../../api.js'
-import { type Child, h, replace } from '../../dom.js'
+import { query } from '../../api.js'
+import { type Child, h } from '../../dom.js'
 import { select } from '../../forms.js'
+import { pagedTable } from '../../paged-table.js'
 import type { RegistryKind } from '../../registry-kinds.js'
 import type { PageContext, Registration } from '../../types.js'
-import {
-  badge,
-  dataTable,
-  deleteRowButton,
-  errorNotice,
-  labelChips,
-  loading,
-  loadMoreButton,
-  notice,
-  pageHeading,
-} from '../../ui.js'
+import { badge, deleteRowButton, labelChips, notice, pageHeading } from '../../ui.js'
 import { deleteItem, idOf, itemHref, lastProbeOf, providerLabel, requestProbe } from './shared.js'
 
 const PAGE_SIZE = 50
@@ -48,10 +39,6 @@ function kindColumn(kind: RegistryKind): { title: string; cell(item: Registratio
 export async function listView(kind: RegistryKind, context: PageContext): Promise<void> {
   const { root } = context
   let provider = context.query.get('provider') ?? ''
-  let nextToken: string | undefined
-  const tableSlot = h('div', null, loading(kind.plural))
-  const moreSlot = h('div', { class: 'actions' })
-  const tbody = h('tbody')
   const ownColumn = kindColumn(kind)
 
   const row = (item: Registration): HTMLTableRowElement => {
@@ -80,41 +67,26 @@ export async function listView(kind: RegistryKind, context: PageContext): Promis
     return tr
   }
 
-  const load = async (reset: boolean) => {
-    if (reset) nextToken = undefined
-    const result = await call<Record<string, unknown>>(
-      `List ${kind.plural}`,
-      'GET',
-      `${kind.path}${query({ maxResults: PAGE_SIZE, providerType: provider || undefined, nextToken })}`,
-    )
-    if (!context.isCurrent()) return
-    if (!result.ok || !result.data) {
-      replace(
-        tableSlot,
-        result.status === 404 ? unavailable(kind) : errorNotice(result.error!, `Could not list the ${kind.plural}`),
-      )
-      moreSlot.replaceChildren()
-      return
-    }
-    if (reset) tbody.replaceChildren()
-    for (const item of (result.data[kind.listField] as Registration[] | undefined) ?? []) tbody.appendChild(row(item))
-    nextToken = result.data.nextToken as string | undefined
-    replace(
-      tableSlot,
-      tbody.children.length === 0
-        ? notice('info', `No ${kind.plural} registered${provider ? ` for ${providerLabel(provider)}` : ''} yet.`)
-        : dataTable(
-            kind.title,
-            ['Name', 'Provider', 'Model', 'Endpoint', ownColumn.title, 'Credentials', 'Labels', 'Actions'],
-            ['Credentials', 'Labels'],
-            tbody,
-          ),
-    )
-    replace(
-      moreSlot,
-      loadMoreButton(nextToken, () => load(false)),
-    )
-  }
+  const { tableSlot, moreSlot, load } = pagedTable<Record<string, unknown> & { nextToken?: string }, Registration>(
+    context,
+    {
+      plural: kind.plural,
+      request: (nextToken) => ({
+        action: `List ${kind.plural}`,
+        path: `${kind.path}${query({ maxResults: PAGE_SIZE, providerType: provider || undefined, nextToken })}`,
+      }),
+      items: (data) => (data[kind.listField] as Registration[] | undefined) ?? [],
+      row,
+      unavailable: () => unavailable(kind),
+      empty: () =>
+        notice('info', `No ${kind.plural} registered${provider ? ` for ${providerLabel(provider)}` : ''} yet.`),
+      table: {
+        label: kind.title,
+        columns: ['Name', 'Provider', 'Model', 'Endpoint', ownColumn.title, 'Credentials', 'Labels', 'Actions'],
+        optional: ['Credentials', 'Labels'],
+      },
+    },
+  )
 
   const providerFilter = select(
     [['', 'All providers'], ...kind.providers.map((value): [string, string] => [value, providerLabel(value)])],

@@ -1,20 +1,10 @@
 // The list of your spaces with their embedders, a page at a time.
-import { call, query } from '../../api.js'
-import { h, replace } from '../../dom.js'
+import { query } from '../../api.js'
+import { h } from '../../dom.js'
 import { listAll } from '../../list-all.js'
+import { pagedTable } from '../../paged-table.js'
 import type { PageContext, Registration, Space } from '../../types.js'
-import {
-  badge,
-  dataTable,
-  deleteRowButton,
-  errorNotice,
-  labelChips,
-  loading,
-  loadMoreButton,
-  notice,
-  pageHeading,
-  time,
-} from '../../ui.js'
+import { badge, deleteRowButton, labelChips, notice, pageHeading, time } from '../../ui.js'
 import { deleteSpace, spaceHref } from './shared.js'
 
 const SPACE_PAGE_SIZE = 50
@@ -31,10 +21,22 @@ async function embedderNames(): Promise<Map<string, string>> {
 
 export async function listView(context: PageContext): Promise<void> {
   const { root } = context
-  let nextToken: string | undefined
-  const tableSlot = h('div', null, loading('spaces'))
-  const moreSlot = h('div', { class: 'actions' })
-  const tbody = h('tbody')
+  const { tableSlot, moreSlot, tbody, load } = pagedTable<{ spaces: Space[]; nextToken?: string }, Space>(context, {
+    plural: 'spaces',
+    request: (nextToken) => ({
+      action: 'List spaces',
+      path: `/v1/spaces${query({ maxResults: SPACE_PAGE_SIZE, nextToken })}`,
+    }),
+    items: (data) => data.spaces,
+    row: (space) => row(space),
+    unavailable,
+    empty: () => notice('info', 'No spaces yet. A space holds memories and names the embedders that index them.'),
+    table: {
+      label: 'Spaces',
+      columns: ['Name', 'Embedders', 'Access', 'Labels', 'Created', 'Actions'],
+      optional: ['Labels', 'Created'],
+    },
+  })
   const names = await embedderNames()
   if (!context.isCurrent()) return
 
@@ -84,42 +86,6 @@ export async function listView(context: PageContext): Promise<void> {
       ),
     )
     return tr
-  }
-
-  const load = async (reset: boolean) => {
-    if (reset) nextToken = undefined
-    const result = await call<{ spaces: Space[]; nextToken?: string }>(
-      'List spaces',
-      'GET',
-      `/v1/spaces${query({ maxResults: SPACE_PAGE_SIZE, nextToken })}`,
-    )
-    if (!context.isCurrent()) return
-    if (!result.ok || !result.data) {
-      replace(
-        tableSlot,
-        result.status === 404 ? unavailable() : errorNotice(result.error!, 'Could not list the spaces'),
-      )
-      moreSlot.replaceChildren()
-      return
-    }
-    if (reset) tbody.replaceChildren()
-    for (const space of result.data.spaces) tbody.appendChild(row(space))
-    nextToken = result.data.nextToken
-    replace(
-      tableSlot,
-      tbody.children.length === 0
-        ? notice('info', 'No spaces yet. A space holds memories and names the embedders that index them.')
-        : dataTable(
-            'Spaces',
-            ['Name', 'Embedders', 'Access', 'Labels', 'Created', 'Actions'],
-            ['Labels', 'Created'],
-            tbody,
-          ),
-    )
-    replace(
-      moreSlot,
-      loadMoreButton(nextToken, () => load(false)),
-    )
   }
 
   root.append(

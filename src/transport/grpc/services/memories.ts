@@ -59,6 +59,7 @@ import type {
   spaceKeySchema,
 } from '../../../validation/retrieval.js'
 import type { GrpcServer } from '../grpc-server.js'
+import { headerThenData } from '../header-then-data.js'
 import {
   defined,
   enumOrUndefined,
@@ -117,28 +118,14 @@ function uploadFieldsFromProto(request: CreateMemoryRequest) {
   return fields
 }
 
-/** UploadMemory's data messages, after its header. */
-async function* uploadedBytes(messages: AsyncIterator<UploadMemoryRequest>): AsyncGenerator<Uint8Array> {
-  for (;;) {
-    const next = await messages.next()
-    if (next.done) return
-    if (next.value.part?.$case !== 'data')
-      throw invalidArgument('part', 'after the header, every message of an upload is data')
-    yield next.value.part.value
-  }
-}
-
 async function receiveUpload(server: ServerContext, messages: AsyncIterable<UploadMemoryRequest>, call: CallContext) {
-  const iterator = messages[Symbol.asyncIterator]()
-  const first = await iterator.next()
-  if (first.done || first.value.part?.$case !== 'header')
-    throw invalidArgument('header', 'the first message of an upload is its header (a CreateMemoryRequest)')
-  const header = first.value.part.value
+  const { header, data } = await headerThenData(messages, {
+    header: 'the first message of an upload is its header (a CreateMemoryRequest)',
+    data: 'after the header, every message of an upload is data',
+  })
   if (header.originalContentBytes !== undefined && header.originalContentBytes.length > 0)
     throw invalidArgument('header.originalContentBytes', 'send the bytes in data messages after the header')
-  return createdToProto(
-    await uploadMemory(server.domain, call, { fields: uploadFieldsFromProto(header), body: uploadedBytes(iterator) }),
-  )
+  return createdToProto(await uploadMemory(server.domain, call, { fields: uploadFieldsFromProto(header), body: data }))
 }
 
 async function* downloadChunks(content: OriginalContent): AsyncGenerator<MemoryContentChunk> {

@@ -13,7 +13,6 @@ import {
   removeSpaceEmbedder,
   updateSpace,
 } from '../../../domain/spaces.js'
-import { invalidArgument } from '../../../errors/app-error.js'
 import {
   type AddSpaceEmbedderRequest,
   type CreateSpaceRequest,
@@ -39,6 +38,7 @@ import type {
 } from '../../../validation/memory.js'
 import type { exportSpaceSchema, importSpaceSchema } from '../../../validation/space-transfer.js'
 import type { GrpcServer } from '../grpc-server.js'
+import { headerThenData } from '../header-then-data.js'
 import { defined, listOrUndefined, mapOrUndefined, type ProtoInput, protoEnum, type ToProto } from '../proto-mapping.js'
 import { chunkingFromProto, chunkingToProto } from './chunking.js'
 
@@ -130,24 +130,12 @@ async function* exportChunks(pieces: AsyncIterable<string>): AsyncGenerator<Expo
   }
 }
 
-/** ImportSpace's data messages, after its header. */
-async function* importedBytes(messages: AsyncIterator<ImportSpaceRequest>): AsyncGenerator<Uint8Array> {
-  for (;;) {
-    const next = await messages.next()
-    if (next.done) return
-    if (next.value.part?.$case !== 'data')
-      throw invalidArgument('part', "after the header, every message of an import is data (the stream's bytes)")
-    yield next.value.part.value
-  }
-}
-
 async function receiveImport(server: ServerContext, messages: AsyncIterable<ImportSpaceRequest>, call: CallContext) {
-  const iterator = messages[Symbol.asyncIterator]()
-  const first = await iterator.next()
-  if (first.done || first.value.part?.$case !== 'header')
-    throw invalidArgument('header', 'the first message of an import is its header (an ImportSpaceHeader)')
-  const request = defined(importFromProto(first.value.part.value))
-  return spaceImportToProto(await importSpace(server.domain, call, request, importedBytes(iterator)))
+  const { header, data } = await headerThenData(messages, {
+    header: 'the first message of an import is its header (an ImportSpaceHeader)',
+    data: "after the header, every message of an import is data (the stream's bytes)",
+  })
+  return spaceImportToProto(await importSpace(server.domain, call, defined(importFromProto(header)), data))
 }
 
 export function addSpaceService(grpc: GrpcServer, server: ServerContext): void {

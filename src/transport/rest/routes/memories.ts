@@ -32,12 +32,12 @@ import { eventStream, NDJSON_TYPE, SSE_TYPE } from '../event-stream.js'
 import { EXAMPLE_IDS } from '../openapi/examples.js'
 import { type Answer, BY_ID, Component, created, json, NO_CONTENT } from '../openapi/operation.js'
 import { VIEW } from '../openapi/view-schemas.js'
-import { callContext, jsonBody, listQuery } from '../request-input.js'
+import { callContext, jsonBody } from '../request-input.js'
 import type { RestRequest, RestResponse } from '../rest-messages.js'
 import type { RestRoute, RouteDeps } from '../rest-route.js'
 import { retrieveQuery } from '../retrieve-query.js'
 import { isJsonBody, uploadOf } from '../upload-request.js'
-import { callWithBody, deleteWithId } from '../use-case-handlers.js'
+import { callWithBody, callWithIdAndListQuery, deleteWithId } from '../use-case-handlers.js'
 
 /** Content-Disposition for a stored file: its name as ASCII for old clients and as UTF-8 for the rest (RFC 6266). */
 function attachmentNamed(fileName: string): string {
@@ -309,13 +309,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.memory } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await getMemoryHistory(server.domain, callContext(request), {
-        ...listQuery(request),
-        memoryId: request.params.id,
-      }),
-    }),
+    handle: callWithIdAndListQuery('memoryId', getMemoryHistory),
   },
   {
     method: 'GET',
@@ -394,13 +388,7 @@ export const MEMORY_ROUTES: RestRoute[] = [
       examples: [{ path: { id: EXAMPLE_IDS.space }, query: { sortOrder: 'DESCENDING', maxResults: '100' } }],
       exampleStatus: 200,
     },
-    handle: async (request, { server }) => ({
-      status: 200,
-      json: await listMemories(server.domain, callContext(request), {
-        ...listQuery(request),
-        spaceId: request.params.id,
-      }),
-    }),
+    handle: callWithIdAndListQuery('spaceId', listMemories),
   },
   {
     method: 'POST',
