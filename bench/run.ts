@@ -15,7 +15,7 @@ import { createFixtures } from './lib/fixtures.js'
 import { REPO_ROOT } from './lib/floors.js'
 import { cpuModel, type MachineLoad, machineLoad, rssMiB } from './lib/machine.js'
 import { createSandbox, type RunningServer, type Sandbox, startMemsvc } from './lib/memsvc.js'
-import { type BenchOptions, parseOptions, type ScenarioId } from './lib/options.js'
+import { type BenchOptions, memoryReportPrefix, parseOptions, type ScenarioId } from './lib/options.js'
 import {
   canPin,
   cleanUp,
@@ -27,8 +27,16 @@ import {
   sleep,
   wasInterrupted,
 } from './lib/processes.js'
-import { type BenchReport, comparisonRow, type ReportRow, renderTable, soakRows, writeReport } from './lib/report.js'
-import { RssSampler } from './lib/rss-sampler.js'
+import {
+  type BenchReport,
+  comparisonRow,
+  type MemoryAroundLoad,
+  type ReportRow,
+  renderTable,
+  soakRows,
+  writeReport,
+} from './lib/report.js'
+import { type MemorySnapshot, RssSampler, readMemory } from './lib/rss-sampler.js'
 import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
 import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
 import { restCreate } from './scenarios/rest-create.js'
@@ -54,6 +62,17 @@ const BUNDLE = path.join(REPO_ROOT, 'dist', 'build', 'memsvc.cjs')
 /** Before "RSS idle": let start-up garbage and the fixture requests settle (--quick: only a moment). */
 const IDLE_SETTLE_MS = 2_000
 const QUICK_IDLE_SETTLE_MS = 300
+/**
+ * "RSS idle after the load" is read this long after the last load ended, and also at the
+ * first of these for comparison. memsvc gives its grown heap back once its event loop has
+ * been idle for one of its 2 s checks (src/runtime/idle-memory.ts), so 2–4 s after the load;
+ * 15 s leaves room for a busy machine. --quick reads once, at once.
+ */
+const AFTER_LOAD_SECONDS = [2, 15]
+const QUICK_AFTER_LOAD_SECONDS = [0.3]
+/** idle after the load ÷ idle before it (issue 36). */
+const RSS_AFTER_LOAD_TARGET = 1.5
+const MS_PER_SECOND = 1000
 
 /** First line of `command args`, without the command's own name or a copyright notice. */
 function toolVersion(command: string, args: string[]): string {
@@ -98,17 +117,24 @@ async function main(): Promise<void> {
   const { workDir, database, sandbox } = await runResources()
 
   const metricsSecret = crypto.randomBytes(16).toString('hex')
+  // No local embedding model: system init would register the bundled one and load it (some 200 MiB), which the
+  // API-key scenarios never use and which would hide their own memory in the RSS rows (bench --local measures it).
+  const noModels = path.join(sandbox.dir, 'no-models')
+  fs.mkdirSync(noModels, { recursive: true })
   const args = serverArgs([
     ...['--db-url', database.jdbcUrl, '--db-user', database.user, '--db-max-pool', String(options.poolMax)],
-    ...['--metrics-scrape-secret', metricsSecret],
+    ...['--metrics-scrape-secret', metricsSecret, '--models-dir', noModels],
   ])
   const profileDir = profileDirOf(options, startedAt)
   const server: RunningServer = await startMemsvc(launchOf(options, args, sandbox, profileDir))
   console.log(`memsvc pid ${server.pid} READY in ${server.readyMs.toFixed(0)} ms (fresh database)`)
   const fixtures = await createFixtures(server.restUrl)
   await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
-  const rssIdle = rssMiB(server.pid)
-  const rss = new RssSampler(server.pid)
+  const metricsEndpoint = { restUrl: server.restUrl, secret: metricsSecret }
+  const readServerMemory = () => readMemory(server.pid, metricsEndpoint)
+  const memory: MemoryAroundLoad = { before: await readServerMemory().catch(() => undefined), after: [] }
+  const rssIdle = memory.before?.rssMiB ?? rssMiB(server.pid)
+  const rss = new RssSampler(server.pid, readServerMemory)
   const context: BenchContext = {
     options,
     server,
@@ -151,6 +177,7 @@ async function main(): Promise<void> {
     rows,
     comparisons,
     soaks,
+    memory: memory.after.length > 0 ? { ...memory, peak: rss.peakSnapshot } : undefined,
     extra: startupPhases ? [startupPhases] : undefined,
   })
 
@@ -193,8 +220,16 @@ async function main(): Promise<void> {
         }
       }
     }
-    await sleep(options.quick ? QUICK_IDLE_SETTLE_MS : IDLE_SETTLE_MS)
-    const rssAfter = rssMiB(server.pid)
+    const loadEnded = performance.now()
+    for (const seconds of options.quick ? QUICK_AFTER_LOAD_SECONDS : AFTER_LOAD_SECONDS) {
+      await sleep(Math.max(0, loadEnded + seconds * MS_PER_SECOND - performance.now()))
+      const snapshot: MemorySnapshot | undefined = await readServerMemory().catch(() => ({
+        rssMiB: rssMiB(server.pid),
+      }))
+      memory.after.push({ seconds, snapshot })
+    }
+    const after = memory.after.at(-1)!
+    const rssAfter = after.snapshot?.rssMiB
     rows.push({
       id: 'rss-idle',
       measure: 'RSS idle (after start-up and fixtures)',
@@ -208,7 +243,22 @@ async function main(): Promise<void> {
         value: rss.peakMiB,
         unit: 'MiB',
       })
-      rows.push({ id: 'rss-after', measure: 'RSS idle after the load', value: rssAfter ?? Number.NaN, unit: 'MiB' })
+      const afterRatio = (rssAfter ?? Number.NaN) / (rssIdle ?? Number.NaN)
+      rows.push({
+        id: 'rss-after',
+        measure: `RSS idle ${after.seconds} s after the load`,
+        value: rssAfter ?? Number.NaN,
+        unit: 'MiB',
+        floor: 'own RSS idle before the load',
+        floorValue: rssIdle ?? Number.NaN,
+        ratio: afterRatio,
+        target: RSS_AFTER_LOAD_TARGET,
+        targetIsMaximum: true,
+        pass: afterRatio <= RSS_AFTER_LOAD_TARGET,
+        notes: memory.after
+          .slice(0, -1)
+          .map(({ seconds, snapshot }) => `RSS ${snapshot?.rssMiB?.toFixed(1) ?? '–'} MiB ${seconds} s after the load`),
+      })
     }
     await server.stop()
     rows.push({
@@ -346,7 +396,7 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
       rows,
       extra: memoryReportNotes(details),
       printExtra: false,
-      prefix: 'memory-',
+      prefix: memoryReportPrefix(options),
       outDir: options.outDir,
     })
   }

@@ -34,6 +34,8 @@ const QUICK_POOL_MAX = 4
 /** --memory: the corpus the issues name (100k chunks of 384 dimensions); --quick: enough to run every step. */
 const FULL_MEMORY_CHUNKS = 100_000
 const QUICK_MEMORY_CHUNKS = 300
+/** Ten tenths of at least one chunk each. */
+const MIN_MEMORY_CHUNKS = 10
 /** --scale: api_keys rows at each measured size (the same database grows); --quick: the first two. */
 const FULL_SCALE_SIZES = [1_000, 10_000, 100_000, 1_000_000]
 const QUICK_SCALE_SIZES = [1_000, 10_000]
@@ -75,8 +77,10 @@ export interface BenchOptions {
   only?: ScenarioId[]
   /** Run the memory benchmark (bench/scenarios/memory.ts) instead of the API-key scenarios. */
   memory: boolean
-  /** Chunks the memory benchmark ingests before it measures retrieval. */
+  /** Chunks the memory benchmark ingests before it measures retrieval (--chunks, or its older name --memory-chunks). */
   memoryChunks: number
+  /** Chunks of each tenth memsvc ingests through REST (the rest by bulk SQL); absent: the benchmark's rule. */
+  ingestSample?: number
   /** Run the scale benchmark (bench/scenarios/scale.ts): the API-key routes at growing table sizes. */
   scale: boolean
   /** api_keys rows at each size the scale benchmark measures, ascending. */
@@ -114,7 +118,10 @@ const USAGE = `npm run bench -- [options]
   --cpu-prof            profile memsvc (its bundle under node --cpu-prof) into <out>/profiles
   --pool-max N          PostgreSQL connections per pool, memsvc and floors alike (default ${FULL_POOL_MAX})
   --memory              the memory benchmark instead (ingestion, flatness, create latency, retrieval, recall)
-  --memory-chunks N     chunks it ingests (default ${FULL_MEMORY_CHUNKS}; --quick: ${QUICK_MEMORY_CHUNKS})
+  --chunks N            chunks it stores (default ${FULL_MEMORY_CHUNKS}; --quick: ${QUICK_MEMORY_CHUNKS}); --memory-chunks N
+                        is the same; other sizes than the default write results/memory-<size>-latest.md
+  --ingest-sample N     chunks of each tenth memsvc ingests through REST, bulk SQL writing the rest
+                        (default: all of it up to 200000 chunks, 6000 above)
   --scale               the scale benchmark instead (list, me, create at growing api_keys sizes)
   --scale-sizes a,b     api_keys rows at each size (default ${FULL_SCALE_SIZES.join(',')}; --quick: ${QUICK_SCALE_SIZES.join(',')})
   --processes           the processes benchmark instead (1, 2, 4 memsvc processes behind nginx)
@@ -149,6 +156,8 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
       only: { type: 'string' },
       memory: { type: 'boolean', default: false },
       'memory-chunks': { type: 'string' },
+      chunks: { type: 'string' },
+      'ingest-sample': { type: 'string' },
       scale: { type: 'boolean', default: false },
       'scale-sizes': { type: 'string' },
       processes: { type: 'boolean', default: false },
@@ -214,7 +223,9 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
     outDir: path.resolve(values.out ?? path.join(repoRoot, 'bench', 'results')),
     only: values.only === undefined ? undefined : scenarioList(values.only),
     memory: values.memory!,
-    memoryChunks: whole('memory-chunks', values['memory-chunks'], quick ? QUICK_MEMORY_CHUNKS : FULL_MEMORY_CHUNKS, 10),
+    memoryChunks: memoryChunks(values.chunks, values['memory-chunks'], quick),
+    ingestSample:
+      values['ingest-sample'] === undefined ? undefined : whole('ingest-sample', values['ingest-sample'], 0, 1),
     scale: values.scale!,
     scaleSizes: ascendingList('scale-sizes', values['scale-sizes'], quick ? QUICK_SCALE_SIZES : FULL_SCALE_SIZES, 100),
     processes: values.processes!,
@@ -235,6 +246,18 @@ export function parseOptions(argv: string[], repoRoot: string): BenchOptions {
   }
 }
 
+/** --chunks, the issue's spelling, or --memory-chunks, the older one: the same number if both are given. */
+function memoryChunks(chunks: string | undefined, older: string | undefined, quick: boolean): number {
+  if (chunks !== undefined && older !== undefined && Number(chunks) !== Number(older))
+    throw new Error(`--chunks ${chunks} and --memory-chunks ${older}: give one (they are the same option)`)
+  const [name, text] = chunks !== undefined ? ['chunks', chunks] : ['memory-chunks', older]
+  if (text === undefined) return quick ? QUICK_MEMORY_CHUNKS : FULL_MEMORY_CHUNKS
+  const value = Number(text)
+  if (!Number.isInteger(value) || value < MIN_MEMORY_CHUNKS)
+    throw new Error(`--${name}: expected a whole number >= ${MIN_MEMORY_CHUNKS}, got "${text}"`)
+  return value
+}
+
 /** A comma-separated list of whole numbers, strictly ascending, the first at least `minimum`. */
 function ascendingList(name: string, text: string | undefined, fallback: number[], minimum: number): number[] {
   if (text === undefined) return fallback
@@ -251,4 +274,17 @@ function scenarioList(text: string): ScenarioId[] {
   if (unknown.length > 0)
     throw new Error(`--only: unknown scenario ${unknown.join(', ')}; choose from ${SCENARIO_IDS.join(', ')}`)
   return ids as ScenarioId[]
+}
+
+/**
+ * Where a memory run's report goes: results/memory-latest.md for the default corpus (and
+ * --quick, the smoke test), results/memory-<size>-latest.md for any other size (1m, 20k…),
+ * so that a million-chunk run does not replace the 100k figures.
+ */
+export function memoryReportPrefix(options: Pick<BenchOptions, 'quick' | 'memoryChunks'>): string {
+  const chunks = options.memoryChunks
+  if (options.quick || chunks === FULL_MEMORY_CHUNKS) return 'memory-'
+  const size =
+    chunks % 1_000_000 === 0 ? `${chunks / 1_000_000}m` : chunks % 1_000 === 0 ? `${chunks / 1_000}k` : String(chunks)
+  return `memory-${size}-`
 }

@@ -8,7 +8,7 @@ import { resolveServerConfig } from '../../src/config/server-config.js'
 import { retrieveMemories, vectorSearchPlan } from '../../src/domain/retrieval.js'
 import { createLogger } from '../../src/observability/logger.js'
 import { startServer } from '../../src/server/server.js'
-import { chunkIdsOf, type Retriever, retrieveBody, vectorSettings } from './memory-retriever.js'
+import { chunkIdsOf, defaultEfSearch, type Retriever, retrieveBody } from './memory-retriever.js'
 
 /**
  * The use case in a server of its own in this process, on the benchmark's database (same
@@ -58,7 +58,7 @@ export async function domainRetriever(options: {
         events.push(event as Record<string, unknown>)
       return chunkIdsOf(events)
     },
-    sqlSettings: vectorSettings,
+    efSearch: defaultEfSearch,
     candidates: (requestedSize) => vectorSearchPlan(requestedSize).limit,
     async close() {
       await server.shutdown('benchmark finished')

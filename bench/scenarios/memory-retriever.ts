@@ -13,8 +13,8 @@ export interface Retriever {
   /** The process that answers, when it is not this one: its CPU per request is reported. */
   serverPid?: number
   retrieve(message: string, mode: RetrievalMode, requestedSize: number): Promise<string[]>
-  /** The settings statement memsvc's vector search sends, for the floor to send too. */
-  sqlSettings(requestedSize: number): string
+  /** The efSearch memsvc's vector search sets for this requested size, for the floor to set too. */
+  efSearch(requestedSize: number): number
   /** Candidates memsvc's vector search asks PostgreSQL for. */
   candidates(requestedSize: number): number
   close(): Promise<void>
@@ -22,10 +22,8 @@ export interface Retriever {
 
 const RETRIEVE_PATH = '/v1/memories:retrieve'
 
-/** The settings statement memsvc sends with its vector search (src/db/sql/retrieval.ts). */
-export function vectorSettings(requestedSize: number): string {
-  return `select set_config('hnsw.ef_search', '${vectorSearchPlan(requestedSize).efSearch}', true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`
-}
+/** The efSearch memsvc's vector search sets (src/domain/retrieval.ts vectorSearchPlan). */
+export const defaultEfSearch = (requestedSize: number) => vectorSearchPlan(requestedSize).efSearch
 
 export function chunkIdsOf(events: Iterable<Record<string, unknown>>): string[] {
   const ids: string[] = []
@@ -109,7 +107,7 @@ export function restRetriever(restUrl: string, key: string, spaceId: string, ser
           .map((line) => JSON.parse(line) as Record<string, unknown>),
       )
     },
-    sqlSettings: vectorSettings,
+    efSearch: defaultEfSearch,
     candidates: (requestedSize) => vectorSearchPlan(requestedSize).limit,
     close: async () => agent.destroy(),
   }

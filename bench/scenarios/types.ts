@@ -62,22 +62,49 @@ export interface SoakSample {
   /** Share of the interval memsvc spent in garbage collection, and its JS heap in use at the sample (memsvc only). */
   gcShare?: number
   heapUsedMiB?: number
+  /** The lowest JS heap in use read during the interval (memsvc only; read every 2 s besides the sample). */
+  heapLowMiB?: number
   /** The machine's 1-minute load average at the sample. */
   loadavg1: number
   rssMiB?: number
 }
 
+/** A series' least-squares line over a soak (bench/lib/trend.ts). */
+export interface SoakLineTrend {
+  slopePerSecond: number
+  slopeStandardError: number
+  mean: number
+  /** The line's change over 10 minutes as a fraction of the series' mean (+0.05: +5 % per 10 minutes). */
+  changePer10Min: number
+  /** The most changePer10Min may be. */
+  target: number
+}
+
+/**
+ * What the soak is judged by: trends over the whole run, where one interval's worst value
+ * mostly says what else the machine was doing (bench/README.md, "The soak's trend").
+ */
+export interface SoakTrends {
+  /** CPU µs per request of the server under test. */
+  cpu?: SoakLineTrend
+  /** RSS of the server under test. */
+  rss?: SoakLineTrend
+  /** JS heap in use (memsvc only): the lowest reading of the last third against the first third's. */
+  heap?: { firstLowestMiB: number; lastLowestMiB: number; riseMiB: number; targetMiB: number }
+}
+
 export interface SoakResult {
   id: string
   measure: string
-  target: number
   sampleSeconds: number
   samples: SoakSample[]
-  /** The lowest sample ratio (the first sample excluded: it is 1 by definition). */
+  /** The lowest sample ratio (the first sample excluded: it is 1 by definition). Reported, not judged. */
   minRatio: number
-  /** The highest cpuGrowth (the first sample excluded), and the most it may be. */
+  /** The highest cpuGrowth (the first sample excluded). Reported, not judged. */
   maxCpuGrowth: number
-  cpuTarget: number
+  trends: SoakTrends
+  /** The trends' targets are for soaks of 10 minutes or more (--long); a shorter soak's are reported unjudged. */
+  judged: boolean
   /** wrk's whole-run result (rate and latency over the soak). */
   load: LoadResult
   notes: string[]
