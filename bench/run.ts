@@ -37,7 +37,13 @@ import {
   writeReport,
 } from './lib/report.js'
 import { type MemorySnapshot, RssSampler, readMemory } from './lib/rss-sampler.js'
-import { DIMENSIONS, type MemoryBenchDetails, memoryBench, writeEncryptionKeyFile } from './scenarios/memory.js'
+import {
+  DIMENSIONS,
+  type MemoryBenchDetails,
+  memoryBench,
+  memoryServerLifetimeMs,
+  writeEncryptionKeyFile,
+} from './scenarios/memory.js'
 import { hasRestRetrieve, restRetriever } from './scenarios/memory-retriever.js'
 import { restCreate } from './scenarios/rest-create.js'
 import { restList } from './scenarios/rest-list.js'
@@ -348,7 +354,10 @@ async function runMemoryBench(options: BenchOptions): Promise<void> {
     encryptionKeyFile,
   ])
   const profileDir = profileDirOf(options, startedAt)
-  const server = await startMemsvc(launchOf(options, args, sandbox, profileDir))
+  const server = await startMemsvc({
+    ...launchOf(options, args, sandbox, profileDir),
+    lifetimeMs: memoryServerLifetimeMs(options.memoryChunks),
+  })
   onCleanup(() => server.stop())
   if (options.cpuProf)
     console.log(`CPU profile of memsvc (run from ${path.relative(REPO_ROOT, BUNDLE)}), once it stops: ${profileDir}`)

@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { isolatedUserEnvironment } from '../../test/support/executable.js'
-import { pinned, SERVER_CORE, sleep, spawnTracked, stopProcess } from './processes.js'
+import { pinned, SERVER_CORE, sleep, spawnTracked, stopProcess, wasStopped } from './processes.js'
 
 /** `... INFO  listening rest=http://127.0.0.1:PORT/v1 grpc=127.0.0.1:PORT ...` */
 const LISTENING_LINE = /\blistening rest=(https?):\/\/\S*:(\d+)\/v1 grpc=\S*:(\d+)/
@@ -13,7 +13,7 @@ const LISTENING_LINE = /\blistening rest=(https?):\/\/\S*:(\d+)\/v1 grpc=\S*:(\d
 const READY_POLL_MS = 5
 /** Embedded first start runs initdb (about 5 s on these machines); leave room for a loaded machine. */
 const READY_TIMEOUT_MS = 90_000
-/** The server is stopped by the harness long before this; it only bounds a stuck run. */
+/** The server is stopped by the harness long before this; it only bounds a stuck run (StartOptions.lifetimeMs). */
 const SERVER_LIFETIME_MS = 60 * 60 * 1000
 
 export interface Sandbox {
@@ -50,6 +50,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv
   /** Let memsvc run on any core (the processes benchmark runs several of them). */
   unpinned?: boolean
+  /** Killed after this, a bound for a stuck run: a run that is meant to take longer says so (default an hour). */
+  lifetimeMs?: number
 }
 
 export async function startMemsvc(options: StartOptions): Promise<RunningServer> {
@@ -61,7 +63,7 @@ export async function startMemsvc(options: StartOptions): Promise<RunningServer>
   const child = spawnTracked(command, args, {
     env: { ...options.sandbox.env, ...options.env },
     cwd: options.sandbox.dir,
-    timeoutMs: SERVER_LIFETIME_MS,
+    timeoutMs: options.lifetimeMs ?? SERVER_LIFETIME_MS,
   })
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
@@ -97,6 +99,12 @@ export async function startMemsvc(options: StartOptions): Promise<RunningServer>
     await sleep(READY_POLL_MS)
   }
   const readyMs = performance.now() - started
+  // A server that ends before the harness stops it: its exit and last log lines, where the
+  // run's own error will only say that a request failed.
+  child.once('exit', (code, signal) => {
+    if (!wasStopped(child))
+      console.error(`memsvc (pid ${child.pid}) exited (${code ?? signal}) during the run:\n${stderr.slice(-4000)}`)
+  })
   return {
     child,
     pid: child.pid!,

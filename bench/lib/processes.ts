@@ -2,6 +2,7 @@
 // run: on normal exit, on an error, and on SIGINT/SIGTERM. Nothing is left running.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import os from 'node:os'
+import path from 'node:path'
 
 /** The load generator runs on this core... */
 export const LOAD_CORE = 0
@@ -9,6 +10,7 @@ export const LOAD_CORE = 0
 export const SERVER_CORE = 1
 /** After SIGTERM, how long a server may take to stop before it is killed. */
 const STOP_GRACE_MS = 10_000
+const MS_PER_MINUTE = 60_000
 /** Whole-cleanup bound on SIGINT: dropping the database must not hang the terminal. */
 const INTERRUPT_CLEANUP_MS = 15_000
 
@@ -25,6 +27,10 @@ export function pinned(core: number, command: string, args: string[]): { command
 }
 
 const live = new Set<ChildProcess>()
+const stopped = new WeakSet<ChildProcess>()
+
+/** Whether the harness itself stopped this process (stopProcess), rather than it ending on its own. */
+export const wasStopped = (child: ChildProcess) => stopped.has(child)
 const cleanups: Array<() => Promise<void>> = []
 
 export interface TrackedOptions {
@@ -41,7 +47,13 @@ export function spawnTracked(command: string, args: string[], options: TrackedOp
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   live.add(child)
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs)
+  const timer = setTimeout(() => {
+    // Said out loud: otherwise the run fails later on a refused connection, which reads like a crash.
+    console.error(
+      `${path.basename(command)} (pid ${child.pid}) ran past the harness's bound of ${Math.round(options.timeoutMs / MS_PER_MINUTE)} min: killed`,
+    )
+    child.kill('SIGKILL')
+  }, options.timeoutMs)
   timer.unref()
   child.on('exit', () => {
     clearTimeout(timer)
@@ -72,6 +84,7 @@ export function runToCompletion(command: string, args: string[], options: Tracke
 
 /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
 export function stopProcess(child: ChildProcess, graceMs = STOP_GRACE_MS): Promise<void> {
+  stopped.add(child)
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)

@@ -684,6 +684,16 @@ async function recallOf(
   return Math.min(RECALL_K, distances.filter((row) => row.score <= kth + DISTANCE_TOLERANCE).length) / RECALL_K
 }
 
+/**
+ * How long the memory benchmark's server may live before the harness kills it as stuck: an
+ * hour, and two more per million chunks (the million-chunk run took more than an hour on two
+ * shared cores, and its server was killed by the one-hour bound of every other run).
+ */
+const SERVER_LIFETIME_BASE_MS = 60 * 60 * 1000
+const SERVER_LIFETIME_PER_MILLION_CHUNKS_MS = 2 * 60 * 60 * 1000
+export const memoryServerLifetimeMs = (chunks: number) =>
+  SERVER_LIFETIME_BASE_MS + Math.ceil((chunks / 1_000_000) * SERVER_LIFETIME_PER_MILLION_CHUNKS_MS)
+
 /** Chunks memsvc ingests per tenth: all of it up to FULL_INGEST_MAX_CHUNKS, else a sample (--ingest-sample). */
 export function memsvcChunksPerTenth(count: number, ingestSample: number | undefined): number {
   if (ingestSample !== undefined) return ingestSample
