@@ -3,6 +3,7 @@
 // vocabulary with Zipf frequencies, as in real text: a few words are in almost every
 // chunk (what makes naive keyword search scan everything), most are rare; and each chunk
 // is about one topic (see TOPICS).
+import { seededRandom } from '../../test/support/seeded-random.js'
 
 /** Words in the vocabulary; with Zipf's law the commonest dozen are in most chunks. */
 const VOCABULARY_SIZE = 5_000
@@ -51,21 +52,9 @@ const TOPIC_SHARE = 0.5
 /** Topic words come from below the commonest ranks: function words belong to no topic. */
 const TOPIC_WORD_MIN_RANK = 200
 
-/** mulberry32: a small seeded generator, so the corpus is the same on every run. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
 function vocabulary(): string[] {
   const words = new Set<string>()
-  const random = generator(SEED)
+  const random = seededRandom(SEED)
   while (words.size < VOCABULARY_SIZE) {
     const length = 2 + Math.floor(random() * 3)
     let word = ''
@@ -102,7 +91,7 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
     }
     return words[low]!
   }
-  const topicRandom = generator(SEED + 2)
+  const topicRandom = seededRandom(SEED + 2)
   const topics = Array.from({ length: TOPICS }, () =>
     Array.from(
       { length: TOPIC_WORDS },
@@ -121,7 +110,7 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
     ]!
   }
   const chunkWords = (index: number) => {
-    const random = generator(SEED + 1 + index)
+    const random = seededRandom(SEED + 1 + index)
     const topic = topics[Math.floor(random() * TOPICS)]!
     const share = options.topics === false ? 0 : TOPIC_SHARE
     return Array.from({ length: WORDS_PER_CHUNK }, () =>
@@ -134,7 +123,7 @@ export function memoryCorpus(options: { topics?: boolean } = {}): MemoryCorpus {
       return `${text[0]!.toUpperCase()}${text.slice(1)}.`
     },
     queries(count, stored) {
-      const random = generator(SEED - 1)
+      const random = seededRandom(SEED - 1)
       return Array.from({ length: count }, () => {
         const source = chunkWords(Math.floor(random() * stored))
         const picked = Array.from(

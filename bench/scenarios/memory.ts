@@ -25,6 +25,7 @@ import { nearestChunks } from '../../src/db/sql/retrieval.js'
 import { embedderIndexName } from '../../src/db/vector-storage.js'
 import { vectorSearchPlan } from '../../src/domain/retrieval.js'
 import { INGEST_BATCH_LIMIT } from '../../src/jobs/handlers/memory-ingest.js'
+import { chunkRowsOf, insertChunkRows, insertMemoryRows, insertVectorRows } from '../../test/support/chunk-rows.js'
 import { type FakeEmbedder, hashedBagOfWords, startFakeEmbedder } from '../../test/support/fake-embedder.js'
 import type { BenchDatabase } from '../lib/database.js'
 import { cpuSeconds } from '../lib/machine.js'
@@ -210,6 +211,9 @@ async function createLatencies(
   return latencies.sort((a, b) => a - b)
 }
 
+/** A chunk's vector from the local embedding server's own function, as pgvector text. */
+const vectorText = (text: string) => `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]`
+
 /**
  * The floor: what storing the corpus costs PostgreSQL itself. Per memory, one transaction
  * writing the memory row (COMPLETED), its chunk and its vector, FLOOR_WRITERS at once;
@@ -224,7 +228,7 @@ export async function floorIngest(
 ): Promise<number> {
   const rows = Array.from({ length: count }, (_, index) => {
     const text = corpus.chunk(firstChunk + index)
-    return { text, vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]` }
+    return { text, vector: vectorText(text) }
   })
   let next = 0
   const started = performance.now()
@@ -265,37 +269,19 @@ export async function batchedFloorIngest(
   target: { spaceId: string; embedderId: string; userId: string },
   count: number,
 ): Promise<number> {
-  const rows = Array.from({ length: count }, (_, index) => {
-    const text = corpus.chunk(index)
-    return {
-      memoryId: crypto.randomUUID(),
-      chunkId: crypto.randomUUID(),
-      text,
-      vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]`,
-    }
-  })
+  const rows = chunkRowsOf(Array.from({ length: count }, (_, index) => corpus.chunk(index)))
+  const vectors = rows.map((row) => vectorText(row.text))
   let next = 0
   const started = performance.now()
   const writer = async () => {
     for (let first = next; first < count; first = next) {
       next = first + INGEST_BATCH_LIMIT
       const batch = rows.slice(first, next)
-      const memoryIds = batch.map((row) => row.memoryId)
-      const chunkIds = batch.map((row) => row.chunkId)
-      const texts = batch.map((row) => row.text)
+      const batchVectors = vectors.slice(first, next)
       await sql.begin((tx) => [
-        tx`
-          insert into memories (id, space_id, content, content_type, content_sha256, metadata, chunking, status, chunk_count, created_at, updated_at, created_by, updated_by)
-          select id, ${target.spaceId}, text, 'text/plain', sha256(convert_to(text, 'UTF8')), '{}', '{"strategy":"NONE"}', 'COMPLETED', 1, now(), now(), ${target.userId}, ${target.userId}
-          from unnest(${memoryIds}::uuid[], ${texts}::text[]) as input (id, text)`,
-        tx`
-          insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
-          select id, memory_id, ${target.spaceId}, 0, text, 0, length(text)
-          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${texts}::text[]) as input (id, memory_id, text)`,
-        tx`
-          insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
-          select chunk_id, ${target.embedderId}, ${target.spaceId}, memory_id, embedding::vector
-          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${batch.map((row) => row.vector)}::text[]) as input (chunk_id, memory_id, embedding)`,
+        insertMemoryRows(tx, target, batch),
+        insertChunkRows(tx, target, batch),
+        insertVectorRows(tx, target, batch, batchVectors),
       ])
     }
   }
@@ -322,36 +308,20 @@ export async function bulkFill(
   const writer = async () => {
     for (let first = next; first < count; first = next) {
       next = Math.min(count, first + FILL_BATCH)
-      const batch = Array.from({ length: next - first }, (_, offset) => {
-        const text = corpus.chunk(firstChunk + first + offset)
-        return {
-          memoryId: crypto.randomUUID(),
-          chunkId: crypto.randomUUID(),
-          text,
-          vector: `[${hashedBagOfWords(text, DIMENSIONS).join(',')}]`,
-        }
-      })
-      const memoryIds = batch.map((row) => row.memoryId)
-      const chunkIds = batch.map((row) => row.chunkId)
-      const texts = batch.map((row) => row.text)
+      const batch = chunkRowsOf(
+        Array.from({ length: next - first }, (_, offset) => corpus.chunk(firstChunk + first + offset)),
+      )
       // Two transactions: the chunks' word statistics (a trigger on chunks) lock each word's
       // row until commit, so with the vectors' HNSW inserts in the same transaction the
       // writers took turns; committed apart, one writer's index inserts run beside the
       // next one's rows.
-      await sql.begin((tx) => [
-        tx`
-          insert into memories (id, space_id, content, content_type, content_sha256, metadata, chunking, status, chunk_count, created_at, updated_at, created_by, updated_by)
-          select id, ${target.spaceId}, text, 'text/plain', sha256(convert_to(text, 'UTF8')), '{}', '{"strategy":"NONE"}', 'COMPLETED', 1, now(), now(), ${target.userId}, ${target.userId}
-          from unnest(${memoryIds}::uuid[], ${texts}::text[]) as input (id, text)`,
-        tx`
-          insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
-          select id, memory_id, ${target.spaceId}, 0, text, 0, length(text)
-          from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${texts}::text[]) as input (id, memory_id, text)`,
-      ])
-      await sql`
-        insert into chunk_vectors (chunk_id, embedder_id, space_id, memory_id, embedding)
-        select chunk_id, ${target.embedderId}, ${target.spaceId}, memory_id, embedding::vector
-        from unnest(${chunkIds}::uuid[], ${memoryIds}::uuid[], ${batch.map((row) => row.vector)}::text[]) as input (chunk_id, memory_id, embedding)`
+      await sql.begin((tx) => [insertMemoryRows(tx, target, batch), insertChunkRows(tx, target, batch)])
+      await insertVectorRows(
+        sql,
+        target,
+        batch,
+        batch.map((row) => vectorText(row.text)),
+      )
     }
   }
   await Promise.all(Array.from({ length: FILL_WRITERS }, writer))

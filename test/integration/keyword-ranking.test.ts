@@ -2,13 +2,14 @@
 // keywordChunks: chunks holding at least 3, then 2, of the message's rarer words, else any
 // of its rarest words). In a space where the best chunks hold several of the message's
 // words, its answer is what scoring every chunk of the space would give, on both engines.
-import crypto from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Queryable } from '../../src/db/database.js'
 import { keywordChunks } from '../../src/db/sql/retrieval.js'
 import * as spaces from '../../src/domain/spaces.js'
+import { chunkRowsOf, insertChunkRows, insertMemoryRows } from '../support/chunk-rows.js'
 import { ENGINES } from '../support/databases.js'
 import { FAST_MEMORY_JOBS, type MemoryFixture, startMemoryFixture } from '../support/memory-fixture.js'
+import { seededRandom } from '../support/seeded-random.js'
 
 /** Enough chunks that the message's words, each in at most a tenth of them, are in hundreds together. */
 const CHUNKS = 2_000
@@ -23,18 +24,6 @@ const PAIRED_WORD = 'capybara'
 const FILLER_WORDS = 12
 const LIMIT = 20
 
-/** mulberry32, so that every run writes the same space. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
 /** Made-up filler words (no English stop word, none a topic word): 600 of them. */
 const FILLER = Array.from(
   { length: 600 },
@@ -42,7 +31,7 @@ const FILLER = Array.from(
 )
 
 function texts(): string[] {
-  const random = generator(36)
+  const random = seededRandom(36)
   const filler = () => Array.from({ length: FILLER_WORDS }, () => FILLER[Math.floor(random() * FILLER.length)]!)
   const shuffled = (words: string[]) => words.sort(() => random() - 0.5).join(' ')
   const out: string[] = []
@@ -99,21 +88,9 @@ describe.each(ENGINES)('keyword ranking over %s', (engine) => {
     const space = await spaces.createSpace(context, fixture.as(fixture.alice), { name: `ranking-${engine}` })
     spaceId = space.spaceId
     // Written as rows (the ingest's own tables and triggers), not through 2,000 ingest jobs.
-    const all = texts()
-    const memoryIds = all.map(() => crypto.randomUUID())
-    const userId = fixture.alice.userId
-    await sql().begin((tx) => [
-      tx`
-        insert into memories (id, space_id, content, content_type, content_sha256, metadata, chunking, status, chunk_count,
-          created_at, updated_at, created_by, updated_by)
-        select id, ${spaceId}, text, 'text/plain', sha256(convert_to(text, 'UTF8')), '{}', '{"strategy":"NONE"}', 'COMPLETED', 1,
-          now(), now(), ${userId}, ${userId}
-        from unnest(${memoryIds}::uuid[], ${all}::text[]) as input (id, text)`,
-      tx`
-        insert into chunks (id, memory_id, space_id, chunk_index, text, start_offset, end_offset)
-        select gen_random_uuid(), id, ${spaceId}, 0, text, 0, length(text)
-        from unnest(${memoryIds}::uuid[], ${all}::text[]) as input (id, text)`,
-    ])
+    const rows = chunkRowsOf(texts())
+    const target = { spaceId, userId: fixture.alice.userId }
+    await sql().begin((tx) => [insertMemoryRows(tx, target, rows), insertChunkRows(tx, target, rows)])
   }, 120_000)
   afterAll(async () => {
     await fixture?.stop()

@@ -8,6 +8,7 @@ import {
   type OnnxValue,
   onnxModelBytes,
 } from '../../scripts/default-model/onnx-writer.js'
+import { seededRandom } from './seeded-random.js'
 
 /**
  * A small sentence-embedding model in the sentence-transformers ONNX layout, written by the
@@ -113,18 +114,6 @@ export interface TinyModel {
   dimensions: number
   maxTokens: number
   vocabulary: string[]
-}
-
-/** mulberry32: small, seeded, good enough for weights nobody will ever read. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function randomTensor(name: string, dims: number[], random: () => number, scale: number): OnnxTensor {
